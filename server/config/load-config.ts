@@ -1,0 +1,162 @@
+// Reads the JSON config file, applies environment overrides (nested keys joined by a double
+// underscore: ApiOptions__MaxTop=100, Tenants__acme__ConnectionString=...) and validates every
+// key against schema.ts. A bad value stops the start with the key and the problem named.
+
+import { existsSync, readFileSync } from 'node:fs'
+import { writeFile, rename } from 'node:fs/promises'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { SECTIONS, TENANT_KEYS, type KeySpec } from './schema.ts'
+
+export const PROJECT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+type SectionName = keyof typeof SECTIONS
+type ValueOf<S extends KeySpec> = S['type'] extends 'boolean' ? boolean : S['type'] extends 'integer' | 'number' ? number : string
+type Section<N extends SectionName> = { readonly [K in keyof (typeof SECTIONS)[N]]: ValueOf<(typeof SECTIONS)[N][K]> }
+
+export interface TenantConfig {
+  readonly name: string
+  readonly Database: string
+  readonly ConnectionString: string
+  readonly EncryptionKey: string
+}
+
+export type Config = { readonly [N in SectionName]: Section<N> } & {
+  readonly Tenants: ReadonlyMap<string, TenantConfig>
+  /** Where the file was read from (tenant add/remove writes back there). */
+  readonly path: string
+}
+
+export class ConfigError extends Error {
+  constructor(key: string, problem: string) {
+    super(`Configuration ${key}: ${problem}`)
+    this.name = 'ConfigError'
+  }
+}
+
+export const TENANT_NAME = /^[a-z][a-z0-9_-]{0,39}$/
+
+export function configPath(explicit?: string): string {
+  const path = explicit ?? process.env.ENTITYCTL_CONFIG ?? 'entityctl.json'
+  return isAbsolute(path) ? path : resolve(explicit || process.env.ENTITYCTL_CONFIG ? process.cwd() : PROJECT_DIR, path)
+}
+
+/** The file as written, without environment overrides: what `tenant add` edits. */
+export function readConfigFile(path: string): Record<string, any> {
+  if (!existsSync(path)) return {}
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8'))
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the top level must be an object')
+    return parsed
+  } catch (error) {
+    throw new ConfigError(path, `is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+export async function writeConfigFile(path: string, content: Record<string, any>): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`
+  await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 })
+  await rename(temporary, path)
+}
+
+export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = applyEnvironment(readConfigFile(path), env)
+  const config: Record<string, unknown> = { path }
+  for (const key of Object.keys(raw)) {
+    if (key !== 'Tenants' && !(key in SECTIONS)) throw new ConfigError(key, `unknown section; known: ${[...Object.keys(SECTIONS), 'Tenants'].join(', ')}`)
+  }
+  for (const [sectionName, keys] of Object.entries(SECTIONS)) {
+    config[sectionName] = readSection(sectionName, keys, raw[sectionName] ?? {})
+  }
+  const tenants = new Map<string, TenantConfig>()
+  const rawTenants = raw.Tenants ?? {}
+  if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) throw new ConfigError('Tenants', 'must be an object of tenant name → settings')
+  for (const [name, settings] of Object.entries(rawTenants)) {
+    if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
+    const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}) as Record<string, string | undefined>
+    if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
+    if (Buffer.from(section.EncryptionKey, 'base64').length !== 32) {
+      throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'must be 32 bytes, base64 encoded')
+    }
+    tenants.set(name, {
+      name,
+      Database: section.Database ?? `entityctl_${name.replaceAll('-', '_')}`,
+      ConnectionString: section.ConnectionString ?? '',
+      EncryptionKey: section.EncryptionKey,
+    })
+  }
+  config.Tenants = tenants
+  return config as Config
+}
+
+function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown): Record<string, unknown> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(where, 'must be an object')
+  const out: Record<string, unknown> = {}
+  const given = raw as Record<string, unknown>
+  for (const key of Object.keys(given)) {
+    if (!(key in keys)) throw new ConfigError(`${where}:${key}`, `unknown key; known: ${Object.keys(keys).join(', ')}`)
+  }
+  for (const [key, spec] of Object.entries(keys)) {
+    const value = given[key] ?? spec.default
+    out[key] = value === undefined ? undefined : checkValue(`${where}:${key}`, spec, value)
+  }
+  return out
+}
+
+function checkValue(key: string, spec: KeySpec, value: unknown): unknown {
+  switch (spec.type) {
+    case 'boolean':
+      if (typeof value === 'boolean') return value
+      if (value === 'true' || value === 'false') return value === 'true'
+      throw new ConfigError(key, `must be true or false, not ${JSON.stringify(value)}`)
+    case 'integer':
+    case 'number': {
+      const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
+      if (typeof number !== 'number' || !Number.isFinite(number) || (spec.type === 'integer' && !Number.isInteger(number))) {
+        throw new ConfigError(key, `must be ${spec.type === 'integer' ? 'an integer' : 'a number'}, not ${JSON.stringify(value)}`)
+      }
+      if ((spec.min !== undefined && number < spec.min) || (spec.max !== undefined && number > spec.max)) {
+        throw new ConfigError(key, `must be between ${spec.min} and ${spec.max}, not ${number}`)
+      }
+      return number
+    }
+    default:
+      if (typeof value !== 'string') throw new ConfigError(key, `must be a string, not ${JSON.stringify(value)}`)
+      if (spec.oneOf && !spec.oneOf.includes(value)) throw new ConfigError(key, `must be one of ${spec.oneOf.join(', ')}, not '${value}'`)
+      return value
+  }
+}
+
+/**
+ * Env variables override the file. Section and key names match case-insensitively (env
+ * names are often upper case); tenant names are taken as written, lower-cased.
+ */
+function applyEnvironment(raw: Record<string, any>, env: NodeJS.ProcessEnv): Record<string, any> {
+  const result: Record<string, any> = structuredClone(raw)
+  const sectionNames = [...Object.keys(SECTIONS), 'Tenants']
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || !name.includes('__')) continue
+    const parts = name.split('__')
+    const section = sectionNames.find((s) => s.toLowerCase() === parts[0].toLowerCase())
+    if (!section) continue
+    if (section === 'Tenants') {
+      if (parts.length !== 3) continue
+      const tenant = parts[1].toLowerCase()
+      const key = Object.keys(TENANT_KEYS).find((k) => k.toLowerCase() === parts[2].toLowerCase()) ?? parts[2]
+      result.Tenants ??= {}
+      result.Tenants[tenant] ??= {}
+      result.Tenants[tenant][key] = value
+      continue
+    }
+    if (parts.length !== 2) continue
+    const keys = SECTIONS[section as SectionName]
+    const key = Object.keys(keys).find((k) => k.toLowerCase() === parts[1].toLowerCase()) ?? parts[1]
+    result[section] ??= {}
+    result[section][key] = value
+  }
+  return result
+}
+
+export function projectPath(relative: string): string {
+  return isAbsolute(relative) ? relative : join(PROJECT_DIR, relative)
+}

@@ -1,0 +1,68 @@
+// Every configuration key, its type, default and meaning. The loader validates against this
+// table and the config reference in the README is written from it (`entityctl config keys`).
+
+export type KeyType = 'string' | 'integer' | 'number' | 'boolean' | 'secret'
+
+export interface KeySpec {
+  readonly type: KeyType
+  readonly default?: string | number | boolean
+  readonly min?: number
+  readonly max?: number
+  readonly oneOf?: readonly string[]
+  readonly doc: string
+}
+
+export const SECTIONS = {
+  Server: {
+    Port: { type: 'integer', default: 8080, min: 0, max: 65535, doc: 'HTTP port (`--port` and `PORT` override it).' },
+    Host: { type: 'string', default: '127.0.0.1', doc: 'Address to listen on; `0.0.0.0` for all interfaces.' },
+    PluginsDir: { type: 'string', default: 'plugins', doc: 'Folder of plugin files, relative to the project folder.' },
+    LogLevel: { type: 'string', default: 'info', oneOf: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino log level.' },
+    ShutdownTimeoutSeconds: { type: 'integer', default: 10, min: 0, max: 600, doc: 'How long in-flight requests may take to finish on SIGINT/SIGTERM.' },
+    PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
+  },
+  Database: {
+    ConnectionString: { type: 'secret', default: '', doc: 'PostgreSQL server for tenant databases (e.g. `postgres://user:pw@host:5432/postgres`). Empty: the embedded PostgreSQL.' },
+    EmbeddedPort: { type: 'integer', default: 54329, min: 1, max: 65535, doc: 'Port of the embedded PostgreSQL (used when ConnectionString is empty).' },
+    EmbeddedDataDir: { type: 'string', default: '.data/postgres', doc: 'Data folder of the embedded PostgreSQL, relative to the project folder.' },
+    PoolSizePerTenant: { type: 'integer', default: 4, min: 1, max: 100, doc: 'Largest number of connections one tenant may hold.' },
+    MaxConnections: { type: 'integer', default: 40, min: 1, max: 10000, doc: 'Largest number of connections of this server over all tenants; idle tenants release theirs.' },
+    TenantIdleSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'A tenant pool with no request for this long is closed.' },
+  },
+  ApiOptions: {
+    EnableLowerCamelCase: { type: 'boolean', default: false, doc: 'true: the whole public model (metadata, query options, bodies) is lower camel case.' },
+    DefaultSelect: { type: 'string', default: 'Key', oneOf: ['Key', 'All'], doc: 'What a read without $select returns: `Key` (Guid only, the specification) or `All` (like $select=*).' },
+    MaxTop: { type: 'integer', default: 500, min: 1, max: 100000, doc: 'Largest $top; also the page size of server-driven paging.' },
+    MaxNodeCount: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of nodes in a query (see the query reference).' },
+    MaxExpansionDepth: { type: 'integer', default: 5, min: 0, max: 100, doc: 'Largest depth of $expand.' },
+    MaxBodyBytes: { type: 'integer', default: 1048576, min: 1024, max: 1073741824, doc: 'Largest request body (413 above).' },
+    RoleCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached roles and responsibilities of a user; 0 disables the cache.' },
+    ResponsibilityCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached PAT scope; 0 disables the cache.' },
+  },
+  JWT: {
+    Issuer: { type: 'string', default: 'entityctl', doc: 'iss of issued tokens; tokens of another issuer are refused.' },
+    Audience: { type: 'string', default: 'entityctl-api', doc: 'aud of issued tokens; tokens for another audience are refused.' },
+    AccessTokenExpirationHours: { type: 'number', default: 0.5, min: 0.001, max: 720, doc: 'Access token lifetime.' },
+    RefreshTokenExpirationDays: { type: 'number', default: 14, min: 0.001, max: 3650, doc: 'Refresh token lifetime.' },
+    SigningKey: { type: 'secret', doc: 'HMAC key for access tokens: at least 32 random bytes, base64url. install.sh generates one.' },
+  },
+  SignIn: {
+    MaxFailures: { type: 'integer', default: 5, min: 1, max: 1000, doc: 'Failed sign-ins for one tenant and user before throttling (429).' },
+    LockoutSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'How long a throttled tenant and user must wait.' },
+  },
+  Workflow: {
+    IdleTimeoutMinutes: { type: 'number', default: 30, min: 0.01, max: 10080, doc: 'An idle workflow expires and is discarded after this long.' },
+    MaxRequests: { type: 'integer', default: 200, min: 1, max: 100000, doc: 'Largest number of requests in one workflow (400 above).' },
+  },
+  Housekeeping: {
+    Schedule: { type: 'string', default: '17 * * * *', doc: 'node-cron schedule of the purge of expired tokens and workflows.' },
+    RetentionDays: { type: 'number', default: 7, min: 0, max: 3650, doc: 'Expired PATs and refresh tokens are kept this long before being purged.' },
+  },
+} as const satisfies Record<string, Record<string, KeySpec>>
+
+/** Per tenant, under `Tenants:<name>`. */
+export const TENANT_KEYS = {
+  Database: { type: 'string', doc: 'Database name on the Database server; default `entityctl_<tenant>`.' },
+  ConnectionString: { type: 'secret', doc: 'Full connection string; overrides Database and the Database server.' },
+  EncryptionKey: { type: 'secret', doc: 'Key (32 bytes, base64) encrypting properties marked encrypted. Required.' },
+} as const satisfies Record<string, KeySpec>

@@ -1,0 +1,158 @@
+// Every failure a client can cause is a ServiceError: a stable code, its HTTP status and a
+// message that names the problem. The error boundary (http/error-boundary.ts) turns it into
+// the OData JSON error body; anything else reaching the boundary is a bug and answers 500.
+// Wording lives in the factories below, so call sites read as the failure they report.
+
+export interface ErrorDetail {
+  readonly code: string
+  readonly message: string
+  readonly target?: string
+}
+
+/** Code → status. Once published, a code keeps its meaning. */
+export const STATUS_OF_CODE = {
+  InvalidRequest: 400,
+  InvalidQuery: 400,
+  QueryLimitExceeded: 400,
+  ValidationFailed: 400,
+  MissingParameter: 400,
+  InvalidParameter: 400,
+  RoleCycle: 400,
+  WorkflowLimitExceeded: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  WorkflowNotFound: 404,
+  MethodNotAllowed: 405,
+  NotAcceptable: 406,
+  Conflict: 409,
+  RoleHasChildren: 409,
+  WorkflowIndexConflict: 409,
+  PreconditionFailed: 412,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  TooManyRequests: 429,
+  NotImplemented: 501,
+  ServiceUnavailable: 503,
+} as const
+
+export type ErrorCode = keyof typeof STATUS_OF_CODE
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly target: string | undefined
+  readonly details: readonly ErrorDetail[]
+  /** Extra response headers, e.g. WWW-Authenticate or Retry-After. */
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { target?: string; details?: readonly ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message)
+    this.name = 'ServiceError'
+    this.code = code
+    this.status = STATUS_OF_CODE[code]
+    this.target = options.target
+    this.details = options.details ?? []
+    this.headers = options.headers ?? {}
+  }
+}
+
+/** Quotes the text around a position, the way parse errors point at the problem. */
+export function pointAt(text: string, position: number): string {
+  return `at position ${position} in '${text}'`
+}
+
+/** Suggests the closest known name, for "did you mean" hints. */
+export function closestName(wanted: string, known: Iterable<string>): string | undefined {
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const name of known) {
+    const distance = editDistance(wanted.toLowerCase(), name.toLowerCase())
+    if (distance < bestDistance) {
+      best = name
+      bestDistance = distance
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(wanted.length / 3)) ? best : undefined
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]
+}
+
+export const QueryError = {
+  syntax: (option: string, text: string, position: number, problem: string) =>
+    new ServiceError('InvalidQuery', `Invalid ${option}: ${problem} ${pointAt(text, position)}.`, { target: option }),
+  invalid: (message: string, target?: string) => new ServiceError('InvalidQuery', message, { target }),
+  limitExceeded: (limit: string, requested: number, allowed: number) =>
+    new ServiceError('QueryLimitExceeded', `${limit} is ${allowed}; the request asks for ${requested}.`, { target: limit }),
+  unknownProperty: (set: string, name: string, known: Iterable<string>) => {
+    const hint = closestName(name, known)
+    return new ServiceError('InvalidQuery', `${set} has no property '${name}'${hint ? `; did you mean '${hint}'?` : '.'}`, {
+      target: name,
+    })
+  },
+  notPersisted: (set: string, name: string, where: string) =>
+    new ServiceError(
+      'InvalidQuery',
+      `${set}.${name} is not persisted (it is computed after loading), so it cannot be used in ${where}.`,
+      { target: name },
+    ),
+  encrypted: (set: string, name: string, where: string) =>
+    new ServiceError('InvalidQuery', `${set}.${name} is stored encrypted, so it cannot be used in ${where}.`, {
+      target: name,
+    }),
+}
+
+export const RequestError = {
+  invalid: (message: string, target?: string) => new ServiceError('InvalidRequest', message, { target }),
+  notFound: (message: string) => new ServiceError('NotFound', message),
+  methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
+    new ServiceError('MethodNotAllowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`, {
+      headers: { Allow: allowed.join(', ') },
+    }),
+  unsupportedMediaType: (type: string) =>
+    new ServiceError('UnsupportedMediaType', `Request bodies must be application/json, not '${type}'.`),
+  payloadTooLarge: (limit: number) =>
+    new ServiceError('PayloadTooLarge', `The request body is larger than ApiOptions:MaxBodyBytes (${limit} bytes).`),
+  preconditionFailed: () =>
+    new ServiceError('PreconditionFailed', 'The entity was changed since it was read: If-Match does not match its ETag.'),
+  conflict: (message: string, target?: string) => new ServiceError('Conflict', message, { target }),
+  databaseUnavailable: () => new ServiceError('ServiceUnavailable', 'The database is not reachable; try again shortly.'),
+}
+
+export const AuthError = {
+  /** The same answer whatever was wrong, so a caller learns nothing about which part. */
+  invalidCredentials: () => unauthorized('Sign-in failed: unknown tenant, user or password.'),
+  missingCredentials: () => unauthorized('This endpoint requires authentication: send a Bearer token or a PAT.'),
+  invalidToken: (why: string) => unauthorized(`The access token is not valid: ${why}.`),
+  invalidRefreshToken: () => unauthorized('The refresh token is not valid, expired or already used.'),
+  forbidden: (message: string) => new ServiceError('Forbidden', message),
+  throttled: (retryAfterSeconds: number) =>
+    new ServiceError('TooManyRequests', `Too many failed sign-ins; try again in ${retryAfterSeconds} s.`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
+}
+
+function unauthorized(message: string): ServiceError {
+  return new ServiceError('Unauthorized', message, {
+    headers: { 'WWW-Authenticate': 'Bearer realm="entityctl", Basic realm="entityctl"' },
+  })
+}
+
+export function validationFailed(details: readonly ErrorDetail[]): ServiceError {
+  const summary = details.map((d) => (d.target ? `${d.target}: ${d.message}` : d.message)).join('; ')
+  return new ServiceError('ValidationFailed', `Validation failed: ${summary}`, { details })
+}

@@ -1,0 +1,235 @@
+// Binds plugin declarations into the Model: adds Guid and Title, names sets and columns,
+// links references and collections, and checks everything a typo could break. A wrong
+// plugin stops the start with its file, entity and property named (PluginError).
+
+import type { EntityDecl, PluginDecl, PropertyDecl, ResponsibilityDecl, ScalarDecl } from './declarations.ts'
+import type {
+  CollectionProperty,
+  EntityModel,
+  Model,
+  PropertyModel,
+  ReferenceProperty,
+  ResponsibilityModel,
+  ScalarProperty,
+} from './model.ts'
+import { KEY } from './model.ts'
+import { checkRuleOrder } from './rule-order.ts'
+import { pluralize } from './naming.ts'
+import { PluginError } from './plugin-error.ts'
+
+export { PluginError }
+
+export interface LoadedPlugin {
+  readonly source: string
+  readonly decl: PluginDecl
+}
+
+const SCALAR_TYPES = new Set([
+  'Text', 'ProperNoun', 'MultilineText', 'Email', 'Integer', 'Decimal', 'Double',
+  'Boolean', 'Date', 'DateTimeOffset', 'TimeOfDay', 'Guid', 'Enum',
+])
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
+const GUID_DECL: ScalarDecl = { kind: 'scalar', type: 'Guid', required: true, virtual: false, encrypted: false, label: 'Id' }
+const TITLE_DECL: ScalarDecl = { kind: 'scalar', type: 'Text', required: false, virtual: false, encrypted: false, label: 'Title' }
+
+interface MutableEntity extends EntityModel {
+  properties: Map<string, PropertyModel>
+}
+
+export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: readonly LoadedPlugin[] = []): Model {
+  const entities = new Map<string, MutableEntity>()
+  const sets = new Map<string, EntityModel>()
+  const pending: { entity: MutableEntity; name: string; decl: PropertyDecl }[] = []
+
+  for (const { source, decl } of [...systemEntities, ...plugins]) {
+    if (!decl || !Array.isArray(decl.entities)) {
+      throw new PluginError(source, 'default export', 'must be plugin({ entities: [...] })')
+    }
+    for (const entityDecl of decl.entities) {
+      const entity = declareEntity(source, entityDecl, systemEntities.some((s) => s.source === source))
+      const previous = entities.get(entity.name)
+      if (previous) throw new PluginError(source, entity.name, `entity already declared in ${previous.source}`)
+      entities.set(entity.name, entity)
+      for (const setName of [entity.setName, ...entity.aliases]) {
+        const other = sets.get(setName)
+        if (other && other !== entity) {
+          throw new PluginError(source, entity.name, `entity set name '${setName}' is already used by ${other.name}`)
+        }
+        sets.set(setName, entity)
+      }
+      for (const [name, propertyDecl] of Object.entries(entityDecl.properties)) {
+        pending.push({ entity, name, decl: propertyDecl })
+      }
+    }
+  }
+
+  // Scalars and references first, so collections can find their inverse reference.
+  const order = (d: PropertyDecl) => (d.kind === 'collection' ? 1 : 0)
+  for (const { entity, name, decl } of pending.sort((a, b) => order(a.decl) - order(b.decl))) {
+    entity.properties.set(name, bindProperty(entities, entity, name, decl))
+  }
+
+  for (const entity of entities.values()) {
+    checkEntity(entity)
+    checkRuleOrder(entity)
+  }
+
+  const responsibilities = new Map<string, ResponsibilityModel>()
+  for (const { source, decl } of plugins) {
+    for (const [name, value] of Object.entries(decl.responsibilities ?? {})) {
+      if (responsibilities.has(name)) {
+        throw new PluginError(source, `responsibility ${name}`, `already declared in ${responsibilities.get(name)!.source}`)
+      }
+      const responsibility: ResponsibilityDecl =
+        'permissions' in value && typeof value.permissions === 'object' && !Array.isArray(value.permissions)
+          ? (value as ResponsibilityDecl)
+          : { permissions: value as ResponsibilityDecl['permissions'] }
+      checkResponsibility(source, name, responsibility, entities)
+      responsibilities.set(name, { ...responsibility, name, source })
+    }
+  }
+
+  return { entities, sets, responsibilities }
+}
+
+function declareEntity(source: string, decl: EntityDecl, system: boolean): MutableEntity {
+  if (typeof decl?.name !== 'string' || !NAME.test(decl.name)) {
+    throw new PluginError(source, String(decl?.name), 'an entity name must be an identifier (letters, digits, _)')
+  }
+  if (!decl.properties || typeof decl.properties !== 'object') {
+    throw new PluginError(source, decl.name, 'properties must be an object')
+  }
+  const setName = decl.setName ?? pluralize(decl.name)
+  const aliases = (decl.aliases ?? [decl.name]).filter((alias) => alias !== setName)
+  for (const name of [setName, ...aliases]) {
+    if (!NAME.test(name)) throw new PluginError(source, decl.name, `'${name}' is not a valid entity set name`)
+  }
+  const entity: MutableEntity = {
+    name: decl.name,
+    setName,
+    aliases,
+    table: decl.name,
+    label: decl.label,
+    description: decl.description,
+    properties: new Map(),
+    naturalKey: decl.naturalKey ?? [],
+    indexes: decl.indexes ?? [],
+    rules: {
+      defaults: new Map(Object.entries(decl.defaults ?? {})),
+      corrections: new Map(Object.entries(decl.corrections ?? {})),
+      computed: new Map(Object.entries(decl.computed ?? {})),
+      validations: new Map(Object.entries(decl.validations ?? {})),
+    },
+    methods: new Map(Object.entries(decl.methods ?? {})),
+    source,
+    system,
+  }
+  entity.properties.set(KEY, { kind: 'scalar', name: KEY, type: 'Guid', decl: GUID_DECL, column: KEY, entity })
+  if (!(('Title' as string) in decl.properties)) {
+    entity.properties.set('Title', { kind: 'scalar', name: 'Title', type: 'Text', decl: TITLE_DECL, column: 'Title', entity })
+  }
+  return entity
+}
+
+function bindProperty(
+  entities: ReadonlyMap<string, EntityModel>,
+  entity: MutableEntity,
+  name: string,
+  decl: PropertyDecl,
+): PropertyModel {
+  const fail = (problem: string) => new PluginError(entity.source, `${entity.name}.${name}`, problem)
+  if (!NAME.test(name) || name.startsWith('_')) throw fail('a property name must be an identifier not starting with _')
+  if (name === KEY) throw fail('Guid is the key of every entity and cannot be declared')
+  if (!decl || typeof decl !== 'object') throw fail('not a property: use p.text(), p.reference(...), ...')
+  switch (decl.kind) {
+    case 'scalar': {
+      if (!SCALAR_TYPES.has(decl.type)) throw fail(`unknown type '${String(decl.type)}'`)
+      if (decl.type === 'Enum' && (!decl.values || decl.values.length === 0)) throw fail('an enumeration needs values')
+      if (decl.maxLength !== undefined && !(Number.isInteger(decl.maxLength) && decl.maxLength > 0)) {
+        throw fail('maxLength must be a positive integer')
+      }
+      if (decl.type === 'Decimal' && !(Number.isInteger(decl.precision) && Number.isInteger(decl.scale) && decl.scale! <= decl.precision!)) {
+        throw fail('a decimal needs an integer precision and a scale not larger than it')
+      }
+      if (decl.virtual && decl.encrypted) throw fail('a virtual property is not stored, so it cannot be encrypted')
+      if (decl.virtual && !entity.rules.computed.has(name)) throw fail('a virtual property needs a computed rule')
+      const property: ScalarProperty = { kind: 'scalar', name, type: decl.type, decl, column: decl.virtual ? undefined : name, entity }
+      return property
+    }
+    case 'reference': {
+      const target = entities.get(decl.target)
+      if (!target) throw fail(`references unknown entity '${decl.target}'`)
+      if (!['cascade', 'restrict', 'setNull'].includes(decl.onDelete)) throw fail(`unknown onDelete '${decl.onDelete}'`)
+      if (decl.onDelete === 'setNull' && decl.required) throw fail('a required reference cannot be set to null on delete')
+      const property: ReferenceProperty = {
+        kind: 'reference', name, decl, target, onDelete: decl.onDelete, required: decl.required, column: `${name}_Guid`, entity,
+      }
+      return property
+    }
+    case 'collection': {
+      const target = entities.get(decl.target)
+      if (!target) throw fail(`collection of unknown entity '${decl.target}'`)
+      if (!decl.via) throw fail(`say which reference of ${decl.target} points back: p.many('${decl.target}').via('<reference>')`)
+      const inverse = target.properties.get(decl.via)
+      if (!inverse || inverse.kind !== 'reference' || inverse.target !== entity) {
+        throw fail(`${decl.target}.${decl.via} must be a reference to ${entity.name}`)
+      }
+      const property: CollectionProperty = { kind: 'collection', name, decl, target, inverse, entity }
+      return property
+    }
+    default:
+      throw fail(`unknown property kind '${String((decl as { kind: unknown }).kind)}'`)
+  }
+}
+
+function checkEntity(entity: EntityModel): void {
+  const fail = (where: string, problem: string) => new PluginError(entity.source, `${entity.name}${where}`, problem)
+  for (const key of entity.naturalKey) {
+    const property = entity.properties.get(key)
+    if (!property || property.kind === 'collection' || (property.kind === 'scalar' && property.decl.virtual)) {
+      throw fail('.naturalKey', `'${key}' must be a stored property`)
+    }
+  }
+  for (const index of entity.indexes) {
+    for (const key of index) {
+      const property = entity.properties.get(key)
+      if (!property || property.kind === 'collection' || (property.kind === 'scalar' && !property.column)) {
+        throw fail('.indexes', `'${key}' must be a stored property`)
+      }
+    }
+  }
+  for (const [kind, rules] of Object.entries(entity.rules)) {
+    for (const [name, rule] of rules as ReadonlyMap<string, unknown>) {
+      const property = entity.properties.get(name)
+      if (!property) throw fail(`.${kind}.${name}`, 'names no property of the entity')
+      const isRule = kind === 'computed' ? typeof (rule as { value?: unknown })?.value === 'function' : typeof rule === 'function'
+      if (!isRule) throw fail(`.${kind}.${name}`, kind === 'computed' ? 'must be { from: [...], value: (entity) => ... }' : 'must be a function')
+    }
+  }
+  for (const [name, method] of entity.methods) {
+    if (!NAME.test(name)) throw fail(`.methods.${name}`, 'a method name must be an identifier')
+    if (entity.properties.has(name)) throw fail(`.methods.${name}`, 'a method cannot have the name of a property')
+    if (typeof method?.run !== 'function' || (method.kind !== 'read' && method.kind !== 'modify')) {
+      throw fail(`.methods.${name}`, 'declare it with method.read(...) or method.modify(...)')
+    }
+  }
+}
+
+function checkResponsibility(
+  source: string,
+  name: string,
+  responsibility: ResponsibilityDecl,
+  entities: ReadonlyMap<string, EntityModel>,
+): void {
+  for (const [entityName, permissions] of Object.entries(responsibility.permissions ?? {})) {
+    const entity = entities.get(entityName)
+    const where = `responsibility ${name}.${entityName}`
+    if (!entity) throw new PluginError(source, where, `unknown entity '${entityName}'`)
+    for (const permission of permissions) {
+      if (['read', 'create', 'update', 'delete'].includes(permission)) continue
+      const method = /^execute:(.+)$/.exec(permission)?.[1]
+      if (!method) throw new PluginError(source, where, `unknown permission '${permission}'`)
+      if (!entity.methods.has(method)) throw new PluginError(source, where, `${entityName} has no method '${method}'`)
+    }
+  }
+}

@@ -1,0 +1,128 @@
+// What a plugin declares, as plain data. The loader turns these into the bound model
+// (model.ts); nothing here runs plugin code, so $metadata, the database schema and the
+// permission table can be built from declarations alone.
+
+export type ScalarType =
+  | 'Text'
+  | 'ProperNoun'
+  | 'MultilineText'
+  | 'Email'
+  | 'Integer'
+  | 'Decimal'
+  | 'Double'
+  | 'Boolean'
+  | 'Date'
+  | 'DateTimeOffset'
+  | 'TimeOfDay'
+  | 'Guid'
+  | 'Enum'
+
+export type OnDelete = 'cascade' | 'restrict' | 'setNull'
+
+export interface ScalarDecl {
+  readonly kind: 'scalar'
+  readonly type: ScalarType
+  readonly required: boolean
+  readonly maxLength?: number
+  readonly precision?: number
+  readonly scale?: number
+  readonly min?: number
+  readonly max?: number
+  /** Allowed values of an Enum property, in declaration order. */
+  readonly values?: readonly string[]
+  readonly label?: string
+  readonly description?: string
+  /** Virtual properties are computed after loading and never stored. */
+  readonly virtual: boolean
+  /** Stored encrypted with the tenant's EncryptionKey; cannot be filtered or sorted on. */
+  readonly encrypted: boolean
+}
+
+export interface ReferenceDecl {
+  readonly kind: 'reference'
+  readonly target: string
+  readonly required: boolean
+  readonly onDelete: OnDelete
+  readonly label?: string
+  readonly description?: string
+}
+
+export interface CollectionDecl {
+  readonly kind: 'collection'
+  readonly target: string
+  /** The reference property on the target entity that points back here. */
+  readonly via: string
+  readonly label?: string
+  readonly description?: string
+}
+
+export type PropertyDecl = ScalarDecl | ReferenceDecl | CollectionDecl
+
+/** A value as plugins see it: entities are plain objects keyed by property name. */
+export type EntityData = Record<string, any>
+
+export interface RuleContext {
+  /** The entity as it was loaded from the database, or undefined for a new one. */
+  readonly before: Readonly<EntityData> | undefined
+  /** Today's date as YYYY-MM-DD (UTC). */
+  readonly today: string
+  readonly now: Date
+  /** Loads entities inside the same session, seeing the writes not yet committed. */
+  readonly find: FindFunction
+}
+
+export type FindFunction = (entity: string, where?: Record<string, unknown>) => Promise<EntityData[]>
+
+export type DefaultRule = (entity: EntityData, context: RuleContext) => unknown | Promise<unknown>
+export type CorrectionRule = (value: any, entity: EntityData) => unknown
+export type ValidationRule = (entity: EntityData, context: RuleContext) => true | string | Promise<true | string>
+
+export interface ComputedRule {
+  /** Property paths the value depends on: 'Quantity', 'Lines.LineTotal', 'Order.Title'. */
+  readonly from: readonly string[]
+  readonly value: (entity: EntityData, context: RuleContext) => unknown
+}
+
+export type MethodKind = 'read' | 'modify'
+
+export interface MethodDecl {
+  readonly kind: MethodKind
+  readonly description: string
+  readonly static: boolean
+  readonly params: Readonly<Record<string, PropertyDecl & { readonly default?: unknown }>>
+  /** undefined: the method returns nothing. */
+  readonly returns?: PropertyDecl
+  readonly run: (input: any, context: any) => unknown | Promise<unknown>
+}
+
+export interface EntityDecl {
+  readonly name: string
+  /** Canonical entity set name; by default the plural of the name. */
+  readonly setName?: string
+  /** Further names that reach the same set; by default the singular name. */
+  readonly aliases?: readonly string[]
+  readonly label?: string
+  readonly description?: string
+  readonly naturalKey?: readonly string[]
+  readonly properties: Readonly<Record<string, PropertyDecl>>
+  readonly defaults?: Readonly<Record<string, DefaultRule>>
+  readonly corrections?: Readonly<Record<string, CorrectionRule>>
+  readonly computed?: Readonly<Record<string, ComputedRule>>
+  readonly validations?: Readonly<Record<string, ValidationRule>>
+  readonly methods?: Readonly<Record<string, MethodDecl>>
+  /** Extra indexes an integrator wants for their queries: each a list of property names. */
+  readonly indexes?: readonly (readonly string[])[]
+}
+
+/** Permissions on one entity: 'read' | 'create' | 'update' | 'delete' | 'execute:<Method>'. */
+export type Permission = 'read' | 'create' | 'update' | 'delete' | `execute:${string}`
+
+export interface ResponsibilityDecl {
+  readonly description?: string
+  readonly permissions: Readonly<Record<string, readonly Permission[]>>
+}
+
+export interface PluginDecl {
+  readonly entities: readonly EntityDecl[]
+  readonly responsibilities?: Readonly<Record<string, ResponsibilityDecl | Readonly<Record<string, readonly Permission[]>>>>
+}

@@ -1,0 +1,40 @@
+// Loads every .ts/.js file of the plugins folder (Node runs TypeScript directly, so an
+// integrator needs no build step) and binds them into the Model.
+
+import { readdir } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { PluginDecl } from './declarations.ts'
+import type { Model } from './model.ts'
+import { buildModel, type LoadedPlugin } from './build-model.ts'
+import { PluginError } from './plugin-error.ts'
+import { systemPlugin } from './system-entities.ts'
+
+const PLUGIN_FILE = /\.(ts|js|mjs|mts)$/
+
+export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
+  const dir = resolve(folder)
+  let files: string[]
+  try {
+    files = (await readdir(dir)).filter((f) => PLUGIN_FILE.test(f) && !f.endsWith('.d.ts')).sort()
+  } catch (error) {
+    throw new PluginError(dir, 'plugins folder', `cannot be read: ${(error as Error).message}`)
+  }
+  const plugins: LoadedPlugin[] = []
+  for (const file of files) {
+    const source = join(folder, file)
+    let module: { default?: PluginDecl }
+    try {
+      module = await import(pathToFileURL(join(dir, file)).href)
+    } catch (error) {
+      throw new PluginError(source, 'import', (error as Error).message)
+    }
+    if (!module.default) throw new PluginError(source, 'default export', 'missing: export default plugin({ entities: [...] })')
+    plugins.push({ source, decl: module.default })
+  }
+  return plugins
+}
+
+export async function loadModel(folder: string): Promise<Model> {
+  return buildModel(await loadPlugins(folder), [systemPlugin])
+}

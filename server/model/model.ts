@@ -1,0 +1,95 @@
+// The bound entity model: every plugin's declarations, names resolved, references linked,
+// columns named. One instance serves the binder, the SQL compiler, the serializer, $metadata,
+// the persistence layer and the rules engine. Built once at start by loadModel().
+
+import type {
+  CollectionDecl,
+  ComputedRule,
+  CorrectionRule,
+  DefaultRule,
+  MethodDecl,
+  OnDelete,
+  ReferenceDecl,
+  ResponsibilityDecl,
+  ScalarDecl,
+  ScalarType,
+  ValidationRule,
+} from './declarations.ts'
+
+export interface ScalarProperty {
+  readonly kind: 'scalar'
+  /** Declared (PascalCase) name; the public name comes from the naming policy. */
+  readonly name: string
+  readonly type: ScalarType
+  readonly decl: ScalarDecl
+  /** Database column; undefined for virtual properties. */
+  readonly column: string | undefined
+  readonly entity: EntityModel
+}
+
+export interface ReferenceProperty {
+  readonly kind: 'reference'
+  readonly name: string
+  readonly decl: ReferenceDecl
+  readonly target: EntityModel
+  readonly onDelete: OnDelete
+  readonly required: boolean
+  /** Foreign key column holding the target's Guid, `<Name>_Guid`. */
+  readonly column: string
+  readonly entity: EntityModel
+}
+
+export interface CollectionProperty {
+  readonly kind: 'collection'
+  readonly name: string
+  readonly decl: CollectionDecl
+  readonly target: EntityModel
+  /** The reference on the target pointing back to this entity. */
+  readonly inverse: ReferenceProperty
+  readonly entity: EntityModel
+}
+
+export type PropertyModel = ScalarProperty | ReferenceProperty | CollectionProperty
+export type NavigationProperty = ReferenceProperty | CollectionProperty
+
+export interface EntityRules {
+  readonly defaults: ReadonlyMap<string, DefaultRule>
+  readonly corrections: ReadonlyMap<string, CorrectionRule>
+  readonly computed: ReadonlyMap<string, ComputedRule>
+  readonly validations: ReadonlyMap<string, ValidationRule>
+}
+
+export interface EntityModel {
+  readonly name: string
+  readonly setName: string
+  readonly aliases: readonly string[]
+  readonly table: string
+  readonly label?: string
+  readonly description?: string
+  /** All properties by declared name, Guid and Title included. */
+  readonly properties: ReadonlyMap<string, PropertyModel>
+  readonly naturalKey: readonly string[]
+  readonly indexes: readonly (readonly string[])[]
+  readonly rules: EntityRules
+  readonly methods: ReadonlyMap<string, MethodDecl>
+  /** The plugin file that declared it, for error messages. */
+  readonly source: string
+  /** true for Users, Roles, Responsibilities: served by the system, not a plugin. */
+  readonly system: boolean
+}
+
+export interface ResponsibilityModel extends ResponsibilityDecl {
+  readonly name: string
+  readonly source: string
+}
+
+export interface Model {
+  readonly entities: ReadonlyMap<string, EntityModel>
+  /** Entity set names and aliases, as declared (case sensitive). */
+  readonly sets: ReadonlyMap<string, EntityModel>
+  readonly responsibilities: ReadonlyMap<string, ResponsibilityModel>
+}
+
+/** The column holding the row version; never public, surfaced as @odata.etag. */
+export const VERSION_COLUMN = '_Version'
+export const KEY = 'Guid'

@@ -1,0 +1,44 @@
+// Database exceptions, mapped once: callers see a meaning (conflict, unavailable), never an
+// SQL error text. Works on MikroORM's exception hierarchy and on raw pg errors (SQLSTATE).
+
+import {
+  ConnectionException,
+  ForeignKeyConstraintViolationException,
+  NotNullConstraintViolationException,
+  OptimisticLockError,
+  UniqueConstraintViolationException,
+} from '@mikro-orm/core'
+import { RequestError, ServiceError } from '../errors.ts'
+
+export function translateDatabaseError(thrown: unknown): ServiceError | undefined {
+  const error = thrown as { code?: string; detail?: string; constraint?: string; table?: string; message?: string }
+  if (thrown instanceof OptimisticLockError) return RequestError.preconditionFailed()
+  if (thrown instanceof UniqueConstraintViolationException || error?.code === '23505') {
+    return RequestError.conflict(`Another entity already has this natural key${describeKey(error)}.`)
+  }
+  if (thrown instanceof ForeignKeyConstraintViolationException || error?.code === '23503') {
+    const detail = (thrown as { detail?: string }).detail ?? ''
+    if (/is still referenced/.test(detail) || /update or delete/.test(error?.message ?? '')) {
+      return RequestError.conflict(`The entity is still referenced by ${error.table ?? 'another entity'} and cannot be deleted.`)
+    }
+    return RequestError.invalid('A reference points to an entity that does not exist.')
+  }
+  if (thrown instanceof NotNullConstraintViolationException || error?.code === '23502') {
+    return RequestError.invalid('A required value is missing.')
+  }
+  if (error?.code === '22P02' || error?.code === '22007' || error?.code === '22008' || error?.code === '22003') {
+    return RequestError.invalid('A value has the wrong format or is out of range for its type.')
+  }
+  if (
+    thrown instanceof ConnectionException ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300'].includes(error?.code ?? '')
+  ) {
+    return RequestError.databaseUnavailable()
+  }
+  return undefined
+}
+
+function describeKey(error: { detail?: string }): string {
+  const match = /Key \((.+)\)=\((.+)\) already exists/.exec(error?.detail ?? '')
+  return match ? ` (${match[1].replaceAll('"', '').replaceAll('_Guid', '')} = ${match[2]})` : ''
+}

@@ -1,0 +1,85 @@
+// Model → MikroORM EntitySchemas: one per entity, tables and columns named as the model
+// names them (table = entity name, column = property name, reference = `<Name>_Guid`), so
+// the SQL compiler of the read path and the ORM of the write path agree on every name.
+
+import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
+import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
+import { KEY, VERSION_COLUMN } from '../model/model.ts'
+
+const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string> = {
+  Text: textType,
+  ProperNoun: textType,
+  MultilineText: textType,
+  Email: textType,
+  Enum: textType,
+  Integer: () => 'int',
+  Decimal: (p) => `numeric(${p.decl.precision},${p.decl.scale})`,
+  Double: () => 'double precision',
+  Boolean: () => 'boolean',
+  Date: () => 'date',
+  DateTimeOffset: () => 'timestamptz',
+  TimeOfDay: () => 'time',
+  Guid: () => 'uuid',
+}
+
+function textType(property: ScalarProperty): string {
+  // Encrypted values are longer than their plaintext, so they get an unbounded column;
+  // the length rule is checked on the plaintext by the rules engine.
+  if (property.decl.encrypted || property.decl.maxLength === undefined) return 'text'
+  return `varchar(${property.decl.maxLength})`
+}
+
+export function columnType(property: ScalarProperty): string {
+  return COLUMN_TYPE[property.type](property)
+}
+
+export function entitySchemas(model: Model): EntitySchema[] {
+  return [...model.entities.values()].map(entitySchema)
+}
+
+function entitySchema(entity: EntityModel): EntitySchema {
+  const properties: Record<string, Partial<EntityProperty>> = {}
+  for (const property of entity.properties.values()) {
+    if (property.kind === 'scalar') {
+      if (!property.column) continue
+      const isText = columnType(property).startsWith('varchar') || columnType(property) === 'text'
+      properties[property.name] = {
+        name: property.name,
+        fieldName: property.column,
+        columnType: columnType(property) + (isText && !property.decl.encrypted ? ' collate "C"' : ''),
+        type: property.name === KEY ? 'uuid' : 'unknown',
+        primary: property.name === KEY,
+        nullable: property.name !== KEY && !property.decl.required,
+        unique: false,
+      } as Partial<EntityProperty>
+    } else if (property.kind === 'reference') {
+      properties[property.name] = {
+        kind: 'm:1',
+        entity: () => property.target.name,
+        fieldName: property.column,
+        nullable: !property.required,
+        deleteRule: property.onDelete === 'setNull' ? 'set null' : property.onDelete === 'cascade' ? 'cascade' : 'no action',
+        updateRule: 'no action',
+        index: true,
+      } as unknown as Partial<EntityProperty>
+    } else {
+      properties[property.name] = {
+        kind: '1:m',
+        entity: () => property.target.name,
+        mappedBy: property.inverse.name,
+      } as unknown as Partial<EntityProperty>
+    }
+  }
+  properties[VERSION_COLUMN] = { name: VERSION_COLUMN, fieldName: VERSION_COLUMN, type: 'integer', version: true } as Partial<EntityProperty>
+  const uniques = entity.naturalKey.length > 0
+    ? [{ name: `${entity.table}_natural_key`, properties: entity.naturalKey as string[] }]
+    : []
+  const indexes = entity.indexes.map((keys, i) => ({ name: `${entity.table}_index_${i + 1}`, properties: keys as string[] }))
+  return new EntitySchema({
+    name: entity.name,
+    tableName: entity.table,
+    properties: properties as never,
+    uniques,
+    indexes,
+  })
+}

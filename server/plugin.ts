@@ -1,0 +1,201 @@
+// The only surface plugins import ('entityctl/plugin'). Everything here builds plain
+// declarations (model/declarations.ts); the loader validates and binds them at start.
+//
+// ### Example
+// ```ts
+// import { entity, p, plugin } from 'entityctl/plugin'
+//
+// const Customer = entity('Customer', {
+//   properties: {
+//     Name:    p.properNoun().required().maxLength(100),
+//     Country: p.text().maxLength(2),
+//     Orders:  p.many('Order').via('Customer'),
+//   },
+//   corrections: { Country: (code) => code.trim().toUpperCase() },
+//   computed:    { Title: { from: ['Name'], value: (c) => c.Name } },
+// })
+// export default plugin({ entities: [Customer] })
+// ```
+
+import type {
+  CollectionDecl,
+  EntityData,
+  EntityDecl,
+  MethodDecl,
+  OnDelete,
+  PluginDecl,
+  PropertyDecl,
+  ReferenceDecl,
+  ScalarDecl,
+  ScalarType,
+} from './model/declarations.ts'
+
+export type * from './model/declarations.ts'
+
+/** A scalar property under construction; every call returns a new builder. */
+export class ScalarBuilder {
+  readonly decl: ScalarDecl
+  constructor(decl: ScalarDecl) {
+    this.decl = decl
+  }
+  private with(change: Partial<ScalarDecl>): ScalarBuilder {
+    return new ScalarBuilder({ ...this.decl, ...change })
+  }
+  /** Must have a value on save (a non-nullable column). */
+  required(): ScalarBuilder {
+    return this.with({ required: true })
+  }
+  maxLength(length: number): ScalarBuilder {
+    return this.with({ maxLength: length })
+  }
+  /** Smallest allowed value, checked on every write. */
+  min(value: number): ScalarBuilder {
+    return this.with({ min: value })
+  }
+  /** Largest allowed value, checked on every write. */
+  max(value: number): ScalarBuilder {
+    return this.with({ max: value })
+  }
+  /** Restricts a text property to these values, published as an enumeration type. */
+  oneOf(...values: string[]): ScalarBuilder {
+    return this.with({ type: 'Enum', values })
+  }
+  /** Shown as Common.Label in $metadata. */
+  label(text: string): ScalarBuilder {
+    return this.with({ label: text })
+  }
+  /** Shown as Core.Description in $metadata. */
+  description(text: string): ScalarBuilder {
+    return this.with({ description: text })
+  }
+  /** Computed after loading, never stored: selectable, but not usable in $filter or $apply. */
+  virtual(): ScalarBuilder {
+    return this.with({ virtual: true })
+  }
+  /** Stored encrypted with the tenant's EncryptionKey. */
+  encrypted(): ScalarBuilder {
+    return this.with({ encrypted: true })
+  }
+}
+
+export class ReferenceBuilder {
+  readonly decl: ReferenceDecl
+  constructor(decl: ReferenceDecl) {
+    this.decl = decl
+  }
+  required(): ReferenceBuilder {
+    return new ReferenceBuilder({ ...this.decl, required: true })
+  }
+  /** What happens to this entity when the referenced one is deleted. Default: restrict. */
+  onDelete(action: OnDelete): ReferenceBuilder {
+    return new ReferenceBuilder({ ...this.decl, onDelete: action })
+  }
+  label(text: string): ReferenceBuilder {
+    return new ReferenceBuilder({ ...this.decl, label: text })
+  }
+  description(text: string): ReferenceBuilder {
+    return new ReferenceBuilder({ ...this.decl, description: text })
+  }
+}
+
+export class CollectionBuilder {
+  readonly decl: CollectionDecl
+  constructor(decl: CollectionDecl) {
+    this.decl = decl
+  }
+  /** Names the reference property on the target that points back to this entity. */
+  via(reference: string): CollectionBuilder {
+    return new CollectionBuilder({ ...this.decl, via: reference })
+  }
+  label(text: string): CollectionBuilder {
+    return new CollectionBuilder({ ...this.decl, label: text })
+  }
+  description(text: string): CollectionBuilder {
+    return new CollectionBuilder({ ...this.decl, description: text })
+  }
+}
+
+export type PropertyBuilder = ScalarBuilder | ReferenceBuilder | CollectionBuilder
+
+function scalar(type: ScalarType, extra: Partial<ScalarDecl> = {}): ScalarBuilder {
+  return new ScalarBuilder({ kind: 'scalar', type, required: false, virtual: false, encrypted: false, ...extra })
+}
+
+/** Property builders. */
+export const p = {
+  text: () => scalar('Text'),
+  properNoun: () => scalar('ProperNoun'),
+  multilineText: () => scalar('MultilineText'),
+  email: () => scalar('Email', { maxLength: 254 }),
+  integer: () => scalar('Integer'),
+  decimal: (precision = 18, scale = 2) => scalar('Decimal', { precision, scale }),
+  double: () => scalar('Double'),
+  boolean: () => scalar('Boolean'),
+  date: () => scalar('Date'),
+  dateTime: () => scalar('DateTimeOffset'),
+  timeOfDay: () => scalar('TimeOfDay'),
+  guid: () => scalar('Guid'),
+  enumeration: (...values: string[]) => scalar('Enum', { values }),
+  /** A reference to one entity of the named type (stored as a foreign key). */
+  reference: (target: string) => new ReferenceBuilder({ kind: 'reference', target, required: false, onDelete: 'restrict' }),
+  /** The entities of the named type whose reference `via` points here. */
+  many: (target: string) => new CollectionBuilder({ kind: 'collection', target, via: '' }),
+}
+
+type Built<T> = { [K in keyof T]: T[K] extends { decl: infer D } ? D : T[K] }
+
+export interface EntityOptions extends Omit<EntityDecl, 'name' | 'properties' | 'methods'> {
+  readonly properties: Readonly<Record<string, PropertyBuilder | PropertyDecl>>
+  readonly methods?: Readonly<Record<string, MethodDecl>>
+}
+
+/** Declares an entity. Guid (the key) and Title exist on every entity without being declared. */
+export function entity(name: string, options: EntityOptions): EntityDecl {
+  const properties = Object.fromEntries(
+    Object.entries(options.properties).map(([key, value]) => [key, 'decl' in value ? value.decl : value]),
+  ) as Built<typeof options.properties>
+  return { ...options, name, properties }
+}
+
+export interface MethodOptions {
+  /** A static method is called on the set (`/api/Orders/Name`), an instance one on an entity. */
+  readonly static?: boolean
+  readonly params?: Readonly<Record<string, PropertyBuilder | (PropertyDecl & { default?: unknown })>>
+  readonly returns?: PropertyBuilder | PropertyDecl
+}
+
+function declareMethod(kind: 'read' | 'modify') {
+  return (description: string, optionsOrRun: MethodOptions | MethodDecl['run'], maybeRun?: MethodDecl['run']): MethodDecl => {
+    const options = typeof optionsOrRun === 'function' ? {} : optionsOrRun
+    const run = typeof optionsOrRun === 'function' ? optionsOrRun : maybeRun!
+    const params = Object.fromEntries(
+      Object.entries(options.params ?? {}).map(([key, value]) => [key, 'decl' in value ? value.decl : value]),
+    )
+    const returns = options.returns && ('decl' in options.returns ? options.returns.decl : options.returns)
+    return { kind, description, static: options.static ?? false, params, returns, run }
+  }
+}
+
+/**
+ * Methods become OData functions (read, GET) and actions (modify, POST).
+ *
+ * ```ts
+ * Close: method.modify('Closes the order', (order) => { order.Status = 'Closed' }),
+ * ```
+ */
+export const method = {
+  read: declareMethod('read'),
+  modify: declareMethod('modify'),
+}
+
+/** Declares a plugin: its entities and the responsibilities that grant access to them. */
+export function plugin(decl: PluginDecl): PluginDecl {
+  return decl
+}
+
+/** Sums a number over a collection, as decimals are summed: in cents, without float drift. */
+export function sum<T extends EntityData>(items: readonly T[] | undefined, value: (item: T) => unknown): number {
+  let total = 0
+  for (const item of items ?? []) total += Number(value(item) ?? 0)
+  return Math.round(total * 100) / 100
+}

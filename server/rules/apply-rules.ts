@@ -1,0 +1,316 @@
+// The business rules of every write, run by the flush subscriber before MikroORM computes
+// its change sets, whatever started the write (HTTP, a method, the CLI, a workflow):
+//
+//   defaults (new entities, empty properties) → corrections (values set) → computed
+//   (in dependency order, recomputed when what they read changed, across entities) →
+//   field constraints and validations (all failures reported together).
+//
+// A failure throws ValidationFailed before anything is written; the caller's transaction
+// rolls back, so nothing of the unit of work is committed.
+
+import { helper, LockMode, Reference, type EntityManager, type UnitOfWork } from '@mikro-orm/core'
+import { validationFailed, type ErrorDetail } from '../errors.ts'
+import type { RuleContext } from '../model/declarations.ts'
+import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
+import { computedOrder } from '../model/rule-order.ts'
+import { ViewScope, type EntityView } from './entity-view.ts'
+import { checkFieldConstraints } from './field-constraints.ts'
+import { isEmpty, toRuleValue } from './values.ts'
+import { findViews } from './find.ts'
+import { runRoleRules } from './system-rules.ts'
+
+interface Pending {
+  readonly entity: object
+  readonly meta: EntityModel
+  readonly created: boolean
+  /** Properties whose value changed (set by the client or by a rule). */
+  readonly changed: Set<string>
+  /** Navigation properties whose related entities changed. */
+  readonly navigations: Set<string>
+}
+
+/** Bounds the propagation between entities; a plugin's rules that never settle are a bug. */
+const MAX_ROUNDS = 20
+
+export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWork, now = new Date()): Promise<void> {
+  const scope = new ViewScope(model)
+  const removed = new Set<object>([...uow.getRemoveStack()])
+  const pending = collectChanges(model, uow, removed)
+  if (pending.size === 0 && removed.size === 0) return
+  const context: RuleContext = {
+    before: undefined,
+    now,
+    today: now.toISOString().slice(0, 10),
+    find: (entity, where) => findViews(em, scope, entity, where),
+  }
+  const touched = new Map<object, Pending>()
+  for (const entity of removed) await propagate(em, model, scope, pending, removed, entity, entityModel(model, entity), null)
+
+  for (let round = 0; pending.size > 0; round++) {
+    if (round >= MAX_ROUNDS) throw new Error(`business rules did not settle after ${MAX_ROUNDS} rounds: check the computed rules of ${[...pending.values()].map((p) => p.meta.name).join(', ')}`)
+    const batch = [...pending.values()]
+    pending.clear()
+    await loadReferences(em, batch)
+    for (const item of batch) {
+      const before = touched.get(item.entity)
+      if (before) {
+        for (const name of item.changed) before.changed.add(name)
+      } else {
+        touched.set(item.entity, item)
+      }
+      const changedNow = await runEntityRules(em, model, scope, removed, item, context)
+      for (const name of changedNow) await propagate(em, model, scope, pending, removed, item.entity, item.meta, name)
+      if (item.created) await propagate(em, model, scope, pending, removed, item.entity, item.meta, null)
+    }
+  }
+
+  const failures: ErrorDetail[] = []
+  for (const item of touched.values()) {
+    if (removed.has(item.entity)) continue
+    const view = scope.view(item.entity)
+    failures.push(...checkFieldConstraints(item.meta, view))
+    const before = item.created ? undefined : originalView(item)
+    for (const [property, validate] of item.meta.rules.validations) {
+      const verdict = await validate(view, { ...context, before })
+      if (verdict !== true) {
+        failures.push({ code: 'ValidationFailed', target: property, message: typeof verdict === 'string' ? verdict : `${property} is not valid` })
+      }
+    }
+  }
+  failures.push(...(await runRoleRules(em, model, touched.values(), removed)))
+  if (failures.length > 0) throw validationFailed(failures)
+}
+
+/** New and changed entities of the unit of work, with what changed. */
+function collectChanges(model: Model, uow: UnitOfWork, removed: Set<object>): Map<object, Pending> {
+  const pending = new Map<object, Pending>()
+  const candidates = new Set<object>([...uow.getPersistStack(), ...uow.getIdentityMap().values()])
+  for (const entity of candidates) {
+    if (removed.has(entity)) continue
+    const meta = entityModel(model, entity)
+    if (!meta) continue
+    const original = helper(entity).__originalEntityData as Record<string, unknown> | undefined
+    if (!original) {
+      pending.set(entity, { entity, meta, created: true, changed: new Set(setProperties(meta, entity)), navigations: new Set() })
+      continue
+    }
+    const changed = new Set<string>()
+    for (const property of meta.properties.values()) {
+      if (property.kind === 'collection' || (property.kind === 'scalar' && !property.column)) continue
+      if (!sameValue(currentValue(entity, property.name), original[property.name])) changed.add(property.name)
+    }
+    if (changed.size > 0) pending.set(entity, { entity, meta, created: false, changed, navigations: new Set() })
+  }
+  return pending
+}
+
+/** Runs defaults, corrections and computed rules of one entity; returns what they changed. */
+async function runEntityRules(
+  em: EntityManager,
+  model: Model,
+  scope: ViewScope,
+  removed: Set<object>,
+  item: Pending,
+  context: RuleContext,
+): Promise<Set<string>> {
+  const { entity, meta } = item
+  const view = scope.view(entity)
+  const record = entity as Record<string, unknown>
+  const changed = new Set<string>()
+  const set = (name: string, value: unknown) => {
+    if (sameValue(record[name], value)) return
+    record[name] = value
+    changed.add(name)
+    item.changed.add(name)
+  }
+  if (item.created) {
+    for (const [name, makeDefault] of meta.rules.defaults) {
+      if (isEmpty(view[name])) {
+        const value = await makeDefault(view, context)
+        if (!isEmpty(value)) set(name, value)
+      }
+    }
+  }
+  for (const [name, correct] of meta.rules.corrections) {
+    if (item.changed.has(name) && !isEmpty(view[name])) set(name, correct(view[name], view))
+  }
+  for (const name of computedOrder(meta)) {
+    const rule = meta.rules.computed.get(name)!
+    const stale = item.created || rule.from.some((source) => {
+      const [head] = source.split('.')
+      return source.includes('.') ? item.navigations.has(head) || item.changed.has(head) : item.changed.has(head)
+    })
+    if (!stale) continue
+    await loadForComputed(em, scope, removed, meta, entity, rule.from)
+    const property = meta.properties.get(name)!
+    const value = rule.value(view, context)
+    if (property.kind !== 'scalar' || property.decl.virtual) continue
+    set(name, value)
+  }
+  return changed
+}
+
+/**
+ * Marks the entities whose computed rules read `property` of `entity` (null: the entity
+ * itself appeared or disappeared): parents through a collection ('Lines.LineTotal') and
+ * children through a reference ('Order.Title').
+ */
+async function propagate(
+  em: EntityManager,
+  model: Model,
+  scope: ViewScope,
+  pending: Map<object, Pending>,
+  removed: Set<object>,
+  entity: object,
+  meta: EntityModel,
+  property: string | null,
+): Promise<void> {
+  for (const dependent of model.entities.values()) {
+    for (const [, rule] of dependent.rules.computed) {
+      for (const source of rule.from) {
+        const [head, tail] = source.split('.')
+        if (!tail) continue
+        const navigation = dependent.properties.get(head)
+        if (!navigation || navigation.kind === 'scalar' || navigation.target !== meta) continue
+        if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
+          for (const parent of parentsOf(entity, navigation)) mark(pending, model, parent, head)
+        }
+        if (navigation.kind === 'reference' && property === tail) {
+          const children = await em.find(dependent.name, { [navigation.name]: entity } as never)
+          for (const child of children) if (!removed.has(child)) mark(pending, model, child, head)
+        }
+      }
+    }
+  }
+  void scope
+}
+
+/** The parent (and, when the reference changed, the previous parent) of a collection member. */
+function parentsOf(entity: object, collection: CollectionProperty): object[] {
+  const parents: object[] = []
+  const current = Reference.unwrapReference((entity as Record<string, any>)[collection.inverse.name] ?? undefined)
+  if (current) parents.push(current)
+  const original = helper(entity).__originalEntityData as Record<string, unknown> | undefined
+  const previousKey = original?.[collection.inverse.name]
+  if (previousKey && (!current || helper(current).getPrimaryKey() !== previousKey)) {
+    const previous = helper(entity).__em?.getReference(collection.entity.name, previousKey as string)
+    if (previous) parents.push(previous)
+  }
+  return parents
+}
+
+function mark(pending: Map<object, Pending>, model: Model, entity: object, navigation: string): void {
+  let item = pending.get(entity)
+  if (!item) {
+    const original = helper(entity).__originalEntityData
+    item = { entity, meta: entityModel(model, entity), created: !original, changed: new Set(), navigations: new Set() }
+    pending.set(entity, item)
+  }
+  item.navigations.add(navigation)
+}
+
+/** Loads every reference of the batch in one query per target type (defaults and validations read them). */
+async function loadReferences(em: EntityManager, batch: readonly Pending[]): Promise<void> {
+  const byType = new Map<string, object[]>()
+  for (const item of batch) {
+    for (const property of item.meta.properties.values()) {
+      if (property.kind !== 'reference') continue
+      const target = Reference.unwrapReference((item.entity as Record<string, any>)[property.name] ?? undefined)
+      if (target && !helper(target).__initialized) {
+        const list = byType.get(property.target.name) ?? []
+        list.push(target)
+        byType.set(property.target.name, list)
+      }
+    }
+  }
+  for (const [type, targets] of byType) {
+    const keys = [...new Set(targets.map((t) => helper(t).getPrimaryKey()))]
+    await em.find(type, { Guid: { $in: keys } } as never)
+  }
+}
+
+/**
+ * Makes the navigation data a computed rule reads available to its view. A collection is
+ * read under a row lock on the parent, so two transactions changing members of the same
+ * parent recompute it one after the other and neither loses the other's change.
+ */
+async function loadForComputed(
+  em: EntityManager,
+  scope: ViewScope,
+  removed: Set<object>,
+  meta: EntityModel,
+  entity: object,
+  from: readonly string[],
+): Promise<void> {
+  for (const source of from) {
+    const [head, tail] = source.split('.')
+    if (!tail) continue
+    const navigation = meta.properties.get(head)
+    if (!navigation || navigation.kind === 'scalar' || scope.collection(entity, head)) continue
+    if (navigation.kind === 'reference') {
+      await loadReference(em, entity, navigation)
+      continue
+    }
+    const isNew = !helper(entity).__originalEntityData
+    if (!isNew && em.isInTransaction()) {
+      await em.findOne(meta.name, helper(entity).getPrimaryKey() as never, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as never)
+    }
+    const stored = isNew ? [] : await em.find(navigation.target.name, { [navigation.inverse.name]: entity } as never)
+    const members = new Set<object>(stored)
+    for (const candidate of em.getUnitOfWork().getPersistStack()) {
+      if (helper(candidate).__meta.className !== navigation.target.name) continue
+      const parent = Reference.unwrapReference((candidate as Record<string, any>)[navigation.inverse.name] ?? undefined)
+      if (parent === entity) members.add(candidate)
+    }
+    for (const member of [...members]) {
+      const parent = Reference.unwrapReference((member as Record<string, any>)[navigation.inverse.name] ?? undefined)
+      if (removed.has(member) || parent !== entity) members.delete(member)
+    }
+    scope.setCollection(entity, head, [...members])
+  }
+}
+
+async function loadReference(em: EntityManager, entity: object, reference: ReferenceProperty): Promise<void> {
+  const target = Reference.unwrapReference((entity as Record<string, any>)[reference.name] ?? undefined)
+  if (target && !helper(target).__initialized) await em.findOne(reference.target.name, helper(target).getPrimaryKey() as never)
+}
+
+function originalView(item: Pending): EntityView {
+  const original = (helper(item.entity).__originalEntityData ?? {}) as Record<string, unknown>
+  const view: EntityView = {}
+  for (const property of item.meta.properties.values()) {
+    if (property.kind === 'scalar') view[property.name] = toRuleValue(property, original[property.name])
+    else if (property.kind === 'reference') view[property.name] = original[property.name] ? { Guid: original[property.name] } : null
+  }
+  return view
+}
+
+function setProperties(meta: EntityModel, entity: object): string[] {
+  const record = entity as Record<string, unknown>
+  return [...meta.properties.keys()].filter((name) => record[name] !== undefined && record[name] !== null)
+}
+
+function currentValue(entity: object, name: string): unknown {
+  const value = (entity as Record<string, unknown>)[name]
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const target = Reference.unwrapReference(value as object)
+    return helper(target).getPrimaryKey()
+  }
+  return value
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  const normal = (v: unknown) => {
+    if (v === undefined || v === null) return null
+    if (v instanceof Date) return v.toISOString()
+    if (typeof v === 'object') return String(helper(Reference.unwrapReference(v as object)).getPrimaryKey())
+    if (typeof v === 'number') return String(v)
+    if (typeof v === 'string' && /^-?\d+\.\d+$/.test(v)) return String(Number(v))
+    return String(v)
+  }
+  return normal(a) === normal(b)
+}
+
+function entityModel(model: Model, entity: object): EntityModel {
+  return model.entities.get(helper(entity).__meta.className)!
+}

@@ -1,0 +1,82 @@
+// Conversions of scalar values between the three places they live: JSON bodies (what a
+// client sends), the managed entity (what MikroORM stores), and rule views (what plugin code
+// reads). Checking a client value against its property's type is here too.
+
+import type { ScalarProperty } from '../model/model.ts'
+import { GUID_PATTERN } from '../persistence/guid.ts'
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,12})?)?$/
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,12})?)?(Z|[+-]\d{2}:\d{2})$/i
+const INT32 = 2 ** 31
+
+/** The value a rule or method reads. */
+export function toRuleValue(property: ScalarProperty, value: unknown): unknown {
+  if (value === null || value === undefined) return value ?? null
+  switch (property.type) {
+    case 'Decimal':
+    case 'Double':
+      return typeof value === 'string' ? Number(value) : value
+    case 'Date':
+      return value instanceof Date ? value.toISOString().slice(0, 10) : value
+    case 'DateTimeOffset':
+      return value instanceof Date ? value.toISOString() : value
+    default:
+      return value
+  }
+}
+
+/**
+ * Parses a client's JSON value for a property. Returns the value to store or a message
+ * saying why it is not acceptable (the caller gathers them into one ValidationFailed).
+ */
+export function parseClientValue(property: ScalarProperty, value: unknown): { value: unknown } | { problem: string } {
+  if (value === null) return { value: null }
+  const type = property.type
+  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${JSON.stringify(value)?.slice(0, 60)}` })
+  switch (type) {
+    case 'Text':
+    case 'ProperNoun':
+    case 'MultilineText':
+    case 'Email':
+    case 'Enum':
+      return typeof value === 'string' ? { value } : wrong('a string')
+    case 'Integer':
+      return typeof value === 'number' && Number.isInteger(value) && value >= -INT32 && value < INT32 ? { value } : wrong('an integer (32-bit)')
+    case 'Decimal': {
+      const number = typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value
+      if (typeof number !== 'number' || !Number.isFinite(number)) return wrong('a decimal number')
+      const [whole, fraction = ''] = String(typeof value === 'string' ? value : number).replace('-', '').split('.')
+      const { precision = 18, scale = 2 } = property.decl
+      if (fraction.length > scale) return { problem: `allows at most ${scale} decimals` }
+      if (whole.replace(/^0+/, '').length > precision - scale) return { problem: `allows at most ${precision - scale} digits before the decimal point` }
+      return { value: number }
+    }
+    case 'Double':
+      return typeof value === 'number' ? { value } : wrong('a number')
+    case 'Boolean':
+      return typeof value === 'boolean' ? { value } : wrong('true or false')
+    case 'Date': {
+      const match = typeof value === 'string' ? DATE.exec(value) : null
+      if (!match || !isRealDate(Number(match[1]), Number(match[2]), Number(match[3]))) return wrong('a date YYYY-MM-DD')
+      return { value }
+    }
+    case 'DateTimeOffset':
+      return typeof value === 'string' && DATE_TIME.test(value) && !Number.isNaN(Date.parse(value))
+        ? { value: new Date(value).toISOString() }
+        : wrong('a date-time with offset, e.g. 2026-01-15T10:30:00Z')
+    case 'TimeOfDay':
+      return typeof value === 'string' && TIME.test(value) ? { value } : wrong('a time of day hh:mm:ss')
+    case 'Guid':
+      return typeof value === 'string' && GUID_PATTERN.test(value) ? { value: value.toLowerCase() } : wrong('a GUID')
+  }
+}
+
+function isRealDate(year: number, month: number, day: number): boolean {
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}
+
+export function isEmpty(value: unknown): boolean {
+  return value === null || value === undefined || value === ''
+}

@@ -1,0 +1,66 @@
+// The PostgreSQL server that holds the tenant databases: the configured one, or the
+// embedded one started (or reused) for this process.
+
+import pg from 'pg'
+import type { Config } from '../config/load-config.ts'
+import { projectPath } from '../config/load-config.ts'
+import { startEmbeddedPostgres } from '../persistence/embedded-postgres.ts'
+
+export interface DatabaseServer {
+  /** Connection string of the server's maintenance database (`postgres`). */
+  readonly url: string
+  readonly embedded: boolean
+  stop(): Promise<void>
+}
+
+export async function openDatabaseServer(config: Config, logger?: { info(msg: string): void; warn(msg: string): void; error(msg: string): void }): Promise<DatabaseServer> {
+  if (config.Database.ConnectionString) {
+    return { url: config.Database.ConnectionString, embedded: false, stop: async () => {} }
+  }
+  const embedded = await startEmbeddedPostgres({
+    dataDir: projectPath(config.Database.EmbeddedDataDir),
+    port: config.Database.EmbeddedPort,
+    logger,
+  })
+  return { url: embedded.connectionString, embedded: true, stop: embedded.stop }
+}
+
+/** The same server, another database. */
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${encodeURIComponent(database)}`
+  return url.toString()
+}
+
+export async function withServerClient<T>(serverUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Database names come from validated tenant names, never from a request. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+export async function databaseExists(serverUrl: string, database: string): Promise<boolean> {
+  return withServerClient(serverUrl, async (client) => {
+    const result = await client.query('select 1 from pg_database where datname = $1', [database])
+    return result.rowCount === 1
+  })
+}
+
+export async function createDatabase(serverUrl: string, database: string): Promise<void> {
+  // Locale C: strings compare and sort by code point, as JavaScript and the benchmark do.
+  await withServerClient(serverUrl, (client) =>
+    client.query(`create database ${quoteIdentifier(database)} template template0 encoding 'UTF8' lc_collate 'C' lc_ctype 'C'`),
+  )
+}
+
+export async function dropDatabase(serverUrl: string, database: string): Promise<void> {
+  await withServerClient(serverUrl, (client) => client.query(`drop database if exists ${quoteIdentifier(database)} with (force)`))
+}

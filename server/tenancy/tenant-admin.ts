@@ -1,0 +1,69 @@
+// Tenant lifecycle for the CLI and the server start: add (database + schema + config
+// entry), remove, migrate. The config file is the tenant registry (decisions.md "Tenants").
+
+import { randomBytes } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { Config } from '../config/load-config.ts'
+import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
+import type { Model } from '../model/model.ts'
+import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
+import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
+import { openTenantDatabase } from './tenant-database.ts'
+import type { TenantRegistry } from './tenant-registry.ts'
+
+export class TenantAdminError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'TenantAdminError'
+  }
+}
+
+export interface MigrationReport {
+  readonly tenant: string
+  readonly statements: number
+  readonly applied: boolean
+}
+
+/** Creates the tenant's database on the server, migrates it and records it in the config file. */
+export async function addTenant(config: Config, model: Model, serverUrl: string, name: string): Promise<{ database: string; created: boolean }> {
+  if (!TENANT_NAME.test(name)) {
+    throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
+  }
+  if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists.`)
+  const database = `entityctl_${name.replaceAll('-', '_')}`
+  const created = !(await databaseExists(serverUrl, database))
+  if (created) await createDatabase(serverUrl, database)
+  await migrateDatabase(name, databaseUrl(serverUrl, database), model, false)
+  const file = readConfigFile(config.path)
+  file.Tenants = { ...(file.Tenants ?? {}), [name]: { Database: database, EncryptionKey: randomBytes(32).toString('base64') } }
+  await writeConfigFile(config.path, file)
+  return { database, created }
+}
+
+export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean): Promise<void> {
+  const tenant = config.Tenants.get(name)
+  if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
+  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
+  const file = readConfigFile(config.path)
+  if (file.Tenants) delete file.Tenants[name]
+  await writeConfigFile(config.path, file)
+}
+
+export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean): Promise<MigrationReport> {
+  const database = await openTenantDatabase(tenant, url, model, { poolSize: 1 })
+  try {
+    const plan: MigrationPlan = await planMigration(database.orm, model)
+    await applyMigration(database.orm, tenant, plan, allowDataLoss)
+    return { tenant, statements: plan.statements.length, applied: true }
+  } finally {
+    await database.close()
+  }
+}
+
+/** At start: every configured tenant follows the plugins; a destructive change stops the start. */
+export async function migrateAllTenants(config: Config, model: Model, tenants: TenantRegistry, logger: Logger): Promise<void> {
+  for (const tenant of config.Tenants.values()) {
+    const report = await migrateDatabase(tenant.name, tenants.urlOf(tenant), model, false)
+    logger.info({ tenant: tenant.name, statements: report.statements }, 'tenant schema up to date')
+  }
+}

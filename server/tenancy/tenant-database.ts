@@ -1,0 +1,47 @@
+// One tenant's database: its MikroORM instance (the write path's unit of work) and the pg
+// pool under it (the read path's single statements). Opened lazily, closed when idle.
+
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql'
+import type pg from 'pg'
+import type { Model } from '../model/model.ts'
+import { entitySchemas } from '../persistence/entity-schemas.ts'
+import { RulesSubscriber } from '../rules/rules-subscriber.ts'
+
+export interface TenantDatabase {
+  readonly tenant: string
+  readonly url: string
+  readonly orm: MikroORM
+  readonly pool: pg.Pool
+  /** A fresh unit of work for one request. */
+  fork(): EntityManager
+  close(): Promise<void>
+}
+
+export async function openTenantDatabase(
+  tenant: string,
+  url: string,
+  model: Model,
+  options: { poolSize: number; debug?: boolean },
+): Promise<TenantDatabase> {
+  const orm = await MikroORM.init({
+    clientUrl: url,
+    entities: entitySchemas(model),
+    discovery: { warnWhenNoEntities: false },
+    pool: { min: 0, max: options.poolSize, idleTimeoutMillis: 30_000 },
+    debug: options.debug ?? false,
+    // Entities are plain data here; MikroORM must not try to validate class instances.
+    allowGlobalContext: false,
+    forceUtcTimezone: true,
+    ensureDatabase: false,
+    subscribers: [new RulesSubscriber(model)],
+  })
+  const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool
+  return {
+    tenant,
+    url,
+    orm,
+    pool,
+    fork: () => orm.em.fork(),
+    close: () => orm.close(true),
+  }
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+// Each test file creates its own databases, so files run in parallel; the machine has 2 cores.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/bench/**'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    maxWorkers: 2,
+    globalSetup: ['test/support/global-setup.ts'],
+  },
+})
