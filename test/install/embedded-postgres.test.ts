@@ -1,0 +1,158 @@
+// The embedded PostgreSQL: first start initialises the folder, a second caller reuses the
+// running server (and cannot stop it), the owner stops it, it restarts on the same data, a
+// stale postmaster.pid is cleared, and a port held by another program is reported clearly.
+import { spawn } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import type { Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
+import type { EmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
+
+let root: string
+let dataDir: string
+let port: number
+const started: EmbeddedPostgres[] = []
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function query<T = Record<string, unknown>>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(sql)).rows as T[]
+  } finally {
+    await client.end()
+  }
+}
+
+async function start(): Promise<EmbeddedPostgres> {
+  const server = await startEmbeddedPostgres({ dataDir, port })
+  started.push(server)
+  return server
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'entityctl-embedded-'))
+  chmodSync(root, 0o755) // as root, the server runs as 'postgres', which must enter it
+  dataDir = join(root, 'data', 'postgres')
+  port = await freePort()
+})
+
+afterAll(async () => {
+  for (const server of started) if (server.owned) await server.stop().catch(() => {})
+  await stopEmbeddedPostgres(dataDir).catch(() => {})
+  rmSync(root, { recursive: true, force: true })
+})
+
+describe('embedded PostgreSQL', () => {
+  test('initialises on first start, with locale C and UTF8, and accepts queries', async () => {
+    const server = await start()
+    expect(server.owned).toBe(true)
+    expect(server.connectionString).toMatch(new RegExp(`^postgres://postgres:[^@]+@127\\.0\\.0\\.1:${port}/postgres$`))
+    expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
+    expect(statSync(join(dataDir, 'entityctl.password')).mode & 0o077).toBe(0)
+    const [row] = await query<{ collate: string; encoding: string; ordered: boolean }>(
+      server.connectionString,
+      "select datcollate as collate, pg_encoding_to_char(encoding) as encoding, 'B' < 'a' as ordered from pg_database where datname = 'postgres'",
+    )
+    expect(row).toEqual({ collate: 'C', encoding: 'UTF8', ordered: true })
+    await query(server.connectionString, 'create table kept (value text); insert into kept values ($$survives a restart$$)')
+  })
+
+  test('a password is required, even on 127.0.0.1', async () => {
+    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: 'wrong', database: 'postgres' })
+    client.on('error', () => {})
+    await expect(client.connect()).rejects.toThrow(/password authentication failed/)
+    await client.end().catch(() => {})
+  })
+
+  test('a second caller reuses the running server and its stop() leaves it running', async () => {
+    const owner = started[0]
+    const second = await start()
+    expect(second.owned).toBe(false)
+    expect(second.pid).toBe(owner.pid)
+    expect(second.connectionString).toBe(owner.connectionString)
+    const running = await isEmbeddedRunning(dataDir)
+    expect(running).toEqual({ pid: owner.pid, port, connectionString: owner.connectionString })
+    await second.stop()
+    expect(await isEmbeddedRunning(dataDir)).toBeDefined()
+  })
+
+  test('the owner stops it, even with its own connection still open', async () => {
+    const owner = started[0]
+    const client = new pg.Client({ connectionString: owner.connectionString })
+    client.on('error', () => {})
+    await client.connect()
+    await owner.stop()
+    await client.end().catch(() => {})
+    expect(await isEmbeddedRunning(dataDir)).toBeUndefined()
+    expect(existsSync(join(dataDir, 'postmaster.pid'))).toBe(false)
+  })
+
+  test('restarts on the same data folder with its data', async () => {
+    const server = await start()
+    expect(server.owned).toBe(true)
+    expect(await query(server.connectionString, 'select value from kept')).toEqual([{ value: 'survives a restart' }])
+    await server.stop()
+  })
+
+  test('a stale postmaster.pid (dead process, or a pid reused by another program) is cleared', async () => {
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' })
+    try {
+      for (const pid of [2 ** 22 + 17, sleeper.pid!]) {
+        writeFileSync(join(dataDir, 'postmaster.pid'), `${pid}\n${dataDir}\n1700000000\n${port}\n\n127.0.0.1\n  1234  5678\nready   \n`)
+        const server = await start()
+        expect(server.owned).toBe(true)
+        expect(server.pid).not.toBe(pid)
+        expect(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]).toBe(String(server.pid))
+        await server.stop()
+      }
+    } finally {
+      sleeper.kill()
+    }
+  })
+
+  test('a port held by another program is reported as such', async () => {
+    const blocker: Server = createServer()
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve))
+    try {
+      await expect(start()).rejects.toThrow(`port ${port} on 127.0.0.1 is in use by another program`)
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+    expect(await isEmbeddedRunning(dataDir)).toBeUndefined()
+  })
+
+  test('two callers starting a new folder at once share one server', async () => {
+    const fresh = join(root, 'concurrent')
+    const freshPort = await freePort()
+    const both = await Promise.all([0, 1].map(() => startEmbeddedPostgres({ dataDir: fresh, port: freshPort })))
+    try {
+      expect(both.map((s) => s.owned).sort()).toEqual([false, true])
+      expect(both[0].pid).toBe(both[1].pid)
+      expect(await query(both[0].connectionString, 'select 1 as one')).toEqual([{ one: 1 }])
+    } finally {
+      for (const server of both) await server.stop()
+    }
+    expect(await isEmbeddedRunning(fresh)).toBeUndefined()
+  })
+
+  test('a non-empty folder that is no cluster is refused', async () => {
+    writeFileSync(join(root, 'placeholder'), '')
+    await expect(startEmbeddedPostgres({ dataDir: root, port })).rejects.toThrow(/holds no PostgreSQL cluster/)
+    expect(existsSync(join(root, 'PG_VERSION'))).toBe(false)
+  })
+})
