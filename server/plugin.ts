@@ -142,8 +142,6 @@ export const p = {
   many: (target: string) => new CollectionBuilder({ kind: 'collection', target, via: '' }),
 }
 
-type Built<T> = { [K in keyof T]: T[K] extends { decl: infer D } ? D : T[K] }
-
 export interface EntityOptions extends Omit<EntityDecl, 'name' | 'properties' | 'methods'> {
   readonly properties: Readonly<Record<string, PropertyBuilder | PropertyDecl>>
   readonly methods?: Readonly<Record<string, MethodDecl>>
@@ -153,7 +151,7 @@ export interface EntityOptions extends Omit<EntityDecl, 'name' | 'properties' | 
 export function entity(name: string, options: EntityOptions): EntityDecl {
   const properties = Object.fromEntries(
     Object.entries(options.properties).map(([key, value]) => [key, 'decl' in value ? value.decl : value]),
-  ) as Built<typeof options.properties>
+  ) as Record<string, PropertyDecl>
   return { ...options, name, properties }
 }
 

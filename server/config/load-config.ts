@@ -11,7 +11,8 @@ import { SECTIONS, TENANT_KEYS, type KeySpec } from './schema.ts'
 export const PROJECT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
 type SectionName = keyof typeof SECTIONS
-type ValueOf<S extends KeySpec> = S['type'] extends 'boolean' ? boolean : S['type'] extends 'integer' | 'number' ? number : string
+type ValueOf<S> = S extends { type: infer T } ? ValueOfType<T> : never
+type ValueOfType<T> = T extends 'boolean' ? boolean : T extends 'integer' | 'number' ? number : string
 type Section<N extends SectionName> = { readonly [K in keyof (typeof SECTIONS)[N]]: ValueOf<(typeof SECTIONS)[N][K]> }
 
 export interface TenantConfig {

@@ -58,7 +58,7 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
         sets.set(setName, entity)
       }
       for (const [name, propertyDecl] of Object.entries(entityDecl.properties)) {
-        pending.push({ entity, name, decl: propertyDecl })
+        pending.push({ entity, name, decl: propertyDecl as PropertyDecl })
       }
     }
   }
@@ -70,6 +70,7 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
   }
 
   for (const entity of entities.values()) {
+    addForeignKeys(entity)
     checkEntity(entity)
     checkRuleOrder(entity)
   }
@@ -179,6 +180,21 @@ function bindProperty(
     }
     default:
       throw fail(`unknown property kind '${String((decl as { kind: unknown }).kind)}'`)
+  }
+}
+
+const FOREIGN_KEY_DECL: ScalarDecl = { kind: 'scalar', type: 'Guid', required: false, virtual: false, encrypted: false }
+
+/** Each reference also gets its foreign key as a Guid property, `<Reference>Guid`. */
+function addForeignKeys(entity: MutableEntity): void {
+  for (const property of [...entity.properties.values()]) {
+    if (property.kind !== 'reference') continue
+    const name = `${property.name}Guid`
+    if (entity.properties.has(name)) {
+      throw new PluginError(entity.source, `${entity.name}.${name}`, `is reserved for the foreign key of the reference ${property.name}`)
+    }
+    const decl: ScalarDecl = { ...FOREIGN_KEY_DECL, required: property.required, label: property.decl.label && `${property.decl.label} (key)` }
+    entity.properties.set(name, { kind: 'scalar', name, type: 'Guid', decl, column: property.column, entity, foreignKeyOf: property })
   }
 }
 

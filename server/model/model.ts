@@ -25,6 +25,11 @@ export interface ScalarProperty {
   /** Database column; undefined for virtual properties. */
   readonly column: string | undefined
   readonly entity: EntityModel
+  /**
+   * Set on the foreign key of a reference (Order.CustomerGuid for Order.Customer): the
+   * reference's column, published so clients can read, filter and set it without $expand.
+   */
+  readonly foreignKeyOf?: ReferenceProperty
 }
 
 export interface ReferenceProperty {

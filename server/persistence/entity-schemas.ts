@@ -41,7 +41,7 @@ function entitySchema(entity: EntityModel): EntitySchema {
   const properties: Record<string, Partial<EntityProperty>> = {}
   for (const property of entity.properties.values()) {
     if (property.kind === 'scalar') {
-      if (!property.column) continue
+      if (!property.column || property.foreignKeyOf) continue
       const isText = columnType(property).startsWith('varchar') || columnType(property) === 'text'
       properties[property.name] = {
         name: property.name,

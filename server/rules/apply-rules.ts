@@ -18,6 +18,7 @@ import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
 import { runRoleRules } from './system-rules.ts'
+import { byName } from '../persistence/entity-name.ts'
 
 interface Pending {
   readonly entity: object
@@ -96,7 +97,7 @@ function collectChanges(model: Model, uow: UnitOfWork, removed: Set<object>): Ma
     }
     const changed = new Set<string>()
     for (const property of meta.properties.values()) {
-      if (property.kind === 'collection' || (property.kind === 'scalar' && !property.column)) continue
+      if (property.kind === 'collection' || (property.kind === 'scalar' && (!property.column || property.foreignKeyOf))) continue
       if (!sameValue(currentValue(entity, property.name), original[property.name])) changed.add(property.name)
     }
     if (changed.size > 0) pending.set(entity, { entity, meta, created: false, changed, navigations: new Set() })
@@ -176,7 +177,7 @@ async function propagate(
           for (const parent of parentsOf(entity, navigation)) mark(pending, model, parent, head)
         }
         if (navigation.kind === 'reference' && property === tail) {
-          const children = await em.find(dependent.name, { [navigation.name]: entity } as never)
+          const children = await em.find(byName(dependent.name), { [navigation.name]: entity } as never)
           for (const child of children) if (!removed.has(child)) mark(pending, model, child, head)
         }
       }
@@ -193,7 +194,7 @@ function parentsOf(entity: object, collection: CollectionProperty): object[] {
   const original = helper(entity).__originalEntityData as Record<string, unknown> | undefined
   const previousKey = original?.[collection.inverse.name]
   if (previousKey && (!current || helper(current).getPrimaryKey() !== previousKey)) {
-    const previous = helper(entity).__em?.getReference(collection.entity.name, previousKey as string)
+    const previous = helper(entity).__em?.getReference(byName(collection.entity.name), previousKey as string)
     if (previous) parents.push(previous)
   }
   return parents
@@ -225,7 +226,7 @@ async function loadReferences(em: EntityManager, batch: readonly Pending[]): Pro
   }
   for (const [type, targets] of byType) {
     const keys = [...new Set(targets.map((t) => helper(t).getPrimaryKey()))]
-    await em.find(type, { Guid: { $in: keys } } as never)
+    await em.find(byName(type), { Guid: { $in: keys } } as never)
   }
 }
 
@@ -253,9 +254,9 @@ async function loadForComputed(
     }
     const isNew = !helper(entity).__originalEntityData
     if (!isNew && em.isInTransaction()) {
-      await em.findOne(meta.name, helper(entity).getPrimaryKey() as never, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as never)
+      await em.findOne(byName(meta.name), helper(entity).getPrimaryKey() as never, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as never)
     }
-    const stored = isNew ? [] : await em.find(navigation.target.name, { [navigation.inverse.name]: entity } as never)
+    const stored = isNew ? [] : await em.find(byName(navigation.target.name), { [navigation.inverse.name]: entity } as never)
     const members = new Set<object>(stored)
     for (const candidate of em.getUnitOfWork().getPersistStack()) {
       if (helper(candidate).__meta.className !== navigation.target.name) continue
@@ -272,7 +273,7 @@ async function loadForComputed(
 
 async function loadReference(em: EntityManager, entity: object, reference: ReferenceProperty): Promise<void> {
   const target = Reference.unwrapReference((entity as Record<string, any>)[reference.name] ?? undefined)
-  if (target && !helper(target).__initialized) await em.findOne(reference.target.name, helper(target).getPrimaryKey() as never)
+  if (target && !helper(target).__initialized) await em.findOne(byName(reference.target.name), helper(target).getPrimaryKey() as never)
 }
 
 function originalView(item: Pending): EntityView {

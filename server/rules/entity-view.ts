@@ -60,6 +60,10 @@ function viewOf(scope: ViewScope, entity: object): EntityView {
       if (typeof key !== 'string') return undefined
       const property = meta.properties.get(key)
       if (!property) return undefined
+      if (property.kind === 'scalar' && property.foreignKeyOf) {
+        const reference = target[property.foreignKeyOf.name]
+        return reference ? helper(Reference.unwrapReference(reference)).getPrimaryKey() : null
+      }
       const value = target[key]
       if (property.kind === 'scalar') return toRuleValue(property, value)
       if (property.kind === 'reference') {

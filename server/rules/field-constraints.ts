@@ -18,7 +18,7 @@ export function checkFieldConstraints(entity: EntityModel, view: EntityView): Er
       continue
     }
     const decl = property.decl
-    if (decl.virtual) continue
+    if (decl.virtual || property.foreignKeyOf) continue
     if (isEmpty(value)) {
       if (decl.required && property.name !== 'Guid') fail(property.name, `${property.name} is required`)
       continue

@@ -5,6 +5,7 @@
 import type { EntityManager } from '@mikro-orm/core'
 import { RequestError } from '../errors.ts'
 import type { EntityView, ViewScope } from './entity-view.ts'
+import { byName } from '../persistence/entity-name.ts'
 
 export async function findViews(
   em: EntityManager,
@@ -13,6 +14,6 @@ export async function findViews(
   where: Record<string, unknown> = {},
 ): Promise<EntityView[]> {
   if (!scope.model.entities.has(entity)) throw RequestError.invalid(`find: unknown entity '${entity}'`)
-  const rows = await em.find(entity, where as never, { orderBy: { Guid: 'asc' } as never })
+  const rows = await em.find(byName(entity), where as never, { orderBy: { Guid: 'asc' } as never })
   return rows.map((row) => scope.view(row))
 }

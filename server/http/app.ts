@@ -1,0 +1,60 @@
+// The Koa application: middleware order on one screen. A request flows one way:
+// request-log → error-boundary → headers → router → (auth routes | authenticate → handler).
+
+import Koa from 'koa'
+import Router from '@koa/router'
+import { koaBody } from 'koa-body'
+import type { Logger } from 'pino'
+import type { Config } from '../config/load-config.ts'
+import type { Model } from '../model/model.ts'
+import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
+import type { ApiState } from './api-state.ts'
+import { errorBoundary } from './error-boundary.ts'
+import { requestLog } from './request-log.ts'
+import { odataHeaders } from './odata-headers.ts'
+import { RequestError } from '../errors.ts'
+import { authRoutes } from '../auth/auth-routes.ts'
+import { authenticate } from '../auth/authenticate.ts'
+import { odataRoutes } from '../odata/handlers/odata-routes.ts'
+import { createServices, type Services } from '../services.ts'
+
+export interface AppDeps {
+  readonly config: Config
+  readonly model: Model
+  readonly tenants: TenantRegistry
+  readonly logger: Logger
+}
+
+export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Services } {
+  const services = createServices(deps)
+  const app = new Koa<ApiState>({ proxy: false })
+  app.silent = true
+
+  const router = new Router<ApiState>({ prefix: '/api', sensitive: false })
+  authRoutes(router, services)
+  router.use(authenticate(services))
+  odataRoutes(router, services)
+
+  app.use(requestLog(deps.logger))
+  app.use(errorBoundary)
+  app.use(odataHeaders)
+  app.use(
+    koaBody({
+      json: true,
+      multipart: false,
+      urlencoded: false,
+      text: false,
+      jsonLimit: deps.config.ApiOptions.MaxBodyBytes,
+      jsonStrict: false,
+      parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+      onError: (error) => {
+        throw error
+      },
+    }),
+  )
+  app.use(router.routes())
+  app.use(async (ctx) => {
+    throw RequestError.notFound(`No resource at ${ctx.path}; the service root is /api/.`)
+  })
+  return { app, services }
+}

@@ -1,0 +1,47 @@
+// The one place that writes error responses. A ServiceError becomes its OData error body;
+// a database failure is mapped once (persistence/database-errors.ts); anything else is a bug:
+// 500 with the request id, the stack in the log, never in the body.
+
+import type { Context, Next } from 'koa'
+import { ServiceError } from '../errors.ts'
+import { translateDatabaseError } from '../persistence/database-errors.ts'
+import type { ApiState } from './api-state.ts'
+
+export async function errorBoundary(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
+  try {
+    await next()
+  } catch (thrown) {
+    const error = thrown instanceof ServiceError ? thrown : (translateDatabaseError(thrown) ?? fromKoa(thrown))
+    if (error) {
+      ctx.status = error.status
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
+      ctx.body = { error: errorBody(error) }
+      ctx.state.log?.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
+    } else {
+      ctx.state.log?.error({ err: thrown }, 'unhandled error')
+      ctx.status = 500
+      ctx.body = {
+        error: { code: 'InternalError', message: `An internal error occurred; quote request id ${ctx.state.requestId} when reporting it.` },
+      }
+    }
+    ctx.set('OData-Version', '4.0')
+  }
+}
+
+export function errorBody(error: ServiceError): Record<string, unknown> {
+  return {
+    code: error.code,
+    message: error.message,
+    ...(error.target ? { target: error.target } : {}),
+    ...(error.details.length ? { details: error.details } : {}),
+  }
+}
+
+/** Errors raised by Koa middleware (body parser: 413, 415, bad JSON) carry status and expose. */
+function fromKoa(thrown: unknown): ServiceError | undefined {
+  const error = thrown as { status?: number; expose?: boolean; message?: string; type?: string }
+  if (!error || typeof error.status !== 'number' || error.status >= 500 || !error.expose) return undefined
+  if (error.status === 413) return new ServiceError('PayloadTooLarge', 'The request body is larger than ApiOptions:MaxBodyBytes.')
+  if (error.status === 415) return new ServiceError('UnsupportedMediaType', error.message ?? 'Unsupported media type.')
+  return new ServiceError('InvalidRequest', `The request body is not valid: ${error.message}`)
+}

@@ -1,0 +1,22 @@
+// Protocol headers every answer carries, and the request checks OData asks for:
+// OData-Version on every response, 415 for a body that is not JSON, OData-MaxVersion
+// honoured (4.01 when the client accepts it, decisions.md "Versioning").
+
+import type { Context, Next } from 'koa'
+import { RequestError, ServiceError } from '../errors.ts'
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+
+export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
+  const maxVersion = ctx.get('OData-MaxVersion')
+  ctx.set('OData-Version', maxVersion && Number.parseFloat(maxVersion) >= 4.01 ? '4.01' : '4.0')
+  if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
+    const type = ctx.get('Content-Type')
+    if (type && !/^application\/json\b/i.test(type)) throw RequestError.unsupportedMediaType(type)
+  }
+  const odataVersion = ctx.get('OData-Version')
+  if (odataVersion && Number.parseFloat(odataVersion) > 4.01) {
+    throw new ServiceError('InvalidRequest', `OData-Version ${odataVersion} is not supported; this service speaks 4.0 and 4.01.`)
+  }
+  await next()
+}

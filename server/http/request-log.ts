@@ -1,0 +1,27 @@
+// Gives every request an id and a pino child logger, and logs one line when it ends:
+// method, path, status, duration. Query strings are logged; bodies and headers are not,
+// so secrets (passwords, tokens) never reach the log.
+
+import { randomUUID } from 'node:crypto'
+import type { Context, Next } from 'koa'
+import type { Logger } from 'pino'
+import type { ApiState } from './api-state.ts'
+
+export function requestLog(logger: Logger) {
+  return async function logRequest(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
+    const started = process.hrtime.bigint()
+    const requestId = (ctx.get('X-Request-Id') || randomUUID()).slice(0, 64)
+    ctx.state.requestId = requestId
+    ctx.state.log = logger.child({ requestId })
+    ctx.set('X-Request-Id', requestId)
+    try {
+      await next()
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6
+      ctx.state.log.info(
+        { method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant: ctx.state.access?.tenant },
+        'request',
+      )
+    }
+  }
+}

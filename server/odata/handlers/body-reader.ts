@@ -1,0 +1,164 @@
+// Applies a JSON request body to a managed entity: public names to properties, values
+// parsed by type, references bound (`Customer@odata.bind`, `CustomerGuid`, `{ "Guid": … }`),
+// related entities created (deep insert). Every problem of the body is gathered into one
+// ValidationFailed, so a client learns all of them at once.
+
+import type { EntityManager } from '@mikro-orm/core'
+import { AuthError, validationFailed, type ErrorDetail } from '../../errors.ts'
+import type { AccessContext } from '../../auth/access-context.ts'
+import { can } from '../../auth/access-context.ts'
+import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
+import { KEY } from '../../model/model.ts'
+import type { NamingPolicy } from '../../model/naming.ts'
+import { GUID_PATTERN, newGuid } from '../../persistence/guid.ts'
+import { parseClientValue } from '../../rules/values.ts'
+import { publicProperties } from '../semantic/bind-context.ts'
+import { byName } from '../../persistence/entity-name.ts'
+
+export type WriteMode = 'create' | 'patch' | 'put'
+
+export interface BodyContext {
+  readonly em: EntityManager
+  readonly model: Model
+  readonly naming: NamingPolicy
+  readonly access: AccessContext | undefined
+}
+
+/** Creates an entity (and, nested, its related ones) from a body; returns the managed entity. */
+export function createFromBody(context: BodyContext, entity: EntityModel, body: unknown, path = ''): Record<string, any> {
+  const failures: ErrorDetail[] = []
+  const created = createEntity(context, entity, body, path, failures)
+  if (failures.length) throw validationFailed(failures)
+  return created
+}
+
+export function updateFromBody(context: BodyContext, entity: EntityModel, record: Record<string, any>, body: unknown, mode: 'patch' | 'put'): void {
+  const failures: ErrorDetail[] = []
+  assign(context, entity, record, body, mode, '', failures)
+  if (failures.length) throw validationFailed(failures)
+}
+
+function createEntity(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): Record<string, any> {
+  if (context.access && !can(context.access, entity.name, 'create')) {
+    throw AuthError.forbidden(`Creating ${entity.setName} needs the create permission on ${entity.name}.`)
+  }
+  // The key first: MikroORM tracks the entity by it from the moment it is created.
+  const given = body && typeof body === 'object' ? (body as Record<string, unknown>)[context.naming.toPublic(KEY)] : undefined
+  const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : newGuid()
+  if (given !== undefined && key !== String(given).toLowerCase()) {
+    failures.push({ code: 'ValidationFailed', target: `${path}${KEY}`, message: 'Guid must be a GUID.' })
+  }
+  const record = context.em.create(byName(entity.name), { [KEY]: key } as never, { persist: true }) as Record<string, any>
+  assign(context, entity, record, body, 'create', path, failures)
+  return record
+}
+
+function assign(context: BodyContext, entity: EntityModel, record: Record<string, any>, body: unknown, mode: WriteMode, path: string, failures: ErrorDetail[]): void {
+  const fail = (target: string, message: string) => failures.push({ code: 'ValidationFailed', target: `${path}${target}`, message })
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    fail('', `The body must be a JSON object with the properties of ${entity.name}.`)
+    return
+  }
+  const properties = publicProperties(entity, context.naming)
+  const given = new Set<string>()
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (name.startsWith('@') || (name.includes('@') && !name.endsWith('@odata.bind'))) continue
+    const isBind = name.endsWith('@odata.bind')
+    const propertyName = isBind ? name.slice(0, -'@odata.bind'.length) : name
+    const property = properties.get(propertyName)
+    if (!property) {
+      fail(propertyName, `${entity.name} has no property '${propertyName}'.`)
+      continue
+    }
+    given.add(property.name)
+    if (property.kind === 'scalar') {
+      if (property.name === KEY) {
+        if (mode !== 'create' && String(value).toLowerCase() !== record[KEY]) fail(name, 'The key of an entity cannot be changed.')
+        continue
+      }
+      if (property.decl.virtual) {
+        fail(name, `${property.name} is computed and cannot be set.`)
+        continue
+      }
+      if (property.foreignKeyOf) {
+        bindReference(context, property.foreignKeyOf, record, value, name, fail)
+        continue
+      }
+      const parsed = parseClientValue(property, value)
+      if ('problem' in parsed) fail(name, `${property.name} ${parsed.problem}.`)
+      else record[property.name] = parsed.value
+      continue
+    }
+    if (property.kind === 'reference') {
+      if (isBind || value === null || isKeyOnly(value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
+      else if (mode === 'create') record[property.name] = createEntity(context, property.target, value, `${path}${name}/`, failures)
+      else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
+      continue
+    }
+    // A collection: deep insert of new members, or binding existing ones.
+    if (!Array.isArray(value)) {
+      fail(name, `${property.name} expects an array.`)
+      continue
+    }
+    if (mode !== 'create') {
+      fail(name, `${property.name} cannot be changed through its parent; write to ${property.target.setName} instead.`)
+      continue
+    }
+    value.forEach((item, i) => {
+      if (isBind) {
+        const key = keyFromBinding(context.model, item, property.target)
+        if (!key) fail(`${name}/${i}`, `'${String(item)}' does not address a ${property.target.name}.`)
+        else {
+          const member = context.em.getReference(byName(property.target.name), key) as Record<string, any>
+          member[property.inverse.name] = record
+        }
+        return
+      }
+      const child = createEntity(context, property.target, item, `${path}${name}/${i}/`, failures)
+      child[property.inverse.name] = record
+    })
+  }
+  if (mode === 'put') {
+    for (const property of entity.properties.values()) {
+      if (given.has(property.name) || property.kind === 'collection' || property.name === KEY) continue
+      if (property.kind === 'scalar' && (property.decl.virtual || property.foreignKeyOf)) continue
+      if (property.kind === 'reference' && given.has(`${property.name}Guid`)) continue
+      record[property.name] = null
+    }
+  }
+}
+
+function bindReference(
+  context: BodyContext,
+  reference: ReferenceProperty,
+  record: Record<string, any>,
+  value: unknown,
+  name: string,
+  fail: (target: string, message: string) => void,
+): void {
+  if (value === null) {
+    record[reference.name] = null
+    return
+  }
+  const key = keyFromBinding(context.model, value, reference.target)
+  if (!key) {
+    fail(name, `'${String(value)}' does not address a ${reference.target.name}: use "${reference.target.setName}(<Guid>)" or the Guid.`)
+    return
+  }
+  record[reference.name] = context.em.getReference(byName(reference.target.name), key)
+}
+
+function isKeyOnly(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.keys(value).filter((k) => !k.startsWith('@')).join() === KEY
+}
+
+/** "Customers(<guid>)", "Customers/<guid>", a full URL ending so, or a bare Guid. */
+export function keyFromBinding(model: Model, value: unknown, target: EntityModel): string | undefined {
+  if (typeof value !== 'string') return undefined
+  if (GUID_PATTERN.test(value)) return value.toLowerCase()
+  const match = /([A-Za-z_][A-Za-z0-9_]*)(?:\((?:Guid=)?'?([0-9a-fA-F-]{36})'?\)|\/([0-9a-fA-F-]{36}))\/?$/.exec(value)
+  if (!match) return undefined
+  const entity = model.sets.get(match[1])
+  const key = (match[2] ?? match[3]).toLowerCase()
+  return entity === target && GUID_PATTERN.test(key) ? key : undefined
+}

@@ -1,0 +1,111 @@
+// GET: the service document, $metadata, a collection (with its count, its page and the
+// next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
+// parse → bind → compile → one statement → (virtual properties) → body.
+
+import { QueryError, RequestError } from '../../errors.ts'
+import { countNodes } from '../parser/node-count.ts'
+import { parseQueryOptions } from '../parser/query-options-parser.ts'
+import type { QueryOptionsSyntax } from '../parser/syntax.ts'
+import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
+import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
+import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
+import { fillVirtuals } from '../serializer/fill-virtuals.ts'
+import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { serviceDocument } from '../serializer/service-document.ts'
+import { metadataDocument } from '../metadata/metadata-document.ts'
+import type { ApiContext, RequestScope } from './odata-routes.ts'
+
+const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=true'
+
+export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<void> {
+  const { target, services } = scope
+  if (target.kind === 'serviceDocument') {
+    ctx.type = JSON_TYPE
+    ctx.body = serviceDocument(services.model, serviceRoot(ctx, services))
+    return
+  }
+  if (target.kind === 'metadata') {
+    const json = ctx.query.$format === 'json' || (ctx.accepts('application/xml', 'application/json') === 'application/json' && !/xml/.test(ctx.get('Accept')))
+    const document = metadataDocument(services, json ? 'json' : 'xml')
+    ctx.type = json ? 'application/json' : 'application/xml'
+    ctx.body = document
+    return
+  }
+  const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
+  const context = bindContextFor(scope, options)
+  const defaultSelect = services.config.ApiOptions.DefaultSelect as DefaultSelect
+  if (target.kind === 'collection') {
+    const read: BoundCollectionRead = { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
+    if (target.count) {
+      const [row] = await scope.session.query<{ body: string }>(compileCount(read).sql, compileCount(read).params)
+      ctx.type = 'text/plain'
+      ctx.body = row.body
+      return
+    }
+    ctx.type = JSON_TYPE
+    ctx.body = await readCollection(scope, read, contextUrl(ctx, services, target.entity, options.select, options.apply !== undefined), ctx)
+    return
+  }
+  if (target.kind === 'entity') {
+    const range = context.nextRange(target.entity)
+    const read: BoundEntityByKey = {
+      kind: 'entity',
+      entity: target.entity,
+      key: target.key,
+      parent: target.parent,
+      read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1),
+    }
+    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
+      throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
+    }
+    const found = await readEntity(scope, read, contextUrl(ctx, services, target.entity, options.select, false, true))
+    if (!found) throw RequestError.notFound(`${target.entity.setName}(${target.key || '…'}) does not exist.`)
+    ctx.set('ETag', found.etag)
+    ctx.type = JSON_TYPE
+    ctx.body = found.body
+  }
+}
+
+export function parseReadOptions(querystring: string, maxNodeCount: number): QueryOptionsSyntax {
+  const options = parseQueryOptions(querystring)
+  const nodes = countNodes(options)
+  if (nodes > maxNodeCount) throw QueryError.limitExceeded('MaxNodeCount', nodes, maxNodeCount)
+  return options
+}
+
+export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax): BindContext {
+  const { ApiOptions } = scope.services.config
+  return createBindContext(
+    scope.services.naming,
+    scope.state.access,
+    { maxTop: ApiOptions.MaxTop, maxNodeCount: ApiOptions.MaxNodeCount, maxExpansionDepth: ApiOptions.MaxExpansionDepth },
+    options.aliases,
+  )
+}
+
+/** Runs a collection read; adds @odata.nextLink when the server paged it. */
+export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string> {
+  const compiled = compileCollectionRead(read, { context })
+  const [row] = await scope.session.query<{ body: string; more?: boolean }>(compiled.sql, compiled.params)
+  let body = fillVirtuals(row.body, read.read, scope.services.model)
+  if (row.more && compiled.nextSkip !== undefined && ctx) {
+    body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, compiled.nextSkip))}}`
+  }
+  return body
+}
+
+export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
+  const compiled = compileEntityRead(read, { context })
+  const [row] = await scope.session.query<{ body: string; etag: string }>(compiled.sql, compiled.params)
+  if (!row) return undefined
+  return { body: fillVirtuals(row.body, read.read, scope.services.model, true), etag: row.etag }
+}
+
+function nextLink(ctx: ApiContext, skip: number): string {
+  const params = new URLSearchParams(ctx.querystring)
+  params.delete('$skiptoken')
+  params.delete('$skip')
+  params.set('$skiptoken', String(skip))
+  return `${ctx.protocol}://${ctx.host}${ctx.path}?${params.toString().replaceAll('+', '%20')}`
+}

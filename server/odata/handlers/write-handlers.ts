@@ -1,0 +1,157 @@
+// POST (create, deep insert), PATCH/PUT (update) and DELETE (with cascades). Each applies
+// the body to a unit of work and flushes it in one transaction, where the business rules
+// run; the reply then comes from the read path, so a write answers exactly as a read would.
+
+import { helper, type EntityManager } from '@mikro-orm/core'
+import { AuthError, RequestError } from '../../errors.ts'
+import { can } from '../../auth/access-context.ts'
+import type { EntityModel } from '../../model/model.ts'
+import { KEY, VERSION_COLUMN } from '../../model/model.ts'
+import { createBindContext } from '../semantic/bind-context.ts'
+import { bindEntityRead } from '../semantic/bind-read.ts'
+import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { createFromBody, updateFromBody, type BodyContext } from './body-reader.ts'
+import { bindContextFor, parseReadOptions, readEntity } from './read-handler.ts'
+import type { ApiContext, RequestScope } from './odata-routes.ts'
+import { byName } from '../../persistence/entity-name.ts'
+
+export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
+  requireSystemWritable(entity)
+  const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  const key = await scope.session.write(async (em) => {
+    const created = createFromBody(bodyContext(scope, em), entity, requestBody(ctx))
+    await em.flush()
+    return created[KEY] as string
+  })
+  afterWrite(scope, entity)
+  const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
+  if (prefers(ctx, 'return=minimal')) {
+    ctx.status = 204
+    ctx.set('OData-EntityId', location)
+    ctx.set('Location', location)
+    ctx.set('Preference-Applied', 'return=minimal')
+    return
+  }
+  ctx.set('Location', location)
+  await reply(ctx, scope, entity, key, options, 200)
+}
+
+export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
+  requireSystemWritable(entity)
+  requirePermission(scope, entity, 'update', 'Changing')
+  const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  await scope.session.write(async (em) => {
+    const record = await loadForWrite(em, entity, key, ctx.get('If-Match'))
+    updateFromBody(bodyContext(scope, em), entity, record, requestBody(ctx), mode)
+    await em.flush()
+  })
+  afterWrite(scope, entity)
+  const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
+  if (!wantsBody) {
+    ctx.status = 204
+    return
+  }
+  if (prefers(ctx, 'return=representation')) ctx.set('Preference-Applied', 'return=representation')
+  await reply(ctx, scope, entity, key, options, 200)
+}
+
+export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
+  requireSystemWritable(entity)
+  requirePermission(scope, entity, 'delete', 'Deleting')
+  await scope.session.write(async (em) => {
+    const record = await loadForWrite(em, entity, key, ctx.get('If-Match'))
+    await removeWithCascades(scope, em, entity, record)
+    await em.flush()
+  })
+  afterWrite(scope, entity)
+  ctx.status = 204
+}
+
+/**
+ * Removes an entity and, first, what its references' onDelete asks for: cascade removes
+ * the members, setNull clears their reference, restrict refuses (409) while members exist.
+ * Members are loaded so the rules see them go (a parent's totals, for instance).
+ */
+async function removeWithCascades(scope: RequestScope, em: EntityManager, entity: EntityModel, record: object): Promise<void> {
+  for (const property of entity.properties.values()) {
+    if (property.kind !== 'collection') continue
+    const inverse = property.inverse
+    if (inverse.onDelete === 'restrict') {
+      const count = await em.count(byName(property.target.name), { [inverse.name]: record } as never)
+      if (count > 0) {
+        throw RequestError.conflict(`${entity.name} ${helper(record).getPrimaryKey()} still has ${count} ${property.target.setName} (${property.name}); delete or move them first.`)
+      }
+      continue
+    }
+    const members = await em.find(byName(property.target.name), { [inverse.name]: record } as never)
+    for (const member of members) {
+      if (inverse.onDelete === 'cascade') {
+        requirePermission(scope, property.target, 'delete', 'Deleting (by cascade)')
+        await removeWithCascades(scope, em, property.target, member)
+      } else {
+        requirePermission(scope, property.target, 'update', 'Clearing the reference of')
+        ;(member as Record<string, unknown>)[inverse.name] = null
+      }
+    }
+  }
+  em.remove(record)
+}
+
+async function loadForWrite(em: EntityManager, entity: EntityModel, key: string, ifMatch: string): Promise<Record<string, any>> {
+  const record = (await em.findOne(byName(entity.name), { [KEY]: key } as never)) as Record<string, any> | null
+  if (!record) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
+  if (ifMatch && ifMatch.trim() !== '*') {
+    const current = `W/"${record[VERSION_COLUMN]}"`
+    const accepted = ifMatch.split(',').map((tag) => tag.trim())
+    if (!accepted.includes(current) && !accepted.includes(current.slice(2))) throw RequestError.preconditionFailed()
+  }
+  return record
+}
+
+async function reply(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, options: ReturnType<typeof parseReadOptions>, status: number): Promise<void> {
+  const context = bindContextFor(scope, options)
+  // The writer may lack read permission on what it wrote; the reply shows it all the same.
+  const replyContext = createBindContext(context.naming, undefined, context.limits, context.aliases)
+  const read = bindEntityRead(replyContext, replyContext.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
+  const found = await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(ctx, scope.services, entity, options.select, false, true))
+  if (!found) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
+  ctx.status = status
+  ctx.set('ETag', found.etag)
+  ctx.type = 'application/json; odata.metadata=minimal'
+  ctx.body = found.body
+}
+
+function bodyContext(scope: RequestScope, em: EntityManager): BodyContext {
+  return { em, model: scope.services.model, naming: scope.services.naming, access: scope.state.access }
+}
+
+export function requestBody(ctx: ApiContext): unknown {
+  const body = (ctx.request as { body?: unknown }).body
+  if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0 && !ctx.get('Content-Length'))) {
+    throw RequestError.invalid('The request needs a JSON body.')
+  }
+  return body
+}
+
+function requirePermission(scope: RequestScope, entity: EntityModel, permission: 'update' | 'delete', verb: string): void {
+  const access = scope.state.access
+  if (access && !can(access, entity.name, permission)) {
+    throw AuthError.forbidden(`${verb} ${entity.setName} needs the ${permission} permission on ${entity.name}.`)
+  }
+}
+
+/** Responsibilities come from plugins: `responsibility sync` owns that table. */
+function requireSystemWritable(entity: EntityModel): void {
+  if (entity.name === 'Responsibility') {
+    throw RequestError.methodNotAllowed('write', 'Responsibilities', ['GET'])
+  }
+}
+
+function prefers(ctx: ApiContext, preference: string): boolean {
+  return ctx.get('Prefer').split(',').some((p) => p.trim().toLowerCase() === preference)
+}
+
+/** Writes to users, roles and their links change who may do what: caches must forget. */
+function afterWrite(scope: RequestScope, entity: EntityModel): void {
+  if (entity.system) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
+}

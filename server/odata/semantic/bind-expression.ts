@@ -1,0 +1,339 @@
+// Binds filter-like expressions ($filter, $orderby, $apply) to the model: resolves paths
+// through references, lambdas over collections, types every node and types each literal
+// after the operand it meets.
+//   Customer/Country eq 'DE'  →  binary(eq, property(Customer→Country), literal(string 'DE'))
+
+import { QueryError } from '../../errors.ts'
+import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
+import { GUID_PATTERN } from '../../persistence/guid.ts'
+import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
+import type { BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
+import { requireRead, resolveProperty, type BindContext } from './bind-context.ts'
+
+export interface ExpressionScope {
+  /** `$it`: the entity the expression is about. */
+  readonly it: Range
+  /** Lambda variables in scope, innermost last. */
+  readonly variables: ReadonlyMap<string, Range>
+  /** After an aggregation, the names it introduced (they replace the entity's properties). */
+  readonly applied?: ReadonlyMap<string, ValueType>
+  /** Aliases of $apply compute(), replaced by their expression where used. */
+  readonly computed?: ReadonlyMap<string, BoundExpression>
+  /** Where the expression is used, for messages: '$filter', '$orderby', '$apply'. */
+  readonly option: string
+}
+
+const NUMERIC: ReadonlySet<ValueType> = new Set(['int', 'decimal', 'double'])
+
+export function valueTypeOf(property: ScalarProperty): ValueType {
+  switch (property.type) {
+    case 'Integer': return 'int'
+    case 'Decimal': return 'decimal'
+    case 'Double': return 'double'
+    case 'Boolean': return 'boolean'
+    case 'Date': return 'date'
+    case 'DateTimeOffset': return 'dateTimeOffset'
+    case 'TimeOfDay': return 'timeOfDay'
+    case 'Guid': return 'guid'
+    default: return 'string'
+  }
+}
+
+export function bindExpression(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
+  switch (syntax.kind) {
+    case 'literal':
+      return bindLiteral(syntax)
+    case 'alias': {
+      const value = context.aliases.get(syntax.name)
+      if (!value) throw QueryError.invalid(`Parameter alias ${syntax.name} is used in ${scope.option} but has no value in the query.`, syntax.name)
+      return bindExpression(context, scope, value)
+    }
+    case 'member':
+      return bindMember(context, scope, syntax)
+    case 'binary': {
+      const left = bindExpression(context, scope, syntax.left)
+      const right = bindExpression(context, scope, syntax.right)
+      return bindBinary(syntax.op, left, right, scope.option)
+    }
+    case 'unary': {
+      const operand = bindExpression(context, scope, syntax.operand)
+      if (syntax.op === 'not') {
+        expectType(operand, 'boolean', 'not', scope.option)
+        return { kind: 'not', operand, type: 'boolean' }
+      }
+      if (!NUMERIC.has(operand.type)) throw QueryError.invalid(`In ${scope.option}, '-' needs a number, not a ${operand.type}.`)
+      return { kind: 'negate', operand, type: operand.type }
+    }
+    case 'call':
+      return bindCall(context, scope, syntax)
+    case 'lambda': {
+      const { range, via, property } = walkToCollection(context, scope, syntax.collection)
+      const variable = context.nextRange(property.target)
+      const variables = new Map(scope.variables)
+      if (syntax.variable) variables.set(syntax.variable, variable)
+      const predicate = syntax.predicate && bindExpression(context, { ...scope, variables }, syntax.predicate)
+      if (predicate) expectType(predicate, 'boolean', syntax.op, scope.option)
+      return { kind: 'lambda', op: syntax.op, range, via, collection: property, variable, predicate, type: 'boolean' }
+    }
+    case 'count': {
+      const { range, via, property } = walkToCollection(context, scope, syntax.collection)
+      const member = context.nextRange(property.target)
+      const filter = syntax.filter && bindExpression(context, { ...scope, it: member, variables: new Map() }, syntax.filter)
+      return { kind: 'count', range, via, collection: property, member, filter, type: 'int' }
+    }
+    case 'list':
+      throw QueryError.invalid(`In ${scope.option}, a list in parentheses is only allowed after 'in'.`)
+    case 'typeName':
+      throw QueryError.invalid(`In ${scope.option}, the type name ${syntax.name} is only allowed as the last argument of cast or isof.`)
+  }
+}
+
+export function bindLiteral(syntax: LiteralSyntax): BoundLiteral {
+  switch (syntax.type) {
+    case 'int':
+      return { kind: 'literal', type: 'int', value: typeof syntax.value === 'bigint' ? syntax.value.toString() : syntax.value }
+    case 'enum':
+      return { kind: 'literal', type: 'string', value: syntax.value }
+    case 'binary':
+      throw QueryError.invalid(`Binary literals are not supported (at position ${syntax.position}).`)
+    default:
+      return { kind: 'literal', type: syntax.type, value: syntax.value }
+  }
+}
+
+function bindMember(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax): BoundExpression {
+  const [first, ...rest] = syntax.path
+  if (syntax.path.length === 1 && scope.computed?.has(first)) return scope.computed.get(first)!
+  if (scope.applied && !scope.variables.has(first) && first !== '$it') {
+    const type = scope.applied.get(syntax.path.join('/'))
+    if (type) return { kind: 'aggregateRef', name: syntax.path.join('/'), type }
+    throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' is not available after the aggregation; available: ${[...scope.applied.keys()].join(', ')}.`, syntax.path.join('/'))
+  }
+  let range = scope.it
+  let path = syntax.path
+  if (first === '$it') path = rest
+  else if (scope.variables.has(first)) {
+    range = scope.variables.get(first)!
+    path = rest
+  }
+  if (path.length === 0) throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' names an entity, not a value.`)
+  const via: ReferenceProperty[] = []
+  let entity: EntityModel = range.entity
+  for (let i = 0; i < path.length; i++) {
+    const property = resolveProperty(context, entity, path[i])
+    const last = i === path.length - 1
+    if (property.kind === 'scalar') {
+      if (!last) throw QueryError.invalid(`In ${scope.option}, ${entity.setName}.${path[i]} is not a navigation property, so '${path.slice(0, i + 2).join('/')}' cannot follow it.`, path[i])
+      if (!property.column) throw QueryError.notPersisted(entity.setName, path[i], scope.option)
+      if (property.decl.encrypted) throw QueryError.encrypted(entity.setName, path[i], scope.option)
+      const bound: BoundProperty = { kind: 'property', range, via, property, type: valueTypeOf(property) }
+      return bound
+    }
+    if (property.kind === 'collection') {
+      throw QueryError.invalid(`In ${scope.option}, ${entity.setName}.${path[i]} is a collection: use ${path[i]}/any(...), ${path[i]}/all(...) or ${path[i]}/$count.`, path[i])
+    }
+    if (last) {
+      const key: BoundReferenceKey = { kind: 'referenceKey', range, via, reference: property, type: 'guid' }
+      return key
+    }
+    requireRead(context, property.target)
+    via.push(property)
+    entity = property.target
+  }
+  throw new Error('unreachable')
+}
+
+function walkToCollection(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax) {
+  const [first, ...rest] = syntax.path
+  let range = scope.it
+  let path = syntax.path
+  if (first === '$it') path = rest
+  else if (scope.variables.has(first)) {
+    range = scope.variables.get(first)!
+    path = rest
+  }
+  const via: ReferenceProperty[] = []
+  let entity = range.entity
+  for (let i = 0; i < path.length; i++) {
+    const property = resolveProperty(context, entity, path[i])
+    if (i === path.length - 1) {
+      if (property.kind !== 'collection') throw QueryError.invalid(`In ${scope.option}, ${entity.setName}.${path[i]} is not a collection.`, path[i])
+      requireRead(context, property.target)
+      return { range, via, property }
+    }
+    if (property.kind !== 'reference') throw QueryError.invalid(`In ${scope.option}, ${entity.setName}.${path[i]} is not a reference, so the path cannot continue.`, path[i])
+    requireRead(context, property.target)
+    via.push(property)
+    entity = property.target
+  }
+  throw QueryError.invalid(`In ${scope.option}, a collection path is expected before any, all or $count.`)
+}
+
+const COMPARISON = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le'])
+const ARITHMETIC = new Set(['add', 'sub', 'mul', 'div', 'divby', 'mod'])
+
+function bindBinary(op: string, left: BoundExpression, right: BoundExpression, option: string): BoundExpression {
+  if (op === 'and' || op === 'or') {
+    expectType(left, 'boolean', op, option)
+    expectType(right, 'boolean', op, option)
+    return { kind: 'binary', op, left, right, type: 'boolean' }
+  }
+  if (op === 'in') {
+    if (right.kind !== 'list') throw QueryError.invalid(`In ${option}, 'in' needs a list in parentheses on its right.`)
+    const items = right.items.map((item) => coerceLiteral(item, left.type, option))
+    return { kind: 'binary', op: 'in', left, right: { kind: 'list', items, type: left.type }, type: 'boolean' }
+  }
+  if (COMPARISON.has(op) || op === 'has') {
+    const [l, r] = unify(left, right, op, option)
+    if (l.type === 'boolean' && !['eq', 'ne'].includes(op) && op !== 'has') {
+      throw QueryError.invalid(`In ${option}, '${op}' cannot compare booleans.`)
+    }
+    if (l.kind === 'referenceKey' && r.type !== 'null' && r.type !== 'guid') {
+      throw QueryError.invalid(`In ${option}, a reference can only be compared with null or a Guid.`)
+    }
+    return { kind: 'binary', op: op === 'has' ? 'eq' : (op as 'eq'), left: l, right: r, type: 'boolean' }
+  }
+  if (ARITHMETIC.has(op)) {
+    for (const side of [left, right]) {
+      if (!NUMERIC.has(side.type)) throw QueryError.invalid(`In ${option}, '${op}' needs numbers, not a ${side.type}.`)
+    }
+    const type: ValueType =
+      op === 'divby' ? 'decimal' : left.type === 'double' || right.type === 'double' ? 'double' : left.type === 'decimal' || right.type === 'decimal' ? 'decimal' : 'int'
+    return { kind: 'binary', op: op as 'add', left, right, type }
+  }
+  throw QueryError.invalid(`In ${option}, the operator '${op}' is not supported.`)
+}
+
+/** Gives a literal the type of the operand it is compared with ('2024-01-01' meets a Date). */
+function unify(left: BoundExpression, right: BoundExpression, op: string, option: string): [BoundExpression, BoundExpression] {
+  if (right.kind === 'literal' && left.kind !== 'literal') return [left, coerceLiteral(right, left.type, option)]
+  if (left.kind === 'literal' && right.kind !== 'literal') return [coerceLiteral(left, right.type, option), right]
+  if (left.type === right.type || left.type === 'null' || right.type === 'null') return [left, right]
+  if (NUMERIC.has(left.type) && NUMERIC.has(right.type)) return [left, right]
+  if ((left.type === 'date' && right.type === 'dateTimeOffset') || (left.type === 'dateTimeOffset' && right.type === 'date')) return [left, right]
+  throw QueryError.invalid(`In ${option}, '${op}' cannot compare a ${left.type} with a ${right.type}.`)
+}
+
+export function coerceLiteral(literal: BoundExpression, type: ValueType, option: string): BoundLiteral {
+  if (literal.kind !== 'literal') throw QueryError.invalid(`In ${option}, only literal values are allowed in this list.`)
+  if (literal.type === 'null' || literal.type === type) return literal
+  const value = literal.value
+  const fail = () => QueryError.invalid(`In ${option}, ${JSON.stringify(value)} is not a valid ${type} value.`)
+  switch (type) {
+    case 'decimal':
+    case 'double':
+      if (literal.type === 'int' || literal.type === 'decimal' || literal.type === 'double') return { kind: 'literal', type, value: String(value) }
+      throw fail()
+    case 'int':
+      if (literal.type === 'decimal' || literal.type === 'double') return { kind: 'literal', type: literal.type, value: String(value) }
+      throw fail()
+    case 'date':
+      if (literal.type === 'dateTimeOffset') return literal
+      if (literal.type === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(String(value))) return { kind: 'literal', type, value }
+      throw fail()
+    case 'dateTimeOffset':
+      if (literal.type === 'date') return { kind: 'literal', type: 'date', value }
+      if (literal.type === 'string' && !Number.isNaN(Date.parse(String(value)))) return { kind: 'literal', type, value }
+      throw fail()
+    case 'guid':
+      if (literal.type === 'string' && GUID_PATTERN.test(String(value))) return { kind: 'literal', type, value: String(value).toLowerCase() }
+      throw fail()
+    case 'timeOfDay':
+      if (literal.type === 'string' && /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(String(value))) return { kind: 'literal', type, value }
+      throw fail()
+    case 'string':
+      if (literal.type === 'duration') return literal
+      throw QueryError.invalid(`In ${option}, ${JSON.stringify(value)} (${literal.type}) cannot be compared with a string; quote it: '${String(value)}'.`)
+    case 'boolean':
+      throw fail()
+    default:
+      return literal
+  }
+}
+
+function expectType(node: BoundExpression, type: ValueType, operator: string, option: string): void {
+  if (node.type !== type && node.type !== 'null') {
+    throw QueryError.invalid(`In ${option}, '${operator}' needs a ${type} operand, not a ${node.type}.`)
+  }
+}
+
+interface Signature {
+  readonly args: readonly (ValueType | 'any' | 'numeric' | 'temporal' | 'type')[]
+  readonly optional?: number
+  readonly returns: ValueType | ((args: readonly BoundExpression[]) => ValueType)
+}
+
+const FUNCTIONS: Record<string, Signature> = {
+  contains: { args: ['string', 'string'], returns: 'boolean' },
+  startswith: { args: ['string', 'string'], returns: 'boolean' },
+  endswith: { args: ['string', 'string'], returns: 'boolean' },
+  length: { args: ['string'], returns: 'int' },
+  indexof: { args: ['string', 'string'], returns: 'int' },
+  substring: { args: ['string', 'int', 'int'], optional: 1, returns: 'string' },
+  tolower: { args: ['string'], returns: 'string' },
+  toupper: { args: ['string'], returns: 'string' },
+  trim: { args: ['string'], returns: 'string' },
+  concat: { args: ['string', 'string'], returns: 'string' },
+  matchespattern: { args: ['string', 'string'], returns: 'boolean' },
+  year: { args: ['temporal'], returns: 'int' },
+  month: { args: ['temporal'], returns: 'int' },
+  day: { args: ['temporal'], returns: 'int' },
+  hour: { args: ['temporal'], returns: 'int' },
+  minute: { args: ['temporal'], returns: 'int' },
+  second: { args: ['temporal'], returns: 'int' },
+  fractionalseconds: { args: ['temporal'], returns: 'decimal' },
+  date: { args: ['dateTimeOffset'], returns: 'date' },
+  time: { args: ['dateTimeOffset'], returns: 'timeOfDay' },
+  totaloffsetminutes: { args: ['dateTimeOffset'], returns: 'int' },
+  now: { args: [], returns: 'dateTimeOffset' },
+  maxdatetime: { args: [], returns: 'dateTimeOffset' },
+  mindatetime: { args: [], returns: 'dateTimeOffset' },
+  round: { args: ['numeric'], returns: (args) => args[0].type },
+  floor: { args: ['numeric'], returns: (args) => args[0].type },
+  ceiling: { args: ['numeric'], returns: (args) => args[0].type },
+}
+
+const CAST_TYPES: Record<string, ValueType> = {
+  'Edm.String': 'string', 'Edm.Int32': 'int', 'Edm.Int64': 'int', 'Edm.Int16': 'int', 'Edm.Byte': 'int',
+  'Edm.Decimal': 'decimal', 'Edm.Double': 'double', 'Edm.Single': 'double', 'Edm.Boolean': 'boolean',
+  'Edm.Date': 'date', 'Edm.DateTimeOffset': 'dateTimeOffset', 'Edm.TimeOfDay': 'timeOfDay', 'Edm.Guid': 'guid',
+}
+
+function bindCall(context: BindContext, scope: ExpressionScope, syntax: CallSyntax): BoundExpression {
+  if (syntax.name === 'cast' || syntax.name === 'isof') return bindCast(context, scope, syntax)
+  const signature = FUNCTIONS[syntax.name]
+  const required = signature.args.length - (signature.optional ?? 0)
+  if (syntax.args.length < required || syntax.args.length > signature.args.length) {
+    const count = signature.optional ? `${required} or ${signature.args.length}` : String(signature.args.length)
+    throw QueryError.invalid(`In ${scope.option}, ${syntax.name}() takes ${count} argument${count === '1' ? '' : 's'}, not ${syntax.args.length}.`)
+  }
+  const args = syntax.args.map((arg, i) => {
+    const bound = bindExpression(context, scope, arg)
+    const expected = signature.args[i]
+    if (bound.kind === 'literal' && expected !== 'any' && expected !== 'numeric' && expected !== 'temporal' && expected !== 'type') {
+      return coerceLiteral(bound, expected, scope.option)
+    }
+    const ok =
+      expected === 'any' || bound.type === 'null' ||
+      (expected === 'numeric' ? NUMERIC.has(bound.type) : expected === 'temporal' ? ['date', 'dateTimeOffset', 'timeOfDay'].includes(bound.type) : bound.type === expected || (expected === 'dateTimeOffset' && bound.type === 'date'))
+    if (!ok) throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${expected}, not a ${bound.type}.`)
+    return bound
+  })
+  const type = typeof signature.returns === 'function' ? signature.returns(args) : signature.returns
+  return { kind: 'call', name: syntax.name, args, type }
+}
+
+function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSyntax): BoundExpression {
+  const typeArg = syntax.args[syntax.args.length - 1]
+  if (!typeArg || typeArg.kind !== 'typeName' || syntax.args.length > 2) {
+    throw QueryError.invalid(`In ${scope.option}, ${syntax.name}() takes an optional expression and a type name, e.g. ${syntax.name}(Price,Edm.String).`)
+  }
+  const target = CAST_TYPES[typeArg.name]
+  if (!target || typeArg.collection) throw QueryError.invalid(`In ${scope.option}, ${syntax.name}() supports primitive types (${Object.keys(CAST_TYPES).join(', ')}), not ${typeArg.name}.`)
+  if (syntax.args.length === 1) throw QueryError.invalid(`In ${scope.option}, ${syntax.name}() of the entity itself is not supported: entity types have no subtypes here.`)
+  const operand = bindExpression(context, scope, syntax.args[0])
+  if (syntax.name === 'isof') {
+    return { kind: 'literal', type: 'boolean', value: operand.type === target || (NUMERIC.has(operand.type) && NUMERIC.has(target) && operand.type === 'int') }
+  }
+  return { kind: 'call', name: 'cast', args: [operand, { kind: 'literal', type: 'string', value: target }], type: target }
+}

@@ -1,0 +1,107 @@
+// Binds the resource path to what it addresses: the service document, $metadata, an entity
+// set, one entity (by key, in parentheses or as a segment), a navigation from an entity, a
+// count, or a method (static on a set, or bound to an entity).
+//   Orders(8c9c…)/Lines  →  { kind: 'collection', entity: OrderLine, parent: { Order.Lines, 8c9c… } }
+
+import { QueryError, RequestError } from '../../errors.ts'
+import type { MethodDecl } from '../../model/declarations.ts'
+import type { EntityModel, Model } from '../../model/model.ts'
+import type { ParentLink } from './bound.ts'
+import type { NamingPolicy } from '../../model/naming.ts'
+import { closestName } from '../../errors.ts'
+import { GUID_PATTERN } from '../../persistence/guid.ts'
+import type { NameSegmentSyntax, PathSegmentSyntax, ResourcePathSyntax } from '../parser/syntax.ts'
+import { publicProperties } from './bind-context.ts'
+
+
+export type Target =
+  | { readonly kind: 'serviceDocument' }
+  | { readonly kind: 'metadata' }
+  | { readonly kind: 'collection'; readonly entity: EntityModel; readonly parent?: ParentLink; readonly count: boolean }
+  | { readonly kind: 'entity'; readonly entity: EntityModel; readonly key: string; readonly parent?: ParentLink }
+  | {
+      readonly kind: 'method'
+      readonly entity: EntityModel
+      readonly name: string
+      readonly method: MethodDecl
+      /** The entity an instance method is called on. */
+      readonly key?: string
+      /** Parameters written inline, `OpenSince(before=2024-01-01)`. */
+      readonly inline: NameSegmentSyntax['args']
+    }
+
+export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathSyntax, namespace: string): Target {
+  const segments = [...path.segments]
+  if (segments.length === 0) return { kind: 'serviceDocument' }
+  const first = segments.shift()!
+  if (first.kind === 'metadata') {
+    if (segments.length) throw RequestError.notFound('Nothing follows $metadata.')
+    return { kind: 'metadata' }
+  }
+  if (first.kind !== 'name') throw RequestError.notFound(`A path starts with an entity set name.`)
+  const entity = model.sets.get(first.name)
+  if (!entity) {
+    const hint = closestName(first.name, [...model.sets.keys()])
+    throw RequestError.notFound(`No entity set '${first.name}'${hint ? `; did you mean '${hint}'?` : '.'}`)
+  }
+  let key: string | undefined
+  if (first.args !== undefined) key = keyOf(first, entity)
+  else if (segments[0]?.kind === 'key') key = literalKey(segments.shift()!, entity)
+
+  if (segments.length === 0) return key ? { kind: 'entity', entity, key } : { kind: 'collection', entity, count: false }
+  const next = segments.shift()!
+  if (next.kind === 'count') {
+    if (key) throw RequestError.notFound('$count follows a collection, not a single entity.')
+    if (segments.length) throw RequestError.notFound('Nothing may follow $count.')
+    return { kind: 'collection', entity, count: true }
+  }
+  if (next.kind !== 'name') throw RequestError.notFound(`Unexpected segment after ${entity.setName}.`)
+  const name = next.name.startsWith(`${namespace}.`) ? next.name.slice(namespace.length + 1) : next.name
+  const method = findMethod(entity, name, naming)
+  if (method) {
+    if (segments.length) throw RequestError.notFound(`Nothing may follow the method ${name}.`)
+    if (method.decl.static && key) throw RequestError.notFound(`${entity.setName}/${name} is called on the set, not on one entity.`)
+    if (!method.decl.static && !key) throw RequestError.notFound(`${name} is called on one entity: ${entity.setName}(<Guid>)/${name}.`)
+    return { kind: 'method', entity, name: method.name, method: method.decl, key, inline: next.args }
+  }
+  if (!key) {
+    const names = [...entity.methods.keys()].filter((m) => entity.methods.get(m)!.static).map((m) => naming.toPublic(m))
+    const hint = closestName(name, names)
+    throw RequestError.notFound(`${entity.setName} has no method '${name}'${hint ? `; did you mean '${hint}'?` : names.length ? `; its methods: ${names.join(', ')}.` : '.'}`)
+  }
+  const navigation = publicProperties(entity, naming).get(name)
+  if (!navigation || navigation.kind === 'scalar') {
+    throw RequestError.notFound(`${entity.setName} has no navigation property or method '${name}'.`)
+  }
+  const parent: ParentLink = { navigation, key }
+  const rest = segments.shift()
+  if (segments.length > 0 || (rest && rest.kind !== 'count')) throw RequestError.notFound('Paths may follow one navigation from an entity.')
+  if (navigation.kind === 'reference') {
+    if (rest) throw RequestError.notFound('$count follows a collection.')
+    return { kind: 'entity', entity: navigation.target, key: '', parent }
+  }
+  return { kind: 'collection', entity: navigation.target, parent, count: Boolean(rest) }
+}
+
+function findMethod(entity: EntityModel, name: string, naming: NamingPolicy) {
+  for (const [declared, decl] of entity.methods) if (naming.toPublic(declared) === name) return { name: declared, decl }
+  return undefined
+}
+
+function keyOf(segment: NameSegmentSyntax, entity: EntityModel): string {
+  const args = segment.args!
+  if (args.length !== 1 || (args[0].name !== undefined && args[0].name !== 'Guid' && args[0].name !== 'guid')) {
+    throw QueryError.invalid(`${entity.setName}(…) takes the entity's Guid: ${entity.setName}(<guid>) or ${entity.setName}(Guid=<guid>).`)
+  }
+  const value = args[0].value
+  const text = value.kind === 'literal' ? String(value.value) : ''
+  if (!GUID_PATTERN.test(text)) throw QueryError.invalid(`'${value.kind === 'literal' ? value.text : value.name}' is not a Guid; keys of ${entity.setName} are Guids.`)
+  return text.toLowerCase()
+}
+
+function literalKey(segment: PathSegmentSyntax, entity: EntityModel): string {
+  const value = segment.kind === 'key' ? segment.value : undefined
+  const text = value ? String(value.value) : ''
+  if (!GUID_PATTERN.test(text)) throw QueryError.invalid(`'${value?.text}' is not a Guid; keys of ${entity.setName} are Guids.`)
+  return text.toLowerCase()
+}

@@ -1,0 +1,203 @@
+// Binds the query options of a read to the model: $select/$expand (with their nested
+// options), $filter, $orderby, paging and $count, and checks the limits:
+//   MaxTop (a $top above it), MaxExpansionDepth (nested $expand), MaxNodeCount (see countNodes).
+
+import { QueryError } from '../../errors.ts'
+import type { EntityModel, ScalarProperty } from '../../model/model.ts'
+import { KEY } from '../../model/model.ts'
+import type {
+  ExpandItemSyntax,
+  ExpandOptionsSyntax,
+  OrderbyItemSyntax,
+  QueryOptionsSyntax,
+  SelectItemSyntax,
+} from '../parser/syntax.ts'
+import type { BoundCollectionRead, BoundEntityRead, BoundExpand, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
+import { publicProperties, requireRead, resolveProperty, type BindContext } from './bind-context.ts'
+import { bindExpression, type ExpressionScope } from './bind-expression.ts'
+import { bindApply } from './bind-apply.ts'
+
+export type DefaultSelect = 'Key' | 'All'
+
+export function bindCollectionRead(
+  context: BindContext,
+  entity: EntityModel,
+  options: QueryOptionsSyntax,
+  defaultSelect: DefaultSelect,
+): BoundCollectionRead {
+  requireRead(context, entity)
+  const range = context.nextRange(entity)
+  const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter' }
+  if (options.top !== undefined && options.top > context.limits.maxTop) {
+    throw QueryError.limitExceeded('MaxTop', options.top, context.limits.maxTop)
+  }
+  const apply = options.apply && bindApply(context, range, options.apply)
+  if (apply && (options.select || options.expand)) {
+    throw QueryError.invalid('$select and $expand cannot be combined with $apply: the aggregation defines the result shape.')
+  }
+  const skip = options.skiptoken !== undefined ? parseSkiptoken(options.skiptoken) : (options.skip ?? 0)
+  const orderScope: ExpressionScope = { ...scope, option: '$orderby', applied: apply?.names }
+  return {
+    kind: 'collection',
+    entity,
+    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1),
+    filter: options.filter && bindExpression(context, scope, options.filter),
+    orderby: bindOrderby(context, orderScope, options.orderby),
+    top: options.top,
+    skip,
+    pageSize: options.top === undefined && !apply ? context.limits.maxTop : undefined,
+    count: options.count ?? false,
+    apply: apply?.stages,
+  }
+}
+
+export function bindEntityRead(
+  context: BindContext,
+  range: Range,
+  select: readonly SelectItemSyntax[] | undefined,
+  expand: readonly ExpandItemSyntax[] | undefined,
+  defaultSelect: DefaultSelect,
+  depth: number,
+): BoundEntityRead {
+  const entity = range.entity
+  const chosen = new Map<string, ScalarProperty>()
+  const add = (property: ScalarProperty) => chosen.set(property.name, property)
+  const all = () => {
+    for (const property of entity.properties.values()) if (property.kind === 'scalar') add(property)
+  }
+  add(entity.properties.get(KEY) as ScalarProperty)
+  if (!select) {
+    if (defaultSelect === 'All') all()
+  } else {
+    for (const item of select) {
+      if (item.kind === 'selectAll') all()
+      else if (item.kind === 'selectOperations') continue
+      else {
+        if (item.path.length > 1) {
+          throw QueryError.invalid(`$select=${item.path.join('/')}: select a navigation's properties with $expand=${item.path[0]}($select=${item.path.slice(1).join('/')}).`, item.path.join('/'))
+        }
+        const property = resolveProperty(context, entity, item.path[0])
+        if (property.kind !== 'scalar') {
+          throw QueryError.invalid(`$select=${item.path[0]}: ${entity.setName}.${item.path[0]} is a navigation property; use $expand=${item.path[0]}.`, item.path[0])
+        }
+        add(property)
+      }
+    }
+  }
+  const selectItems: BoundSelectItem[] = []
+  const virtuals: BoundSelectItem[] = []
+  const needs = new Map<string, BoundSelectItem>()
+  for (const property of chosen.values()) {
+    const item = { property, publicName: context.naming.toPublic(property.name) }
+    if (property.column) selectItems.push(item)
+    else {
+      virtuals.push(item)
+      for (const source of entity.rules.computed.get(property.name)?.from ?? []) {
+        const dependency = entity.properties.get(source)
+        if (dependency?.kind === 'scalar' && dependency.column && !chosen.has(source)) {
+          needs.set(source, { property: dependency, publicName: context.naming.toPublic(dependency.name) })
+        }
+      }
+    }
+  }
+  return {
+    range,
+    select: selectItems,
+    virtuals,
+    needs: [...needs.values()],
+    expand: bindExpands(context, entity, expand ?? [], defaultSelect, depth),
+    etag: true,
+  }
+}
+
+function bindExpands(
+  context: BindContext,
+  entity: EntityModel,
+  items: readonly ExpandItemSyntax[],
+  defaultSelect: DefaultSelect,
+  depth: number,
+): BoundExpand[] {
+  if (items.length > 0 && depth > context.limits.maxExpansionDepth) {
+    throw QueryError.limitExceeded('MaxExpansionDepth', depth, context.limits.maxExpansionDepth)
+  }
+  const expands: BoundExpand[] = []
+  for (const item of items) {
+    if (item.kind === 'expandAll') {
+      for (const property of entity.properties.values()) {
+        if (property.kind === 'scalar') continue
+        expands.push(bindExpand(context, property.name, entity, {}, defaultSelect, depth, item.levels))
+      }
+      continue
+    }
+    if (item.suffix) throw QueryError.invalid(`$expand=${item.path.join('/')}/$${item.suffix} is not supported; expand the navigation itself.`)
+    if (item.path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${item.path[0]}($expand=${item.path.slice(1).join('/')}).`)
+    expands.push(bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels))
+  }
+  return expands
+}
+
+function bindExpand(
+  context: BindContext,
+  name: string,
+  entity: EntityModel,
+  options: ExpandOptionsSyntax,
+  defaultSelect: DefaultSelect,
+  depth: number,
+  levels: number | 'max' | undefined,
+): BoundExpand {
+  const navigation = name === name.trim() ? resolveNavigation(context, entity, name) : undefined
+  if (!navigation) throw QueryError.invalid(`$expand: ${entity.setName}.${name} is not a navigation property.`, name)
+  requireRead(context, navigation.target)
+  if (options.top !== undefined && options.top > context.limits.maxTop) throw QueryError.limitExceeded('MaxTop', options.top, context.limits.maxTop)
+  const range = context.nextRange(navigation.target)
+  const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter' }
+  let nested = options.expand
+  if (levels !== undefined) {
+    // $levels on a recursive navigation (Role/Children): expand the same navigation again.
+    if (navigation.target !== entity) throw QueryError.invalid(`$levels needs a recursive navigation; ${entity.setName}.${name} leads to ${navigation.target.setName}.`)
+    const remaining = levels === 'max' ? context.limits.maxExpansionDepth - depth : levels - 1
+    if (typeof levels === 'number' && depth + levels - 1 > context.limits.maxExpansionDepth) {
+      throw QueryError.limitExceeded('MaxExpansionDepth', depth + levels - 1, context.limits.maxExpansionDepth)
+    }
+    if (remaining > 0) nested = [...(nested ?? []), { kind: 'expandPath', path: [name], suffix: undefined, options: { ...options, levels: remaining }, position: 0 }]
+  }
+  const read = bindEntityRead(context, range, options.select, nested, defaultSelect, depth + 1)
+  if (navigation.kind === 'reference') {
+    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.count) {
+      throw QueryError.invalid(`$expand=${name}: ${name} is a single entity; $filter, $orderby, $top, $skip and $count apply to collections only.`)
+    }
+    return { navigation, publicName: context.naming.toPublic(navigation.name), read, orderby: [], count: false }
+  }
+  return {
+    navigation,
+    publicName: context.naming.toPublic(navigation.name),
+    read,
+    filter: options.filter && bindExpression(context, scope, options.filter),
+    orderby: bindOrderby(context, { ...scope, option: '$orderby' }, options.orderby),
+    top: options.top,
+    skip: options.skip,
+    count: options.count ?? false,
+  }
+}
+
+function resolveNavigation(context: BindContext, entity: EntityModel, name: string) {
+  const property = publicProperties(entity, context.naming).get(name)
+  if (!property) throw QueryError.unknownProperty(entity.setName, name, publicProperties(entity, context.naming).keys())
+  return property.kind === 'scalar' ? undefined : property
+}
+
+export function bindOrderby(context: BindContext, scope: ExpressionScope, items: readonly OrderbyItemSyntax[] | undefined): BoundOrderby[] {
+  return (items ?? []).map((item) => {
+    const expression = bindExpression(context, scope, item.expression)
+    if (expression.type === 'boolean' && expression.kind !== 'property') {
+      throw QueryError.invalid('$orderby needs values to sort by, not a condition.')
+    }
+    return { expression, descending: item.direction === 'desc' }
+  })
+}
+
+function parseSkiptoken(token: string): number {
+  const skip = Number(token)
+  if (!Number.isInteger(skip) || skip < 0) throw QueryError.invalid(`$skiptoken '${token}' is not one this service issued.`, '$skiptoken')
+  return skip
+}

@@ -1,0 +1,104 @@
+// $apply → SQL: filters before the aggregation become WHERE, groupby/aggregate a GROUP BY
+// whose row is built as JSON with grouping paths nested, and the stages after it (filter,
+// orderby, top, skip, then $orderby/$top/$skip/$count) work on the aggregated rows.
+//   filter(Status eq 'Closed')/groupby((Customer/Country),aggregate(Total with sum as Revenue))
+//   →  select json_build_object('Customer', json_build_object('Country', j0."Country"), 'Revenue', sum(t0."Total"))
+//      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $2::text group by j0."Country"
+
+import { QueryError } from '../../errors.ts'
+import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey } from '../semantic/bound.ts'
+import { compileExpression, JoinSet } from './compile-expression.ts'
+import { buildObject } from './compile-read.ts'
+import { ident, modelString, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
+
+const AGGREGATE_SQL: Record<string, (x: string) => string> = {
+  sum: (x) => `sum(${x})`,
+  min: (x) => `min(${x})`,
+  max: (x) => `max(${x})`,
+  average: (x) => `avg(${x})`,
+  countdistinct: (x) => `count(distinct ${x})::int`,
+}
+
+export function compileApply(builder: SqlBuilder, context: string, read: BoundCollectionRead): CompiledQuery {
+  const stages = read.apply!
+  const alias = builder.alias(read.read.range)
+  const joins = new JoinSet(builder)
+  const aggregateAt = stages.findIndex((s) => s.kind === 'aggregate')
+  const before = aggregateAt === -1 ? stages : stages.slice(0, aggregateAt)
+  const after = aggregateAt === -1 ? [] : stages.slice(aggregateAt + 1)
+  const pre: string[] = []
+  if (read.filter) pre.push(compileExpression({ builder, joins }, read.filter))
+  for (const stage of before) {
+    if (stage.kind === 'filter') pre.push(compileExpression({ builder, joins }, stage.predicate))
+    else if (stage.kind !== 'compute') {
+      throw QueryError.invalid(`$apply: ${stage.kind}() before the aggregation is not supported; put it after groupby/aggregate.`)
+    }
+  }
+  const where = pre.length ? `where ${pre.map((p) => `(${p})`).join(' and ')}` : ''
+  let inner: string
+  let refs: Map<string, string>
+  if (aggregateAt === -1) {
+    // No aggregation: the rows are the entities (keys plus computed aliases).
+    const computes = before.flatMap((s) => (s.kind === 'compute' ? s.items : []))
+    const pairs = [`'Guid', ${alias}."Guid"`, ...computes.map((c) => `${modelString(c.alias)}, ${compileExpression({ builder, joins }, c.expression)}`)]
+    inner = `select ${buildObject(pairs)} as j, ${alias}."Guid" as k from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+    refs = new Map()
+  } else {
+    const stage = stages[aggregateAt] as Extract<BoundApplyStage, { kind: 'aggregate' }>
+    const groups = stage.groupBy.map((key) => compileExpression({ builder, joins }, key.expression))
+    const aggregates = stage.aggregations.map((a) => aggregateSql(builder, joins, a))
+    refs = new Map()
+    stage.groupBy.forEach((key, i) => refs.set(key.path.join('/'), `s.g${i}`))
+    stage.aggregations.forEach((a, i) => refs.set(a.alias, `s.a${i}`))
+    const columns = [...groups.map((g, i) => `${g} as g${i}`), ...aggregates.map((a, i) => `${a} as a${i}`)]
+    const json = buildObject([...nestedGroups(stage.groupBy, groups), ...stage.aggregations.map((a, i) => `${modelString(a.alias)}, ${aggregates[i]}`)])
+    inner = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
+  }
+  const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }
+  let query = inner
+  for (const stage of after) query = wrapStage(target, query, stage)
+  const order = read.orderby.length ? ` order by ${read.orderby.map((o) => `${compileExpression(target, o.expression)}${o.descending ? ' desc' : ''}`).join(', ')}` : ''
+  const page = `${read.top !== undefined ? ` limit ${read.top}` : ''}${read.skip ? ` offset ${read.skip}` : ''}`
+  const body = [`'@odata.context', ${context}`]
+  if (read.count) body.push(`'@odata.count', (select count(*) from (${query}) c)`)
+  body.push(`'value', coalesce((select json_agg(r.j) from (select s.j from (${query}) s${order}${page}) r), '[]'::json)`)
+  return { sql: `select json_build_object(${body.join(', ')})::text as body`, params: builder.params }
+}
+
+function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAggregation): string {
+  if (aggregation.method === 'count') return 'count(*)::int'
+  return AGGREGATE_SQL[aggregation.method](compileExpression({ builder, joins }, aggregation.expression!))
+}
+
+/** groupby((Customer/Country,Status)) → 'Customer', json_build_object('Country', …), 'Status', … */
+function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): string[] {
+  interface Node { children: Map<string, Node>; value?: string }
+  const root: Node = { children: new Map() }
+  keys.forEach((key, i) => {
+    let node = root
+    for (const segment of key.path) {
+      if (!node.children.has(segment)) node.children.set(segment, { children: new Map() })
+      node = node.children.get(segment)!
+    }
+    node.value = sql[i]
+  })
+  const pairs = (node: Node): string[] =>
+    [...node.children].map(([name, child]) => `${modelString(name)}, ${child.value ?? buildObject(pairs(child))}`)
+  return pairs(root)
+}
+
+function wrapStage(target: { builder: SqlBuilder; joins: JoinSet; aggregateRef: (n: string) => string }, query: string, stage: BoundApplyStage): string {
+  const expression = (e: BoundExpression) => compileExpression(target, e)
+  switch (stage.kind) {
+    case 'filter':
+      return `select s.* from (${query}) s where ${expression(stage.predicate)}`
+    case 'orderby':
+      return `select s.* from (${query}) s order by ${stage.items.map((o) => `${expression(o.expression)}${o.descending ? ' desc' : ''}`).join(', ')}`
+    case 'top':
+      return `select s.* from (${query}) s limit ${stage.count}`
+    case 'skip':
+      return `select s.* from (${query}) s offset ${stage.count}`
+    default:
+      throw QueryError.invalid(`$apply: ${stage.kind}() after the aggregation is not supported.`)
+  }
+}

@@ -1,0 +1,173 @@
+// Bound reads → one SQL statement whose single value is the whole OData response body,
+// built by PostgreSQL (json_build_object/json_agg), so Node streams text and parses nothing.
+// Expanded navigations are correlated subqueries, each with its own filter, order and page,
+// so a read is one statement whatever its depth: no N+1.
+//
+//   Orders?$filter=Total gt 100&$top=2&$select=Number
+//   →  select json_build_object('@odata.context', $1, 'value', coalesce((select json_agg(r.j) from
+//        (select json_build_object('Guid', t0."Guid", 'Number', t0."Number") as j from "Order" t0
+//         where t0."Total" > $2::numeric order by t0."Guid" limit 2) r), '[]'::json))::text
+
+import type { EntityModel, ScalarProperty } from '../../model/model.ts'
+import { KEY, VERSION_COLUMN } from '../../model/model.ts'
+import type {
+  BoundCollectionRead,
+  BoundEntityByKey,
+  BoundEntityRead,
+  BoundExpand,
+  BoundExpression,
+  BoundOrderby,
+  ParentLink,
+} from '../semantic/bound.ts'
+import { compileExpression, JoinSet } from './compile-expression.ts'
+import { compileApply } from './compile-apply.ts'
+import { ident, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
+
+export interface ResponseUrls {
+  readonly context: string
+}
+
+/** A read's statement; it answers `body` (and `more`, when the read is paged by the server). */
+export interface CompiledRead extends CompiledQuery {
+  /** Server-driven paging: where the next page starts, if `more`. */
+  readonly nextSkip?: number
+}
+
+export function compileCollectionRead(read: BoundCollectionRead, urls: ResponseUrls): CompiledRead {
+  const builder = new SqlBuilder()
+  const context = builder.param(urls.context, 'string')
+  if (read.apply) return compileApply(builder, context, read)
+  const alias = builder.alias(read.read.range)
+  const joins = new JoinSet(builder)
+  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
+  const row = rowJson(builder, read.read)
+  const from = `from ${ident(read.entity.table)} ${alias}`
+  const orderBy = orderClause(builder, joins, read.orderby, read.entity, alias)
+  const body = [`'@odata.context', ${context}`]
+  if (read.count) {
+    const countJoins = new JoinSet(builder)
+    const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
+    body.push(`'@odata.count', (select count(*) ${from} ${countJoins.sql()} ${countWhere})`)
+  }
+  const page = (limit: number | undefined) =>
+    `select ${row} as j ${from} ${joins.sql()} ${where} ${orderBy}${limit !== undefined ? ` limit ${limit}` : ''}${read.skip ? ` offset ${read.skip}` : ''}`
+  if (read.pageSize !== undefined) {
+    // One row more than a page tells whether a next page exists; the handler then adds
+    // @odata.nextLink to the body (paged reads answer `more` beside the body).
+    const size = read.pageSize
+    body.push(`'value', coalesce(json_agg(p.j) filter (where p.n <= ${size}), '[]'::json)`)
+    return {
+      sql: `select json_build_object(${body.join(', ')})::text as body, count(*) > ${size} as more from (select row_number() over () as n, q.j from (${page(size + 1)}) q) p`,
+      params: builder.params,
+      nextSkip: read.skip + size,
+    }
+  }
+  body.push(`'value', coalesce((select json_agg(r.j) from (${page(read.top)}) r), '[]'::json)`)
+  return { sql: `select json_build_object(${body.join(', ')})::text as body`, params: builder.params }
+}
+
+export function compileEntityRead(read: BoundEntityByKey, urls: Pick<ResponseUrls, 'context'>): CompiledQuery {
+  const builder = new SqlBuilder()
+  const context = builder.param(urls.context, 'string')
+  const alias = builder.alias(read.read.range)
+  const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.param(read.key, 'guid')}`
+  const row = rowJson(builder, read.read, [`'@odata.context', ${context}`])
+  const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
+  return { sql: `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`, params: builder.params }
+}
+
+export function compileCount(read: BoundCollectionRead): CompiledQuery {
+  const builder = new SqlBuilder()
+  const alias = builder.alias(read.read.range)
+  const joins = new JoinSet(builder)
+  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
+  return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params }
+}
+
+/** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
+function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string): string[] {
+  if (!parent) return []
+  const key = builder.param(parent.key, 'guid')
+  const navigation = parent.navigation
+  if (navigation.kind === 'collection') return [`${alias}.${ident(navigation.inverse.column)} = ${key}`]
+  return [`${alias}."Guid" = (select p.${ident(navigation.column)} from ${ident(navigation.entity.table)} p where p."Guid" = ${key})`]
+}
+
+function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression | undefined, keys: readonly string[] | undefined, alias: string, extra: string[] = []): string {
+  const parts = [...extra]
+  if (keys) parts.push(`${alias}."Guid" = any(${builder.rawParam(keys)}::uuid[])`)
+  if (filter) parts.push(compileExpression({ builder, joins }, filter))
+  return parts.length ? `where ${parts.join(' and ')}` : ''
+}
+
+/** ORDER BY with OData's null order (nulls first ascending) and the key appended for stable paging. */
+export function orderClause(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): string {
+  const items = orderby.map(({ expression, descending }) => {
+    const nullable = !(expression.kind === 'property' && expression.via.length === 0 && (expression.property.decl.required || expression.property.name === KEY))
+    const nulls = nullable ? (descending ? ' nulls last' : ' nulls first') : ''
+    return `${compileExpression({ builder, joins }, expression)}${descending ? ' desc' : ''}${nulls}`
+  })
+  if (!isTotalOrder(orderby, entity)) items.push(`${alias}."Guid"`)
+  return `order by ${items.join(', ')}`
+}
+
+/** An order that ends in a unique, non-null key needs no tie-breaker. */
+function isTotalOrder(orderby: readonly BoundOrderby[], entity: EntityModel): boolean {
+  return orderby.some(({ expression }) => {
+    if (expression.kind !== 'property' || expression.via.length > 0) return false
+    const name = expression.property.name
+    if (name === KEY) return true
+    return entity.naturalKey.length === 1 && entity.naturalKey[0] === name && expression.property.decl.required
+  })
+}
+
+/** The JSON object of one entity: selected columns, etag, hidden inputs of virtuals, expands. */
+function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] = []): string {
+  const alias = builder.alias(read.range)
+  const pairs = [...leading]
+  if (read.etag) pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
+  for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property)}`)
+  for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property)}`)
+  for (const expand of read.expand) pairs.push(...expandJson(builder, alias, expand))
+  return buildObject(pairs)
+}
+
+function columnJson(alias: string, property: ScalarProperty): string {
+  const column = `${alias}.${ident(property.column!)}`
+  // Timestamps in UTC with a Z, whatever the session time zone.
+  if (property.type === 'DateTimeOffset') return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+  return column
+}
+
+function expandJson(builder: SqlBuilder, parentAlias: string, expand: BoundExpand): string[] {
+  const navigation = expand.navigation
+  const alias = builder.alias(expand.read.range)
+  const table = `${ident(navigation.target.table)} ${alias}`
+  const row = rowJson(builder, expand.read)
+  if (navigation.kind === 'reference') {
+    return [`${modelString(expand.publicName)}, (select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)})`]
+  }
+  const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
+  const joins = new JoinSet(builder)
+  const where = conditions(builder, joins, expand.filter, undefined, alias, [link])
+  const orderBy = orderClause(builder, joins, expand.orderby, navigation.target, alias)
+  const limit = expand.top !== undefined ? ` limit ${expand.top}` : ''
+  const offset = expand.skip ? ` offset ${expand.skip}` : ''
+  const pairs = [
+    `${modelString(expand.publicName)}, coalesce((select json_agg(r.j) from (select ${row} as j from ${table} ${joins.sql()} ${where} ${orderBy}${limit}${offset}) r), '[]'::json)`,
+  ]
+  if (expand.count) {
+    const countJoins = new JoinSet(builder)
+    const countWhere = conditions(builder, countJoins, expand.filter, undefined, alias, [link])
+    pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, (select count(*) from ${table} ${countJoins.sql()} ${countWhere})`)
+  }
+  return pairs
+}
+
+/** json_build_object takes at most 100 arguments; wider entities are merged from chunks. */
+export function buildObject(pairs: readonly string[]): string {
+  if (pairs.length <= 50) return `json_build_object(${pairs.join(', ')})`
+  const chunks: string[] = []
+  for (let i = 0; i < pairs.length; i += 50) chunks.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(', ')})`)
+  return `(${chunks.join(' || ')})::json`
+}

@@ -1,0 +1,65 @@
+// Collects the parameters of one statement and names its table aliases. Values always go
+// through param() (a placeholder with an explicit cast), identifiers only through ident(),
+// and identifiers only ever come from the model.
+
+import type { Range, ValueType } from '../semantic/bound.ts'
+
+export interface CompiledQuery {
+  readonly sql: string
+  readonly params: readonly unknown[]
+}
+
+const CAST: Record<ValueType, string> = {
+  string: 'text',
+  int: 'int',
+  decimal: 'numeric',
+  double: 'float8',
+  boolean: 'boolean',
+  date: 'date',
+  dateTimeOffset: 'timestamptz',
+  timeOfDay: 'time',
+  guid: 'uuid',
+  duration: 'interval',
+  null: 'text',
+}
+
+export function sqlType(type: ValueType): string {
+  return CAST[type]
+}
+
+export function ident(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+/** A string literal for names that come from the model (JSON keys), never from a request. */
+export function modelString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`
+}
+
+export class SqlBuilder {
+  readonly params: unknown[] = []
+  #aliases = new Map<number, string>()
+  #joinCounter = 0
+
+  param(value: unknown, type: ValueType): string {
+    this.params.push(value)
+    return `$${this.params.length}::${CAST[type]}`
+  }
+
+  /** A parameter whose type PostgreSQL infers from its use (arrays, text in known places). */
+  rawParam(value: unknown): string {
+    this.params.push(value)
+    return `$${this.params.length}`
+  }
+
+  alias(range: Range): string {
+    let alias = this.#aliases.get(range.id)
+    if (!alias) this.#aliases.set(range.id, (alias = `t${range.id}`))
+    return alias
+  }
+
+  /** A fresh alias for a joined table. */
+  joinAlias(): string {
+    return `j${this.#joinCounter++}`
+  }
+}

@@ -1,0 +1,92 @@
+// `entityctl serve`: opens the database server (configured or embedded), loads the plugins,
+// brings every tenant's schema up to date, and serves HTTP until SIGINT/SIGTERM, when it
+// lets in-flight requests finish, closes the pools and stops the embedded database.
+
+import { createServer, type Server } from 'node:http'
+import pino, { type Logger } from 'pino'
+import { loadConfig, projectPath, type Config } from './config/load-config.ts'
+import { loadModel } from './model/load-plugins.ts'
+import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
+import { TenantRegistry } from './tenancy/tenant-registry.ts'
+import { migrateAllTenants } from './tenancy/tenant-admin.ts'
+import { createApp } from './http/app.ts'
+
+export interface StartOptions {
+  readonly configPath?: string
+  readonly port?: number
+  readonly host?: string
+  /** Destination of the log, default stdout. */
+  readonly logger?: Logger
+}
+
+export interface RunningServer {
+  readonly url: string
+  readonly config: Config
+  stop(): Promise<void>
+}
+
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const config = loadConfig(options.configPath)
+  const logger = options.logger ?? pino({ level: config.Server.LogLevel })
+  const model = await loadModel(projectPath(config.Server.PluginsDir))
+  logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
+  const database = await openDatabaseServer(config, logger)
+  let tenants: TenantRegistry | undefined
+  try {
+    tenants = new TenantRegistry(config, model, database.url)
+    await migrateAllTenants(config, model, tenants, logger)
+    const { app, services } = createApp({ config, model, tenants, logger })
+    const server = createServer(app.callback())
+    server.keepAliveTimeout = 65_000
+    const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
+    const host = options.host ?? config.Server.Host
+    await listen(server, port, host)
+    const address = server.address()
+    const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
+    logger.info({ url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
+    const stop = once(async () => {
+      logger.info('shutting down: finishing in-flight requests')
+      await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
+      await services.close?.()
+      await tenants!.close()
+      await database.stop()
+      logger.info('stopped')
+    })
+    return { url, config, stop }
+  } catch (error) {
+    await tenants?.close()
+    await database.stop()
+    throw error
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`Port ${port} on ${host} is already in use; choose another with --port.`) : error),
+    )
+    server.listen(port, host, () => resolve())
+  })
+}
+
+function closeServer(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.closeAllConnections()
+      resolve()
+    }, timeoutMs)
+    timer.unref()
+    server.close(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+    server.closeIdleConnections()
+  })
+}
+
+function once(work: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined
+  return () => (running ??= work())
+}
+
+export type { DatabaseServer }

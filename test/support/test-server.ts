@@ -1,0 +1,120 @@
+// Starts a real entityctl server for a test file: its own config file, its own tenant
+// databases on the test PostgreSQL (TEST_DATABASE_URL, else the embedded one), port 0.
+// stop() shuts the server down and drops the databases, leaving nothing behind.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import pino from 'pino'
+import { loadConfig, projectPath } from '../../server/config/load-config.ts'
+import { loadModel } from '../../server/model/load-plugins.ts'
+import { addTenant } from '../../server/tenancy/tenant-admin.ts'
+import { dropDatabase } from '../../server/tenancy/database-server.ts'
+import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
+import { addUser } from '../../server/auth/user-admin.ts'
+import { startServer, type RunningServer } from '../../server/start.ts'
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export interface TestUser {
+  readonly username: string
+  readonly password: string
+  readonly fullAccess?: boolean
+}
+
+export interface TestServerOptions {
+  /** Tenant names; each gets a database named after the test run. Default: ['t1']. */
+  readonly tenants?: readonly string[]
+  /** Users created in every tenant. Default: one full-access 'admin'. */
+  readonly users?: readonly TestUser[]
+  /** Extra config sections merged into the file. */
+  readonly config?: Record<string, Record<string, unknown>>
+  readonly pluginsDir?: string
+}
+
+export interface TestServer {
+  readonly url: string
+  readonly api: string
+  readonly configPath: string
+  readonly tenants: readonly string[]
+  readonly server: RunningServer
+  /** Signs in and returns the access token. */
+  token(tenant?: string, username?: string, password?: string): Promise<string>
+  stop(): Promise<void>
+}
+
+export const ADMIN: TestUser = { username: 'admin', password: 'admin-password-1', fullAccess: true }
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'entityctl-test-'))
+  const configPath = join(dir, 'entityctl.json')
+  const suffix = randomBytes(4).toString('hex')
+  const tenants = (options.tenants ?? ['t1']).map((t) => `${t}-${suffix}`)
+  const file = {
+    ...options.config,
+    Server: { LogLevel: 'silent', PluginsDir: options.pluginsDir ?? projectPath('plugins'), ...options.config?.Server },
+    Database: { ConnectionString: TEST_DATABASE_URL, ...options.config?.Database },
+    JWT: { SigningKey: randomBytes(32).toString('base64url'), ...options.config?.JWT },
+  }
+  writeFileSync(configPath, JSON.stringify(file))
+  let config = loadConfig(configPath, {})
+  const model = await loadModel(config.Server.PluginsDir)
+  for (const tenant of tenants) {
+    await addTenant(config, model, TEST_DATABASE_URL, tenant)
+    config = loadConfig(configPath, {})
+  }
+  const registry = new TenantRegistry(config, model, TEST_DATABASE_URL)
+  for (const tenant of tenants) {
+    const db = (await registry.get(tenant))!
+    for (const user of options.users ?? [ADMIN]) await addUser(db, user.username, user.password, user.fullAccess ?? false)
+  }
+  await registry.close()
+
+  const server = await startServer({ configPath, port: 0, logger: pino({ level: process.env.TEST_LOG ?? 'silent' }) })
+  const api = `${server.url}/api`
+  return {
+    url: server.url,
+    api,
+    configPath,
+    tenants,
+    server,
+    async token(tenant = tenants[0], username = ADMIN.username, password = ADMIN.password) {
+      const response = await fetch(`${api}/auth/signin`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ TenantId: tenant, Username: username, Password: password }),
+      })
+      if (response.status !== 200) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`)
+      return ((await response.json()) as { accessToken: string }).accessToken
+    },
+    async stop() {
+      await server.stop()
+      for (const tenant of tenants) await dropDatabase(TEST_DATABASE_URL, config.Tenants.get(tenant)!.Database)
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** fetch with a bearer token and JSON, returning status, headers and parsed body. */
+export async function call(
+  url: string,
+  init: { method?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.token) headers.Authorization = `Bearer ${init.token}`
+  if (init.body !== undefined) headers['Content-Type'] ??= 'application/json'
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
+  })
+  const text = await response.text()
+  let body: any = undefined
+  try {
+    body = text ? JSON.parse(text) : undefined
+  } catch {
+    body = undefined
+  }
+  return { status: response.status, headers: response.headers, body, text }
+}
