@@ -27,8 +27,8 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
   }
   if (target.kind === 'metadata') {
     const json = ctx.query.$format === 'json' || (ctx.accepts('application/xml', 'application/json') === 'application/json' && !/xml/.test(ctx.get('Accept')))
-    const document = metadataDocument(services, json ? 'json' : 'xml')
-    ctx.type = json ? 'application/json' : 'application/xml'
+    const document = metadataDocument(services, json ? 'json' : 'xml', ctx.response.get('OData-Version') === '4.01' ? '4.01' : '4.0')
+    ctx.type = json ? 'application/json; charset=utf-8' : 'application/xml; charset=utf-8'
     ctx.body = document
     return
   }
