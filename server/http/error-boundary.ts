@@ -37,10 +37,10 @@ export function errorBody(error: ServiceError): Record<string, unknown> {
   }
 }
 
-/** Errors raised by Koa middleware (body parser: 413, 415, bad JSON) carry status and expose. */
+/** Errors raised by the body parser (413, 415, bad JSON) carry a 4xx status. */
 function fromKoa(thrown: unknown): ServiceError | undefined {
-  const error = thrown as { status?: number; expose?: boolean; message?: string; type?: string }
-  if (!error || typeof error.status !== 'number' || error.status >= 500 || !error.expose) return undefined
+  const error = thrown as { status?: number; message?: string; type?: string }
+  if (!error || typeof error.status !== 'number' || error.status < 400 || error.status >= 500) return undefined
   if (error.status === 413) return new ServiceError('PayloadTooLarge', 'The request body is larger than ApiOptions:MaxBodyBytes.')
   if (error.status === 415) return new ServiceError('UnsupportedMediaType', error.message ?? 'Unsupported media type.')
   return new ServiceError('InvalidRequest', `The request body is not valid: ${error.message}`)

@@ -17,7 +17,7 @@ import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
-import { runRoleRules } from './system-rules.ts'
+import { checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
 import { byName } from '../persistence/entity-name.ts'
 
 interface Pending {
@@ -54,13 +54,17 @@ export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWor
     await loadReferences(em, batch)
     for (const item of batch) {
       const before = touched.get(item.entity)
+      // What the caller changed propagates once, with the entity's first round of rules.
+      const givenChanges = before ? [] : [...item.changed]
       if (before) {
         for (const name of item.changed) before.changed.add(name)
       } else {
         touched.set(item.entity, item)
       }
       const changedNow = await runEntityRules(em, model, scope, removed, item, context)
-      for (const name of changedNow) await propagate(em, model, scope, pending, removed, item.entity, item.meta, name)
+      for (const name of new Set([...givenChanges, ...changedNow])) {
+        await propagate(em, model, scope, pending, removed, item.entity, item.meta, name)
+      }
       if (item.created) await propagate(em, model, scope, pending, removed, item.entity, item.meta, null)
     }
   }
@@ -78,8 +82,9 @@ export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWor
       }
     }
   }
-  failures.push(...(await runRoleRules(em, model, touched.values(), removed)))
   if (failures.length > 0) throw validationFailed(failures)
+  await runRoleRules(em, model, touched.values(), removed)
+  await checkRestrictedDeletes(em, model, removed)
 }
 
 /** New and changed entities of the unit of work, with what changed. */
@@ -174,11 +179,11 @@ async function propagate(
         const navigation = dependent.properties.get(head)
         if (!navigation || navigation.kind === 'scalar' || navigation.target !== meta) continue
         if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
-          for (const parent of parentsOf(entity, navigation)) mark(pending, model, parent, head)
+          for (const parent of parentsOf(entity, navigation)) await mark(em, pending, model, parent, head)
         }
         if (navigation.kind === 'reference' && property === tail) {
           const children = await em.find(byName(dependent.name), { [navigation.name]: entity } as never)
-          for (const child of children) if (!removed.has(child)) mark(pending, model, child, head)
+          for (const child of children) if (!removed.has(child)) await mark(em, pending, model, child, head)
         }
       }
     }
@@ -200,9 +205,11 @@ function parentsOf(entity: object, collection: CollectionProperty): object[] {
   return parents
 }
 
-function mark(pending: Map<object, Pending>, model: Model, entity: object, navigation: string): void {
+async function mark(em: EntityManager, pending: Map<object, Pending>, model: Model, entity: object, navigation: string): Promise<void> {
   let item = pending.get(entity)
   if (!item) {
+    // A parent known only by its key (the previous order of a moved line) is loaded first.
+    if (!helper(entity).__initialized) await em.findOne(byName(helper(entity).__meta.className), helper(entity).getPrimaryKey() as never)
     const original = helper(entity).__originalEntityData
     item = { entity, meta: entityModel(model, entity), created: !original, changed: new Set(), navigations: new Set() }
     pending.set(entity, item)
@@ -224,10 +231,26 @@ async function loadReferences(em: EntityManager, batch: readonly Pending[]): Pro
       }
     }
   }
+  const missing: ErrorDetail[] = []
   for (const [type, targets] of byType) {
-    const keys = [...new Set(targets.map((t) => helper(t).getPrimaryKey()))]
-    await em.find(byName(type), { Guid: { $in: keys } } as never)
+    const keys = [...new Set(targets.map((t) => String(helper(t).getPrimaryKey())))]
+    const found = new Set((await em.find(byName(type), { Guid: { $in: keys } } as never)).map((e) => String(helper(e).getPrimaryKey())))
+    for (const key of keys) {
+      if (!found.has(key)) missing.push({ code: 'ValidationFailed', target: referrerOf(batch, type, key), message: `No ${type} has the Guid ${key}.` })
+    }
   }
+  if (missing.length > 0) throw validationFailed(missing)
+}
+
+function referrerOf(batch: readonly Pending[], type: string, key: string): string {
+  for (const item of batch) {
+    for (const property of item.meta.properties.values()) {
+      if (property.kind !== 'reference' || property.target.name !== type) continue
+      const target = Reference.unwrapReference((item.entity as Record<string, any>)[property.name] ?? undefined)
+      if (target && String(helper(target).getPrimaryKey()) === key) return property.name
+    }
+  }
+  return type
 }
 
 /**
@@ -258,7 +281,9 @@ async function loadForComputed(
     }
     const stored = isNew ? [] : await em.find(byName(navigation.target.name), { [navigation.inverse.name]: entity } as never)
     const members = new Set<object>(stored)
-    for (const candidate of em.getUnitOfWork().getPersistStack()) {
+    // Members this unit of work adds: new entities, and loaded ones moved here from another parent.
+    const unitOfWork = em.getUnitOfWork()
+    for (const candidate of new Set([...unitOfWork.getPersistStack(), ...unitOfWork.getIdentityMap().values()])) {
       if (helper(candidate).__meta.className !== navigation.target.name) continue
       const parent = Reference.unwrapReference((candidate as Record<string, any>)[navigation.inverse.name] ?? undefined)
       if (parent === entity) members.add(candidate)

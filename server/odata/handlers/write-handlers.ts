@@ -69,20 +69,15 @@ export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity:
 
 /**
  * Removes an entity and, first, what its references' onDelete asks for: cascade removes
- * the members, setNull clears their reference, restrict refuses (409) while members exist.
+ * the members, setNull clears their reference (restrict is checked by the rules on flush).
  * Members are loaded so the rules see them go (a parent's totals, for instance).
  */
 async function removeWithCascades(scope: RequestScope, em: EntityManager, entity: EntityModel, record: object): Promise<void> {
   for (const property of entity.properties.values()) {
     if (property.kind !== 'collection') continue
     const inverse = property.inverse
-    if (inverse.onDelete === 'restrict') {
-      const count = await em.count(byName(property.target.name), { [inverse.name]: record } as never)
-      if (count > 0) {
-        throw RequestError.conflict(`${entity.name} ${helper(record).getPrimaryKey()} still has ${count} ${property.target.setName} (${property.name}); delete or move them first.`)
-      }
-      continue
-    }
+    // Restricting references are judged by the rules engine, which sees the whole flush.
+    if (inverse.onDelete === 'restrict') continue
     const members = await em.find(byName(property.target.name), { [inverse.name]: record } as never)
     for (const member of members) {
       if (inverse.onDelete === 'cascade') {

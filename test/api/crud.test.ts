@@ -1,0 +1,257 @@
+// Entity CRUD over real HTTP on the demo plugin: every demo entity, the status codes and
+// OData error bodies of decisions.md, ETags, PUT, deep insert, aliases and key forms.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+
+let server: TestServer
+let token: string
+let api: string
+
+beforeAll(async () => {
+  server = await startTestServer()
+  token = await server.token()
+  api = server.api
+})
+afterAll(async () => server?.stop())
+
+const post = (path: string, body: unknown, headers?: Record<string, string>) => call(`${api}/${path}`, { method: 'POST', token, body, headers })
+const get = (path: string, headers?: Record<string, string>) => call(`${api}/${path}`, { token, headers })
+
+async function customer(name = 'Ada Lovelace', extra: Record<string, unknown> = {}) {
+  const response = await post('Customers?$select=*', { Name: name, Country: 'gb', ...extra })
+  expect(response.status).toBe(200)
+  return response.body
+}
+
+async function product(code: string, price: number) {
+  const response = await post('Products?$select=*', { Code: code, Name: `Product ${code}`, Price: price })
+  expect(response.status).toBe(200)
+  return response.body
+}
+
+describe('create', () => {
+  it('answers 200 with @odata.context, Guid and an etag, and only Guid without $select', async () => {
+    const response = await post('Customers', { Name: 'Grace Hopper' })
+    expect(response.status).toBe(200)
+    expect(response.body['@odata.context']).toMatch(/\/api\/\$metadata#Customers\/\$entity$/)
+    expect(Object.keys(response.body).filter((k) => !k.startsWith('@'))).toEqual(['Guid'])
+    expect(response.headers.get('etag')).toBe('W/"1"')
+    expect(response.headers.get('location')).toContain(`Customers(${response.body.Guid})`)
+  })
+
+  it('keeps a client Guid and generates a time-ordered one otherwise', async () => {
+    const guid = 'b2c645f7-3a9e-46a7-86b7-ad07b2cd48e8'
+    expect((await post('Customers', { Guid: guid, Name: 'Keyed' })).body.Guid).toBe(guid)
+    const generated = (await post('Customers', { Name: 'Generated' })).body.Guid
+    expect(generated).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
+
+  it('returns what $select asks, with corrections and computed values applied', async () => {
+    const body = await customer('Alan Turing', { Country: ' de ' })
+    expect(body).toMatchObject({ Name: 'Alan Turing', Country: 'DE', Title: 'Alan Turing' })
+  })
+
+  it('deep-inserts an order with lines in one transaction, with totals from the rules', async () => {
+    const c = await customer()
+    const [p1, p2, p3] = [await product('W1A', 12.99), await product('W1B', 63.78), await product('W1C', 3.57)]
+    const response = await post('Orders?$select=Total,Title,Status&$expand=Lines($select=Quantity,UnitPrice,LineTotal,Title;$orderby=Quantity)', {
+      Number: 1000000001,
+      'Customer@odata.bind': `Customers(${c.Guid})`,
+      OrderDate: '2026-01-15',
+      Lines: [
+        { 'Product@odata.bind': `Products(${p1.Guid})`, Quantity: 2 },
+        { 'Product@odata.bind': `Products(${p2.Guid})`, Quantity: 3 },
+        { 'Product@odata.bind': `Products(${p3.Guid})`, Quantity: 5 },
+      ],
+    })
+    expect(response.status).toBe(200)
+    expect(response.body).toMatchObject({ Total: 235.17, Title: 'Order 1000000001', Status: 'Open' })
+    expect(response.body.Lines.map((l: any) => [l.Quantity, l.UnitPrice, l.LineTotal, l.Title])).toEqual([
+      [2, 12.99, 25.98, 'Order 1000000001 / W1A'],
+      [3, 63.78, 191.34, 'Order 1000000001 / W1B'],
+      [5, 3.57, 17.85, 'Order 1000000001 / W1C'],
+    ])
+  })
+
+  it('commits nothing of a deep insert whose one line fails validation', async () => {
+    const c = await customer()
+    const p = await product('ROLLBACK', 1)
+    const response = await post('Orders', {
+      Number: 4242,
+      'Customer@odata.bind': `Customers(${c.Guid})`,
+      Lines: [{ 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 2 }, { 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 11 }],
+    })
+    expect(response.status).toBe(400)
+    expect(response.body.error.code).toBe('ValidationFailed')
+    expect(response.body.error.details).toEqual([expect.objectContaining({ target: 'Quantity', message: expect.stringContaining('at most 10') })])
+    expect((await get('Orders/$count?$filter=Number eq 4242')).text).toBe('0')
+  })
+
+  it('answers 204 with OData-EntityId for Prefer: return=minimal', async () => {
+    const response = await post('Customers', { Name: 'Minimal' }, { Prefer: 'return=minimal' })
+    expect(response.status).toBe(204)
+    expect(response.headers.get('odata-entityid')).toMatch(/Customers\([0-9a-f-]{36}\)$/)
+  })
+
+  it('refuses a duplicate natural key with 409', async () => {
+    await product('DUP', 1)
+    const response = await post('Products', { Code: 'dup', Name: 'Again', Price: 2 })
+    expect(response.status).toBe(409)
+    expect(response.body.error).toMatchObject({ code: 'Conflict', message: expect.stringContaining('Code') })
+  })
+
+  it('reports every invalid property at once', async () => {
+    const response = await post('Products', { Code: 'X'.repeat(21), Price: 'cheap', Colour: 'red' })
+    expect(response.status).toBe(400)
+    const targets = response.body.error.details.map((d: any) => d.target).sort()
+    expect(targets).toEqual(['Colour', 'Price'])
+  })
+})
+
+describe('read', () => {
+  it('reads by key in parentheses, as a segment, and through the singular alias', async () => {
+    const c = await customer('Key Forms')
+    for (const path of [`Customers(${c.Guid})`, `Customers/${c.Guid}`, `Customer(${c.Guid})`, `Customers(Guid=${c.Guid})`]) {
+      const response = await get(`${path}?$select=Name`)
+      expect(response.status, path).toBe(200)
+      expect(response.body.Name).toBe('Key Forms')
+      expect(response.body['@odata.context']).toContain('#Customers(Name)/$entity')
+    }
+  })
+
+  it('answers 404 for an unknown key and an unknown set, with a hint', async () => {
+    expect((await get('Customers(00000000-0000-4000-8000-000000000000)')).status).toBe(404)
+    const response = await get('Customer5')
+    expect(response.status).toBe(404)
+    expect(response.body.error).toMatchObject({ code: 'NotFound', message: expect.stringContaining("did you mean 'Customers'") })
+  })
+
+  it('returns every structural property for $select=*', async () => {
+    const c = await customer('Star', { City: 'Paris', CreditLimit: 5000 })
+    const response = await get(`Customers(${c.Guid})?$select=*`)
+    expect(response.body).toMatchObject({ Name: 'Star', City: 'Paris', CreditLimit: 5000, Country: 'GB', Title: 'Star' })
+  })
+
+  it('serves the service document with canonical set names', async () => {
+    const response = await get('')
+    expect(response.status).toBe(200)
+    expect(response.body.value.map((s: any) => s.name)).toEqual(expect.arrayContaining(['Customers', 'Orders', 'OrderLines', 'Products', 'Roles']))
+  })
+
+  it('navigates from an entity to its collection and its reference', async () => {
+    const c = await customer('Navigator')
+    const p = await product('NAV', 10)
+    const order = (await post('Orders', { Number: 777, 'Customer@odata.bind': `Customers(${c.Guid})`, Lines: [{ 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 1 }] })).body
+    expect((await get(`Customers(${c.Guid})/Orders?$select=Number`)).body.value).toEqual([expect.objectContaining({ Number: 777 })])
+    expect((await get(`Orders(${order.Guid})/Customer?$select=Name`)).body.Name).toBe('Navigator')
+    expect((await get(`Customers(${c.Guid})/Orders/$count`)).text).toBe('1')
+  })
+})
+
+describe('update', () => {
+  it('PATCH changes only the given properties and answers 204', async () => {
+    const c = await customer('Patchy', { City: 'Rome' })
+    const response = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'Milan' } })
+    expect(response.status).toBe(204)
+    expect((await get(`Customers(${c.Guid})?$select=Name,City`)).body).toMatchObject({ Name: 'Patchy', City: 'Milan' })
+  })
+
+  it('PATCH with $select answers 200 with the recomputed values', async () => {
+    const c = await customer()
+    const p = await product('PATCHSEL', 4)
+    const order = (await post('Orders?$expand=Lines', { Number: 9001, 'Customer@odata.bind': `Customers(${c.Guid})`, Lines: [{ 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 1 }] })).body
+    const line = order.Lines[0].Guid
+    const response = await call(`${api}/OrderLines(${line})?$select=LineTotal&$expand=Order($select=Total)`, { method: 'PATCH', token, body: { Quantity: 7 } })
+    expect(response.status).toBe(200)
+    expect(response.body).toMatchObject({ LineTotal: 28, Order: { Total: 28 } })
+  })
+
+  it('PUT replaces every updatable property', async () => {
+    const c = await customer('Putty', { City: 'Oslo', Email: 'p@example.com' })
+    const response = await call(`${api}/Customers(${c.Guid})?$select=Name,City,Email`, { method: 'PUT', token, body: { Name: 'Putty 2' } })
+    expect(response.status).toBe(200)
+    expect(response.body).toMatchObject({ Name: 'Putty 2', City: null, Email: null })
+  })
+
+  it('honours If-Match: 412 on a stale ETag, success on the current one', async () => {
+    const c = await customer('Etag')
+    const stale = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'A' }, headers: { 'If-Match': 'W/"7"' } })
+    expect(stale.status).toBe(412)
+    expect(stale.body.error.code).toBe('PreconditionFailed')
+    const fresh = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'A' }, headers: { 'If-Match': 'W/"1"' } })
+    expect(fresh.status).toBe(204)
+    expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toBe('W/"2"')
+  })
+
+  it('refuses to change the key', async () => {
+    const c = await customer()
+    const response = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { Guid: '00000000-0000-4000-8000-000000000001' } })
+    expect(response.status).toBe(400)
+  })
+})
+
+describe('delete', () => {
+  it('answers 204, then 404', async () => {
+    const c = await customer('Short-lived')
+    expect((await call(`${api}/Customers(${c.Guid})`, { method: 'DELETE', token })).status).toBe(204)
+    expect((await call(`${api}/Customers(${c.Guid})`, { method: 'DELETE', token })).status).toBe(404)
+  })
+
+  it('cascades from an order to its lines, and restrict keeps a customer with orders', async () => {
+    const c = await customer('Cascade')
+    const p = await product('CASCADE', 2)
+    const order = (await post('Orders?$expand=Lines', { Number: 31337, 'Customer@odata.bind': `Customers(${c.Guid})`, Lines: [{ 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 1 }] })).body
+    const blocked = await call(`${api}/Customers(${c.Guid})`, { method: 'DELETE', token })
+    expect(blocked.status).toBe(409)
+    expect(blocked.body.error.message).toContain('Orders')
+    expect((await call(`${api}/Orders(${order.Guid})`, { method: 'DELETE', token })).status).toBe(204)
+    expect((await get(`OrderLines(${order.Lines[0].Guid})`)).status).toBe(404)
+  })
+})
+
+describe('protocol errors', () => {
+  it('requires authentication with 401 and WWW-Authenticate', async () => {
+    const response = await call(`${api}/Customers`)
+    expect(response.status).toBe(401)
+    expect(response.headers.get('www-authenticate')).toContain('Bearer')
+    expect(response.body.error.code).toBe('Unauthorized')
+  })
+
+  it('answers 405 with Allow for a method a route does not take', async () => {
+    const c = await customer()
+    const response = await call(`${api}/Customers(${c.Guid})`, { method: 'POST', token, body: {} })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toContain('PATCH')
+  })
+
+  it('answers 415 for a body that is not JSON, and 400 for broken JSON', async () => {
+    const xml = await call(`${api}/Customers`, { method: 'POST', token, body: '<a/>', headers: { 'Content-Type': 'application/xml' } })
+    expect(xml.status).toBe(415)
+    const broken = await call(`${api}/Customers`, { method: 'POST', token, body: '{"Name":', headers: { 'Content-Type': 'application/json' } })
+    expect(broken.status).toBe(400)
+    expect(broken.body.error.code).toBe('InvalidRequest')
+  })
+
+  it('answers 413 for a body above MaxBodyBytes', async () => {
+    const response = await post('Customers', { Name: 'x'.repeat(1_100_000) })
+    expect(response.status).toBe(413)
+    expect(response.body.error.code).toBe('PayloadTooLarge')
+  })
+
+  it('carries OData-Version, 4.01 when the client accepts it', async () => {
+    expect((await get('Customers')).headers.get('odata-version')).toBe('4.0')
+    expect((await get('Customers', { 'OData-MaxVersion': '4.01' })).headers.get('odata-version')).toBe('4.01')
+  })
+})
+
+describe('$metadata', () => {
+  it('is CSDL XML by default and CSDL JSON on request', async () => {
+    const xml = await get('$metadata')
+    expect(xml.headers.get('content-type')).toContain('application/xml')
+    expect(xml.text).toContain('<EntitySet Name="Customers"')
+    const json = await get('$metadata?$format=json')
+    expect(json.body.$Version).toBeDefined()
+    expect(json.body.entityctl.Customer.Name.$MaxLength).toBe(100)
+  })
+})
