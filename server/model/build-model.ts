@@ -29,6 +29,7 @@ const SCALAR_TYPES = new Set([
   'Boolean', 'Date', 'DateTimeOffset', 'TimeOfDay', 'Guid', 'Enum',
 ])
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
+const RESERVED_PARAMETERS = new Set(['filter', 'orderby', 'select', 'expand', 'top', 'skip', 'count', 'apply', 'search', 'format', 'skiptoken', 'compute', 'levels', 'index', 'id', 'schemaversion', 'deltatoken'])
 const GUID_DECL: ScalarDecl = { kind: 'scalar', type: 'Guid', required: true, virtual: false, encrypted: false, label: 'Id' }
 const TITLE_DECL: ScalarDecl = { kind: 'scalar', type: 'Text', required: false, virtual: false, encrypted: false, label: 'Title' }
 
@@ -227,6 +228,12 @@ function checkEntity(entity: EntityModel): void {
     if (entity.properties.has(name)) throw fail(`.methods.${name}`, 'a method cannot have the name of a property')
     if (typeof method?.run !== 'function' || (method.kind !== 'read' && method.kind !== 'modify')) {
       throw fail(`.methods.${name}`, 'declare it with method.read(...) or method.modify(...)')
+    }
+    for (const parameter of Object.keys(method.params)) {
+      // GET parameters share the query string with the system query options.
+      if (RESERVED_PARAMETERS.has(parameter.toLowerCase())) {
+        throw fail(`.methods.${name}.params.${parameter}`, `'${parameter}' is the name of a system query option; choose another`)
+      }
     }
   }
 }
