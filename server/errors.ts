@@ -32,6 +32,8 @@ export const STATUS_OF_CODE = {
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   TooManyRequests: 429,
+  /** The server's configuration, not the request, is at fault; said plainly rather than as a bug. */
+  EncryptionKeyMismatch: 500,
   NotImplemented: 501,
   ServiceUnavailable: 503,
 } as const

@@ -2,7 +2,8 @@
 // names them (table = entity name, column = property name, reference = `<Name>_Guid`), so
 // the SQL compiler of the read path and the ORM of the write path agree on every name.
 
-import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
+import { EntitySchema, Type, type EntityProperty } from '@mikro-orm/core'
+import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
 
@@ -33,11 +34,36 @@ export function columnType(property: ScalarProperty): string {
   return COLUMN_TYPE[property.type](property)
 }
 
-export function entitySchemas(model: Model): EntitySchema[] {
-  return [...model.entities.values()].map(entitySchema)
+/** Encrypted properties: ciphertext in the database, plain values in the unit of work. */
+class EncryptedType extends Type<unknown, string | null> {
+  // A plain field: MikroORM copies type instances, which private (#) fields do not survive.
+  readonly cipher: PropertyCipher | undefined
+  constructor(cipher: PropertyCipher | undefined) {
+    super()
+    this.cipher = cipher
+  }
+  override convertToDatabaseValue(value: unknown): string | null {
+    if (!this.cipher) throw new Error('this database was opened without its EncryptionKey')
+    return this.cipher.encrypt(value)
+  }
+  override convertToJSValue(value: string | null): unknown {
+    if (!this.cipher) throw new Error('this database was opened without its EncryptionKey')
+    return this.cipher.decrypt(value)
+  }
+  override getColumnType(): string {
+    return 'text'
+  }
+  /** Compared as plain values: a fresh IV per write must not make every entity look dirty. */
+  override compareAsType(): string {
+    return 'any'
+  }
 }
 
-function entitySchema(entity: EntityModel): EntitySchema {
+export function entitySchemas(model: Model, cipher?: PropertyCipher): EntitySchema[] {
+  return [...model.entities.values()].map((entity) => entitySchema(entity, cipher))
+}
+
+function entitySchema(entity: EntityModel, cipher: PropertyCipher | undefined): EntitySchema {
   const properties: Record<string, Partial<EntityProperty>> = {}
   for (const property of entity.properties.values()) {
     if (property.kind === 'scalar') {
@@ -48,6 +74,7 @@ function entitySchema(entity: EntityModel): EntitySchema {
         fieldName: property.column,
         columnType: columnType(property) + (isText && !property.decl.encrypted ? ' collate "C"' : ''),
         type: property.name === KEY ? 'uuid' : 'unknown',
+        ...(property.decl.encrypted ? { customType: new EncryptedType(cipher), columnType: 'text' } : {}),
         primary: property.name === KEY,
         nullable: property.name !== KEY && !property.decl.required,
         unique: false,

@@ -23,4 +23,91 @@ export const INTERNAL_TABLES: readonly string[] = [
      "Failures" int not null,
      "WindowStart" timestamptz not null,
      "LockedUntil" timestamptz)`,
+  // Personal access tokens (auth/pats.ts): the secret only as its SHA-256; the scope as
+  // responsibility rows, so a responsibility removed by sync leaves every PAT at once.
+  `create table if not exists "_Pat" (
+     "Id" uuid primary key,
+     "UserGuid" uuid not null references "User" ("Guid") on delete cascade,
+     "Name" text not null,
+     "SecretHash" bytea not null unique,
+     "ExpirationDays" int not null,
+     "CreatedAt" timestamptz not null default now(),
+     "ExpiresAt" timestamptz not null,
+     "LastUsedAt" timestamptz,
+     "RevokedAt" timestamptz,
+     "DisabledAt" timestamptz,
+     "IsFullAccessFallback" boolean not null default false)`,
+  `create index if not exists "_Pat_user" on "_Pat" ("UserGuid")`,
+  `create table if not exists "_PatResponsibility" (
+     "PatId" uuid not null references "_Pat" ("Id") on delete cascade,
+     "ResponsibilityGuid" uuid not null references "Responsibility" ("Guid") on delete cascade,
+     primary key ("PatId", "ResponsibilityGuid"))`,
+  // Every server instance caches access (auth/access-cache.ts) and listens on this channel in
+  // each tenant database it serves; any write to what access is computed from announces
+  // itself, whichever path made it (API, CLI, SQL). NOTIFY is delivered at commit.
+  `create or replace function "_entityctl_access_changed"() returns trigger language plpgsql as $$
+   begin
+     perform pg_notify('entityctl_access', TG_TABLE_NAME);
+     return null;
+   end $$`,
+  ...['User', 'Role', 'UserRole', 'RoleResponsibility', 'Responsibility', '_PatResponsibility'].map(
+    (table) =>
+      `create or replace trigger "_access_changed" after insert or update or delete or truncate on "${table}"
+         for each statement execute function "_entityctl_access_changed"()`,
+  ),
+  // LastUsedAt changes often and concerns no cache: it does not announce itself.
+  `create or replace trigger "_access_changed" after insert or delete or update of
+     "SecretHash", "ExpiresAt", "RevokedAt", "DisabledAt", "IsFullAccessFallback", "UserGuid" on "_Pat"
+     for each statement execute function "_entityctl_access_changed"()`,
+  // A full-access fallback PAT is disabled for good when its owner gains a role or loses full
+  // access (specification 3.2), in the same transaction as the change, whatever made it.
+  `create or replace function "_entityctl_disable_fallback_pats"() returns trigger language plpgsql as $$
+   declare owner uuid;
+   begin
+     if TG_TABLE_NAME = 'UserRole' then
+       owner := new."User_Guid";
+     elsif coalesce(new."HasFullAccess", false) then
+       return null;
+     else
+       owner := new."Guid";
+     end if;
+     update "_Pat" set "DisabledAt" = now()
+      where "UserGuid" = owner and "IsFullAccessFallback" and "DisabledAt" is null;
+     return null;
+   end $$`,
+  `create or replace trigger "_disable_fallback_pats" after insert or update of "User_Guid" on "UserRole"
+     for each row execute function "_entityctl_disable_fallback_pats"()`,
+  `create or replace trigger "_disable_fallback_pats" after update of "HasFullAccess" on "User"
+     for each row execute function "_entityctl_disable_fallback_pats"()`,
+  `create table if not exists "_EncryptionCheck" (
+     "Id" int primary key check ("Id" = 1),
+     "Canary" text not null)`,
+  // Workflows (workflows/workflow-store.ts): an open workflow is these rows and nothing else,
+  // so any instance can serve its next request and a restart loses nothing. A request is kept
+  // as sent (Body is json, not jsonb: key order decides which generated Guid goes to which
+  // nested entity) with what it took from the world (At, Guids) and the row versions it found
+  // (Touched), so it replays identically; the last one keeps its answer for a safe retry.
+  `create table if not exists "_Workflow" (
+     "Id" uuid primary key,
+     "UserGuid" uuid not null references "User" ("Guid") on delete cascade,
+     "CreatedAt" timestamptz not null default now(),
+     "LastUsedAt" timestamptz not null default now(),
+     "ExpiresAt" timestamptz not null,
+     "LastIndex" int not null default 0,
+     "Status" text not null default 'open' check ("Status" in ('open', 'committed')))`,
+  `create index if not exists "_Workflow_expires" on "_Workflow" ("ExpiresAt")`,
+  `create table if not exists "_WorkflowRequest" (
+     "WorkflowId" uuid not null references "_Workflow" ("Id") on delete cascade,
+     "Index" int not null,
+     "Method" text not null,
+     "Path" text not null,
+     "Headers" jsonb not null,
+     "Body" json,
+     "At" timestamptz not null,
+     "Guids" jsonb not null,
+     "Touched" jsonb not null,
+     "ResponseStatus" int not null,
+     "ResponseHeaders" jsonb,
+     "ResponseBody" text,
+     primary key ("WorkflowId", "Index"))`,
 ]

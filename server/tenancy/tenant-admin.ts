@@ -10,6 +10,9 @@ import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './dat
 import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
 import { openTenantDatabase } from './tenant-database.ts'
 import type { TenantRegistry } from './tenant-registry.ts'
+import { propertyCipher } from './property-encryption.ts'
+import pg from 'pg'
+import { syncResponsibilities, type SyncReport } from '../auth/responsibility-sync.ts'
 
 export class TenantAdminError extends Error {
   constructor(message: string) {
@@ -22,6 +25,8 @@ export interface MigrationReport {
   readonly tenant: string
   readonly statements: number
   readonly applied: boolean
+  /** What the responsibility sync changed (auth/responsibility-sync.ts). */
+  readonly responsibilities?: SyncReport
 }
 
 /** Creates the tenant's database on the server, migrates it and records it in the config file. */
@@ -35,7 +40,9 @@ export async function addTenant(config: Config, model: Model, serverUrl: string,
   if (created) await createDatabase(serverUrl, database)
   await migrateDatabase(name, databaseUrl(serverUrl, database), model, false)
   const file = readConfigFile(config.path)
-  file.Tenants = { ...(file.Tenants ?? {}), [name]: { Database: database, EncryptionKey: randomBytes(32).toString('base64') } }
+  const EncryptionKey = randomBytes(32).toString('base64')
+  await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey)
+  file.Tenants = { ...(file.Tenants ?? {}), [name]: { Database: database, EncryptionKey } }
   await writeConfigFile(config.path, file)
   return { database, created }
 }
@@ -54,16 +61,41 @@ export async function migrateDatabase(tenant: string, url: string, model: Model,
   try {
     const plan: MigrationPlan = await planMigration(database.orm, model)
     await applyMigration(database.orm, tenant, plan, allowDataLoss)
-    return { tenant, statements: plan.statements.length, applied: true }
+    const responsibilities = await syncResponsibilities(database, model)
+    return { tenant, statements: plan.statements.length, applied: true, responsibilities }
   } finally {
     await database.close()
   }
 }
 
-/** At start: every configured tenant follows the plugins; a destructive change stops the start. */
+/** At start: every configured tenant follows the plugins; a destructive change or a wrong key stops the start. */
 export async function migrateAllTenants(config: Config, model: Model, tenants: TenantRegistry, logger: Logger): Promise<void> {
   for (const tenant of config.Tenants.values()) {
-    const report = await migrateDatabase(tenant.name, tenants.urlOf(tenant), model, false)
+    const url = tenants.urlOf(tenant)
+    const report = await migrateDatabase(tenant.name, url, model, false)
+    await verifyEncryptionKey(tenant.name, url, tenant.EncryptionKey)
     logger.info({ tenant: tenant.name, statements: report.statements }, 'tenant schema up to date')
+  }
+}
+
+/**
+ * The first start of a tenant stores a value encrypted with its key; every later start
+ * decrypts it, so a changed or wrong EncryptionKey stops the start before any request
+ * could read an encrypted property with it.
+ */
+export async function verifyEncryptionKey(tenant: string, url: string, key: string): Promise<void> {
+  const cipher = propertyCipher(tenant, key)
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])
+    const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
+    try {
+      cipher.decrypt(rows[0].Canary)
+    } catch {
+      throw new TenantAdminError(`Tenants:${tenant}:EncryptionKey is not the key this tenant's data was encrypted with; restore the right key.`)
+    }
+  } finally {
+    await client.end()
   }
 }

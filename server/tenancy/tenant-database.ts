@@ -6,12 +6,15 @@ import type pg from 'pg'
 import type { Model } from '../model/model.ts'
 import { entitySchemas } from '../persistence/entity-schemas.ts'
 import { RulesSubscriber } from '../rules/rules-subscriber.ts'
+import type { PropertyCipher } from './property-encryption.ts'
 
 export interface TenantDatabase {
   readonly tenant: string
   readonly url: string
   readonly orm: MikroORM
   readonly pool: pg.Pool
+  /** Encrypts and decrypts the properties plugins mark encrypted, with this tenant's key. */
+  readonly cipher: PropertyCipher | undefined
   /** A fresh unit of work for one request. */
   fork(): EntityManager
   close(): Promise<void>
@@ -21,11 +24,11 @@ export async function openTenantDatabase(
   tenant: string,
   url: string,
   model: Model,
-  options: { poolSize: number; debug?: boolean },
+  options: { poolSize: number; debug?: boolean; cipher?: PropertyCipher },
 ): Promise<TenantDatabase> {
   const orm = await MikroORM.init({
     clientUrl: url,
-    entities: entitySchemas(model),
+    entities: entitySchemas(model, options.cipher),
     discovery: { warnWhenNoEntities: false },
     pool: { min: 0, max: options.poolSize, idleTimeoutMillis: 30_000 },
     debug: options.debug ?? false,
@@ -41,6 +44,7 @@ export async function openTenantDatabase(
     url,
     orm,
     pool,
+    cipher: options.cipher,
     fork: () => orm.em.fork(),
     close: () => orm.close(true),
   }

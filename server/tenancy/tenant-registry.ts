@@ -6,6 +6,7 @@ import type { Config, TenantConfig } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { databaseUrl } from './database-server.ts'
 import { openTenantDatabase, type TenantDatabase } from './tenant-database.ts'
+import { propertyCipher } from './property-encryption.ts'
 
 interface OpenTenant {
   readonly database: Promise<TenantDatabase>
@@ -48,6 +49,7 @@ export class TenantRegistry {
       await this.#makeRoom()
       const database = openTenantDatabase(tenant, this.urlOf(settings), this.#model, {
         poolSize: this.#config.Database.PoolSizePerTenant,
+        cipher: propertyCipher(tenant, settings.EncryptionKey),
       })
       open = { database, lastUsed: Date.now() }
       this.#open.set(tenant, open)

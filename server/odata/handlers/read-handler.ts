@@ -10,7 +10,7 @@ import { createBindContext, type BindContext } from '../semantic/bind-context.ts
 import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
-import { fillVirtuals } from '../serializer/fill-virtuals.ts'
+import { finishEntities } from '../serializer/finish-entities.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
@@ -88,7 +88,7 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string> {
   const compiled = compileCollectionRead(read, { context })
   const [row] = await scope.session.query<{ body: string; more?: boolean }>(compiled.sql, compiled.params)
-  let body = fillVirtuals(row.body, read.read, scope.services.model)
+  let body = finishEntities(row.body, read.read, scope.session.tenant.cipher)
   if (row.more && compiled.nextSkip !== undefined && ctx) {
     body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, compiled.nextSkip))}}`
   }
@@ -99,7 +99,7 @@ export async function readEntity(scope: RequestScope, read: BoundEntityByKey, co
   const compiled = compileEntityRead(read, { context })
   const [row] = await scope.session.query<{ body: string; etag: string }>(compiled.sql, compiled.params)
   if (!row) return undefined
-  return { body: fillVirtuals(row.body, read.read, scope.services.model, true), etag: row.etag }
+  return { body: finishEntities(row.body, read.read, scope.session.tenant.cipher, true), etag: row.etag }
 }
 
 function nextLink(ctx: ApiContext, skip: number): string {

@@ -135,7 +135,7 @@ function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] =
 function columnJson(alias: string, property: ScalarProperty): string {
   const column = `${alias}.${ident(property.column!)}`
   // Timestamps in UTC with a Z, whatever the session time zone.
-  if (property.type === 'DateTimeOffset') return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+  if (property.type === 'DateTimeOffset' && !property.decl.encrypted) return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
   return column
 }
 

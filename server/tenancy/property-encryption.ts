@@ -1,0 +1,46 @@
+// Properties a plugin marks `.encrypted()` are stored as AES-256-GCM ciphertext under the
+// tenant's EncryptionKey: authenticated, so a wrong key fails loudly instead of returning
+// garbage. Stored form: `enc1:` + base64(iv ‖ tag ‖ ciphertext of the JSON value).
+
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { ServiceError } from '../errors.ts'
+
+const PREFIX = 'enc1:'
+const IV_BYTES = 12
+const TAG_BYTES = 16
+
+export interface PropertyCipher {
+  encrypt(value: unknown): string | null
+  decrypt(stored: unknown): unknown
+}
+
+export function propertyCipher(tenant: string, base64Key: string): PropertyCipher {
+  const key = Buffer.from(base64Key, 'base64')
+  if (key.length !== 32) throw new Error(`Tenants:${tenant}:EncryptionKey must be 32 bytes, base64 encoded`)
+  return {
+    encrypt(value) {
+      if (value === null || value === undefined) return null
+      const iv = randomBytes(IV_BYTES)
+      const cipher = createCipheriv('aes-256-gcm', key, iv)
+      const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()])
+      return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')
+    },
+    decrypt(stored) {
+      if (stored === null || stored === undefined) return null
+      if (typeof stored !== 'string' || !stored.startsWith(PREFIX)) throw wrongKey(tenant, 'a stored value is not encrypted')
+      const raw = Buffer.from(stored.slice(PREFIX.length), 'base64')
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES))
+        decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES))
+        const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
+        return JSON.parse(text)
+      } catch {
+        throw wrongKey(tenant, 'a value cannot be decrypted')
+      }
+    },
+  }
+}
+
+function wrongKey(tenant: string, what: string): ServiceError {
+  return new ServiceError('EncryptionKeyMismatch', `Tenant '${tenant}': ${what} with the configured EncryptionKey; the key is wrong or was changed. No value is returned rather than a wrong one.`)
+}
