@@ -69,15 +69,23 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   })
 }
 
+/**
+ * Stops accepting, lets requests in flight finish, and closes keep-alive connections as
+ * soon as they fall idle (close() alone would wait for clients to hang up); whatever is
+ * still running after the timeout is cut.
+ */
 function closeServer(server: Server, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
+    const reaper = setInterval(() => server.closeIdleConnections(), 50)
     const timer = setTimeout(() => {
+      clearInterval(reaper)
       server.closeAllConnections()
       resolve()
     }, timeoutMs)
     timer.unref()
     server.close(() => {
       clearTimeout(timer)
+      clearInterval(reaper)
       resolve()
     })
     server.closeIdleConnections()

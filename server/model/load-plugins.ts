@@ -1,6 +1,7 @@
 // Loads every .ts/.js file of the plugins folder (Node runs TypeScript directly, so an
 // integrator needs no build step) and binds them into the Model.
 
+import { registerHooks } from 'node:module'
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -11,6 +12,23 @@ import { PluginError } from './plugin-error.ts'
 import { systemPlugin } from './system-entities.ts'
 
 const PLUGIN_FILE = /\.(ts|js|mjs|mts)$/
+const PLUGIN_API = 'entityctl/plugin'
+const PLUGIN_API_URL = new URL('../plugin.ts', import.meta.url).href
+
+let hooked = false
+
+/**
+ * Plugins import 'entityctl/plugin'. Inside the project that resolves as the package's own
+ * export; a plugins folder elsewhere (Server:PluginsDir) has no such package above it, so the
+ * name is resolved here for every plugin, wherever it lives.
+ */
+function resolvePluginApi(): void {
+  if (hooked) return
+  hooked = true
+  registerHooks({
+    resolve: (specifier, context, next) => (specifier === PLUGIN_API ? { url: PLUGIN_API_URL, shortCircuit: true } : next(specifier, context)),
+  })
+}
 
 export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
   const dir = resolve(folder)
@@ -20,6 +38,7 @@ export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
   } catch (error) {
     throw new PluginError(dir, 'plugins folder', `cannot be read: ${(error as Error).message}`)
   }
+  resolvePluginApi()
   const plugins: LoadedPlugin[] = []
   for (const file of files) {
     const source = join(folder, file)

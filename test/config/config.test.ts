@@ -1,0 +1,61 @@
+// The config file and its environment overrides (issue 2, item 3): defaults, double
+// underscore nesting, and a bad value stopping the start with the key named.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../server/config/load-config.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'entityctl-config-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function file(content: unknown): string {
+  const path = join(dir, `${Math.random().toString(36).slice(2)}.json`)
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content))
+  return path
+}
+
+const KEY = Buffer.alloc(32, 7).toString('base64')
+
+describe('loadConfig', () => {
+  it('fills every default', () => {
+    const config = loadConfig(file({}), {})
+    expect(config.ApiOptions).toMatchObject({ EnableLowerCamelCase: false, MaxTop: 500, MaxNodeCount: 100, MaxExpansionDepth: 5 })
+    expect(config.JWT).toMatchObject({ AccessTokenExpirationHours: 0.5, RefreshTokenExpirationDays: 14, Issuer: 'entityctl' })
+    expect(config.Workflow.IdleTimeoutMinutes).toBe(30)
+    expect(config.Tenants.size).toBe(0)
+  })
+
+  it('lets environment variables override nested keys, case-insensitively, and add tenants', () => {
+    const config = loadConfig(file({ ApiOptions: { MaxTop: 50 } }), {
+      ApiOptions__EnableLowerCamelCase: 'true',
+      APIOPTIONS__MAXTOP: '75',
+      Tenants__acme__ConnectionString: 'postgres://db/acme',
+      Tenants__acme__EncryptionKey: KEY,
+      UNRELATED__THING: 'x',
+    })
+    expect(config.ApiOptions.EnableLowerCamelCase).toBe(true)
+    expect(config.ApiOptions.MaxTop).toBe(75)
+    expect(config.Tenants.get('acme')).toMatchObject({ ConnectionString: 'postgres://db/acme', Database: 'entityctl_acme' })
+  })
+
+  it.each([
+    [{ ApiOptions: { MaxTop: 0 } }, {}, 'ApiOptions:MaxTop: must be between 1 and 100000, not 0'],
+    [{ ApiOptions: { MaxTop: 'many' } }, {}, 'ApiOptions:MaxTop: must be an integer, not "many"'],
+    [{}, { ApiOptions__EnableLowerCamelCase: 'yes' }, 'ApiOptions:EnableLowerCamelCase: must be true or false, not "yes"'],
+    [{ ApiOptions: { MaxTopp: 1 } }, {}, 'ApiOptions:MaxTopp: unknown key; known: EnableLowerCamelCase'],
+    [{ Apioptions: {} }, {}, 'Apioptions: unknown section'],
+    [{ Server: { LogLevel: 'loud' } }, {}, 'Server:LogLevel: must be one of trace, debug, info'],
+    [{ Tenants: { Acme: { EncryptionKey: KEY } } }, {}, 'Tenants:Acme: a tenant name is lower-case'],
+    [{ Tenants: { acme: {} } }, {}, 'Tenants:acme:EncryptionKey: is required'],
+    [{ Tenants: { acme: { EncryptionKey: 'short' } } }, {}, 'Tenants:acme:EncryptionKey: must be 32 bytes'],
+  ])('refuses %j %j naming the key', (content, env, message) => {
+    expect(() => loadConfig(file(content), env as NodeJS.ProcessEnv)).toThrow(message)
+  })
+
+  it('refuses a file that is not JSON, naming the file', () => {
+    const path = file('{ "Server": ')
+    expect(() => loadConfig(path, {})).toThrow(`${path}: is not valid JSON`)
+  })
+})
