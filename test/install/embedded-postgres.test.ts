@@ -1,15 +1,16 @@
 // The embedded PostgreSQL: first start initialises the folder, a second caller reuses the
 // running server (and cannot stop it), the owner stops it, it restarts on the same data, a
 // stale postmaster.pid is cleared, and a port held by another program is reported clearly.
+// As root, a data folder the user 'postgres' cannot enter is relocated.
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
+import { embeddedDataLocation, isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
 import type { EmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
 
 let root: string
@@ -154,5 +155,33 @@ describe('embedded PostgreSQL', () => {
     writeFileSync(join(root, 'placeholder'), '')
     await expect(startEmbeddedPostgres({ dataDir: root, port })).rejects.toThrow(/holds no PostgreSQL cluster/)
     expect(existsSync(join(root, 'PG_VERSION'))).toBe(false)
+  })
+
+  test.skipIf(process.getuid?.() !== 0)('as root, a data folder user postgres cannot enter is relocated; reuse and stop follow it', async () => {
+    const shared = join(root, 'shared')
+    mkdirSync(shared, { mode: 0o755 })
+    const closed = mkdtempSync(join(tmpdir(), 'entityctl-private-')) // mode 700
+    const configured = join(closed, 'data', 'postgres')
+    process.env.ENTITYCTL_EMBEDDED_SHARED_DIR = shared
+    try {
+      const warnings: string[] = []
+      const server = await startEmbeddedPostgres({ dataDir: configured, port: await freePort(), logger: { info() {}, warn: (m) => warnings.push(m), error() {} } })
+      try {
+        expect(server.owned).toBe(true)
+        const location = embeddedDataLocation(configured)
+        expect(location).toMatch(new RegExp(`^${shared}/data-[0-9a-f]{16}$`))
+        expect(warnings.join('\n')).toContain(`its data lives in ${location}`)
+        expect(readFileSync(join(location, 'entityctl.origin'), 'utf8')).toBe(`${configured}\n`)
+        expect(existsSync(join(closed, 'data'))).toBe(false)
+        expect(await query(server.connectionString, 'show data_directory')).toEqual([{ data_directory: location }])
+        expect((await isEmbeddedRunning(configured))?.pid).toBe(server.pid)
+      } finally {
+        expect(await stopEmbeddedPostgres(configured)).toBe(true)
+      }
+      expect(await isEmbeddedRunning(configured)).toBeUndefined()
+    } finally {
+      delete process.env.ENTITYCTL_EMBEDDED_SHARED_DIR
+      rmSync(closed, { recursive: true, force: true })
+    }
   })
 })

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pino from 'pino'
+import { inject } from 'vitest'
 import { loadConfig, projectPath } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import { addTenant } from '../../server/tenancy/tenant-admin.ts'
@@ -15,7 +16,18 @@ import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { addUser } from '../../server/auth/user-admin.ts'
 import { startServer, type RunningServer } from '../../server/start.ts'
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+/**
+ * The test PostgreSQL: TEST_DATABASE_URL, which test/support/global-setup.ts sets (to the
+ * embedded PostgreSQL it starts) when it is unset. Read when needed, not at import time.
+ */
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL || inject('testDatabaseUrl')
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the tests with vitest (its globalSetup test/support/global-setup.ts provides one)')
+  return url
+}
+
+/** The same, read when a test file imports this module (test workers start after globalSetup). Prefer testDatabaseUrl(). */
+export const TEST_DATABASE_URL: string = process.env.TEST_DATABASE_URL || (inject('testDatabaseUrl') ?? '')
 
 export interface TestUser {
   readonly username: string
@@ -47,6 +59,7 @@ export interface TestServer {
 export const ADMIN: TestUser = { username: 'admin', password: 'admin-password-1', fullAccess: true }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const databaseUrl = testDatabaseUrl()
   const dir = mkdtempSync(join(tmpdir(), 'entityctl-test-'))
   const configPath = join(dir, 'entityctl.json')
   const suffix = randomBytes(4).toString('hex')
@@ -54,17 +67,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const file = {
     ...options.config,
     Server: { LogLevel: 'silent', PluginsDir: options.pluginsDir ?? projectPath('plugins'), ...options.config?.Server },
-    Database: { ConnectionString: TEST_DATABASE_URL, ...options.config?.Database },
+    Database: { ConnectionString: databaseUrl, ...options.config?.Database },
     JWT: { SigningKey: randomBytes(32).toString('base64url'), ...options.config?.JWT },
   }
   writeFileSync(configPath, JSON.stringify(file))
   let config = loadConfig(configPath, {})
   const model = await loadModel(config.Server.PluginsDir)
   for (const tenant of tenants) {
-    await addTenant(config, model, TEST_DATABASE_URL, tenant)
+    await addTenant(config, model, databaseUrl, tenant)
     config = loadConfig(configPath, {})
   }
-  const registry = new TenantRegistry(config, model, TEST_DATABASE_URL)
+  const registry = new TenantRegistry(config, model, databaseUrl)
   for (const tenant of tenants) {
     const db = (await registry.get(tenant))!
     for (const user of options.users ?? [ADMIN]) await addUser(db, user.username, user.password, user.fullAccess ?? false)
@@ -90,7 +103,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async stop() {
       await server.stop()
-      for (const tenant of tenants) await dropDatabase(TEST_DATABASE_URL, config.Tenants.get(tenant)!.Database)
+      for (const tenant of tenants) await dropDatabase(databaseUrl, config.Tenants.get(tenant)!.Database)
       rmSync(dir, { recursive: true, force: true })
     },
   }
