@@ -18,7 +18,7 @@ set -euo pipefail
 MIN_NODE_MAJOR=22
 MIN_NODE_MINOR=17
 
-SIGN_IN_PATH=/demo/auth/sign-in   # shown in the closing hint
+SIGN_IN_PATH=/api/auth/signin   # shown in the closing hint
 
 invoked_from=$PWD
 project=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -250,6 +250,6 @@ echo "    bin/entityctl serve"
 if [ "$demo" = 1 ]; then
   echo "    curl -s -X POST http://localhost:$port$SIGN_IN_PATH \\"
   echo "         -H 'Content-Type: application/json' \\"
-  echo "         -d '{\"username\":\"admin\",\"password\":\"${admin_password:-<password>}\"}'"
+  echo "         -d '{\"TenantId\":\"demo\",\"Username\":\"admin\",\"Password\":\"${admin_password:-<password>}\"}'"
 fi
 echo "    bin/entityctl --help"
