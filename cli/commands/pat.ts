@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { issuePat, listPats, patRequestByNames, regeneratePat, revokePat, type PatItem } from '../../server/auth/pats.ts'
+import { announceAccessChange } from '../../server/auth/access-listener.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, table } from '../output.ts'
 import { ask } from '../prompts.ts'
@@ -81,6 +82,7 @@ export function patCommand(): Command {
         await withAdminContext(command, async (context) => {
           const db = await context.tenant(tenant)
           const item = await adminCall(() => (verb === 'revoke' ? revokePat(db, undefined, id) : regeneratePat(db, undefined, id)))
+          await announceAccessChange(db.url)
           if (!item) throw new CliError(`No PAT '${id}' in tenant '${tenant}'; \`entityctl pat list --tenant ${tenant}\` shows them.`)
           printResult(options, item, () =>
             'secret' in item

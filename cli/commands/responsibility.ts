@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { syncResponsibilities, type SyncReport } from '../../server/auth/responsibility-sync.ts'
+import { announceAccessChange } from '../../server/auth/access-listener.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, table } from '../output.ts'
 import { ask } from '../prompts.ts'
@@ -48,7 +49,11 @@ export function responsibilityCommand(): Command {
         const names = options.tenant ? [options.tenant] : [...context.config.Tenants.keys()]
         if (names.length === 0) throw new CliError('There are no tenants; add one with `entityctl tenant add <name>`.')
         const reports: (SyncReport & { tenant: string })[] = []
-        for (const name of names) reports.push({ tenant: name, ...(await syncResponsibilities(await context.tenant(name), context.model)) })
+        for (const name of names) {
+          const db = await context.tenant(name)
+          reports.push({ tenant: name, ...(await syncResponsibilities(db, context.model)) })
+          await announceAccessChange(db.url)
+        }
         printResult(options, options.tenant ? reports[0] : reports, () => reports.map(describe).join('\n'))
       })
     })

@@ -1,5 +1,5 @@
 // The Koa application: middleware order on one screen. A request flows one way:
-// request-log → error-boundary → headers → router → (auth routes | authenticate → handler).
+// request-log → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
 
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -16,6 +16,7 @@ import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import { odataRoutes } from '../odata/handlers/odata-routes.ts'
+import { workflowRoutes } from '../workflows/workflow-routes.ts'
 import { createServices, type Services } from '../services.ts'
 
 export interface AppDeps {
@@ -32,7 +33,9 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
 
   const router = new Router<ApiState>({ prefix: '/api', sensitive: false })
   authRoutes(router, services)
-  router.use(authenticate(services))
+  // '' makes the middleware match case-insensitively like the routes (/API/… too).
+  router.use('', authenticate(services))
+  workflowRoutes(router, services)
   odataRoutes(router, services)
 
   app.use(requestLog(deps.logger))

@@ -37,6 +37,9 @@ export async function openTenantDatabase(
     forceUtcTimezone: true,
     ensureDatabase: false,
     subscribers: [new RulesSubscriber(model)],
+    // Internal tables (_Pat, _Workflow, …) and their triggers belong to their subsystems'
+    // DDL (persistence/internal-tables.ts); the schema diff must not touch them.
+    schemaGenerator: { skipTables: [/^_/], ignoreTriggers: true },
   })
   const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool
   return {

@@ -1,0 +1,41 @@
+// The fixed routes of the auth subsystem, registered before the router-wide authenticate
+// stage (http/app.ts): sign-in and refresh are open; the others authenticate themselves
+// with the same middleware (it runs once per request).
+//
+//   POST /api/auth/signin     { TenantId, Username, Password } → tokens
+//   POST /api/auth/refresh    { RefreshToken }                 → tokens
+//   GET  /api/roles/tree                                        → role hierarchy
+//   /api/user/pats…                                             → pat-routes.ts
+
+import type Router from '@koa/router'
+import type { ApiState } from '../http/api-state.ts'
+import type { Services } from '../services.ts'
+import { AuthError } from '../errors.ts'
+import { can } from './access-context.ts'
+import { authenticate } from './authenticate.ts'
+import { patRoutes } from './pat-routes.ts'
+import { loadRoleTree, publicRoleTree } from './role-tree.ts'
+import { refresh, signIn } from './sign-in.ts'
+
+export function authRoutes(router: Router<ApiState>, services: Services): void {
+  router.post('/auth/signin', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = await signIn(services, ctx.request.body)
+  })
+
+  router.post('/auth/refresh', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = await refresh(services, ctx.request.body)
+  })
+
+  const authenticated = authenticate(services)
+
+  router.get('/roles/tree', authenticated, async (ctx) => {
+    const { access, tenant } = ctx.state
+    if (!access || !tenant) throw AuthError.missingCredentials()
+    if (!can(access, 'Role', 'read')) throw AuthError.forbidden('Reading the role tree needs read permission on Role.')
+    ctx.body = publicRoleTree(await loadRoleTree(tenant.pool), services.naming)
+  })
+
+  patRoutes(router, services, authenticated)
+}

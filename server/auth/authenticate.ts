@@ -1,0 +1,56 @@
+// The authentication stage (specification 5.1, 5.6, 5.9): credentials → tenant and
+// AccessContext on ctx.state, or 401 with WWW-Authenticate. Two kinds of credential:
+//
+//   Authorization: Bearer <JWT>                      an interactive sign-in (access-tokens.ts)
+//   Authorization: Basic base64("pat:" + secret)     a personal access token (secrets.ts)
+//
+// With both caches warm this runs no SQL: the token, the user's access and the PAT's scope
+// are all remembered (access-service.ts).
+
+import type { RouterMiddleware } from '@koa/router'
+import type { ApiState } from '../http/api-state.ts'
+import type { Services } from '../services.ts'
+import { AuthError } from '../errors.ts'
+import { parseSecret } from './secrets.ts'
+
+export function authenticate(services: Services): RouterMiddleware<ApiState> {
+  return async (ctx, next) => {
+    // Routes that authenticate themselves (auth-routes.ts) also pass the router-wide stage.
+    if (ctx.state.access) return next()
+    const header = ctx.get('Authorization')
+    if (!header) throw AuthError.missingCredentials()
+    const space = header.indexOf(' ')
+    const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase()
+    const value = space < 0 ? '' : header.slice(space + 1).trim()
+    if (scheme === 'bearer') {
+      const token = await services.auth.tokens.verify(value)
+      const db = await services.tenants.get(token.tenant)
+      if (!db) throw AuthError.invalidToken(`tenant '${token.tenant}' is unknown`)
+      const user = await services.access.forUser(db, token.userGuid)
+      if (!user) throw AuthError.invalidToken('its user no longer exists')
+      if (user.disabled) throw AuthError.invalidToken('its user is disabled')
+      ctx.state.tenant = db
+      ctx.state.access = user.context
+    } else if (scheme === 'basic') {
+      const secret = patSecretOf(value)
+      const parsed = parseSecret('pat', secret)
+      if (!parsed) throw AuthError.invalidToken('Basic credentials must be the user name "pat" and a personal access token')
+      const db = await services.tenants.get(parsed.tenant)
+      if (!db) throw AuthError.invalidToken('unknown personal access token')
+      ctx.state.access = await services.access.forPat(db, parsed.hash)
+      ctx.state.tenant = db
+    } else {
+      throw AuthError.invalidToken(`the ${scheme} scheme is not supported; use Bearer or Basic`)
+    }
+    return next()
+  }
+}
+
+/** The password of `Basic base64("pat:<secret>")`, or undefined when the header is not that. */
+function patSecretOf(encoded: string): string | undefined {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length > 1024) return undefined
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon < 0 || decoded.slice(0, colon) !== 'pat') return undefined
+  return decoded.slice(colon + 1)
+}

@@ -1,0 +1,81 @@
+// Purges what the auth subsystem no longer needs, on Housekeeping:Schedule (node-cron):
+// PATs and refresh tokens expired (or revoked) more than Housekeeping:RetentionDays ago, and
+// sign-in throttle rows whose lock and window are over. Several instances may share the
+// tenant databases; a session advisory lock per tenant database lets one of them do it.
+//
+//   const housekeeping = startHousekeeping(services)   // in start.ts, after createApp
+//   await housekeeping.stop()                           // on shutdown, before closing pools
+
+import { scheduleJob, type ScheduledJob } from '../scheduled-job.ts'
+import type { Services } from '../services.ts'
+import { throttleWindowSeconds } from './sign-in-throttle.ts'
+
+/** pg_try_advisory_lock key: "ectl-hk" as a number, the same on every instance. */
+const LOCK_KEY = 0x6563_746c_686b
+
+/** Runs on the schedule; `run()` purges now, on every tenant this instance gets the lock of. */
+export type Housekeeping = ScheduledJob<PurgeReport[]>
+
+export interface PurgeReport {
+  readonly tenant: string
+  readonly pats: number
+  readonly refreshTokens: number
+  readonly throttles: number
+  /** false: another instance held the lock, nothing was done here. */
+  readonly ran: boolean
+}
+
+export function startHousekeeping(services: Services): Housekeeping {
+  return scheduleJob(services, 'housekeeping', () => purgeAll(services))
+}
+
+async function purgeAll(services: Services): Promise<PurgeReport[]> {
+  const reports: PurgeReport[] = []
+  for (const tenant of services.config.Tenants.keys()) {
+    try {
+      const report = await purgeTenant(services, tenant)
+      reports.push(report)
+      if (report.ran && report.pats + report.refreshTokens + report.throttles > 0) {
+        services.logger.info(report, 'housekeeping purged expired credentials')
+      }
+    } catch (error) {
+      services.logger.warn({ tenant, err: (error as Error).message }, 'housekeeping of tenant failed')
+    }
+  }
+  return reports
+}
+
+async function purgeTenant(services: Services, tenant: string): Promise<PurgeReport> {
+  const db = await services.tenants.get(tenant)
+  if (!db) return { tenant, pats: 0, refreshTokens: 0, throttles: 0, ran: false }
+  const retention = services.config.Housekeeping.RetentionDays
+  const window = throttleWindowSeconds(services.config.SignIn)
+  const client = await db.pool.connect()
+  try {
+    const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [LOCK_KEY])
+    if (!rows[0].locked) return { tenant, pats: 0, refreshTokens: 0, throttles: 0, ran: false }
+    try {
+      const before = `now() - make_interval(days => $1::int) - make_interval(secs => $2::double precision)`
+      const whole = Math.floor(retention)
+      const rest = (retention - whole) * 86_400
+      const pats = await client.query(
+        `delete from "_Pat" where "ExpiresAt" < ${before} or "RevokedAt" < ${before}`,
+        [whole, rest],
+      )
+      const refreshTokens = await client.query(
+        `delete from "_RefreshToken" where "ExpiresAt" < ${before} or "RevokedAt" < ${before}`,
+        [whole, rest],
+      )
+      const throttles = await client.query(
+        `delete from "_SignInThrottle"
+          where coalesce("LockedUntil", '-infinity') < now() and "WindowStart" < now() - make_interval(secs => $1)`,
+        [window],
+      )
+      return { tenant, pats: pats.rowCount ?? 0, refreshTokens: refreshTokens.rowCount ?? 0, throttles: throttles.rowCount ?? 0, ran: true }
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [LOCK_KEY])
+    }
+  } finally {
+    client.release()
+  }
+}

@@ -1,0 +1,75 @@
+// Business rules of the role tree (specification 2.5, decisions.md "Roles and permissions"),
+// called by the write path before a flush and by the CLI:
+//
+//   await checkRoleParent(em, role.Guid, role.Parent?.Guid)   // 400 RoleCycle
+//   await checkRoleDeletable(em, role.Guid)                   // 409 RoleHasChildren
+//
+// Both read through the session's transaction. Changes of the same flush that the database
+// does not hold yet are passed in (`pendingParents`, `removing`), so a flush that re-parents
+// or deletes several roles at once is judged as a whole.
+
+import type { EntityManager } from '@mikro-orm/core'
+import { ServiceError } from '../errors.ts'
+
+interface RoleRow {
+  readonly Guid: string
+  readonly Name: string
+  readonly Parent_Guid: string | null
+}
+
+/** Depth at which a walk up the tree gives up: far beyond any real hierarchy. */
+const MAX_DEPTH = 10_000
+
+/**
+ * Throws 400 RoleCycle when `newParentGuid` as the parent of `roleGuid` would make the roles
+ * a cycle (a role its own ancestor). null or undefined: no parent, always fine.
+ */
+export async function checkRoleParent(
+  em: EntityManager,
+  roleGuid: string,
+  newParentGuid: string | null | undefined,
+  pendingParents: ReadonlyMap<string, string | null> = new Map(),
+): Promise<void> {
+  if (!newParentGuid) return
+  const roles = await em
+    .getConnection()
+    .execute<RoleRow[]>('select "Guid", "Name", "Parent_Guid" from "Role"', [], 'all', em.getTransactionContext())
+  const parentOf = new Map<string, string | null>(roles.map((r: RoleRow) => [r.Guid, r.Parent_Guid]))
+  const nameOf = new Map<string, string>(roles.map((r: RoleRow) => [r.Guid, r.Name]))
+  for (const [guid, parent] of pendingParents) parentOf.set(guid, parent)
+  parentOf.set(roleGuid, newParentGuid)
+  const path = [roleGuid]
+  for (let current: string | null | undefined = newParentGuid; current; current = parentOf.get(current)) {
+    path.push(current)
+    if (current === roleGuid) {
+      const names = path.reverse().map((guid) => `'${nameOf.get(guid) ?? guid}'`)
+      throw new ServiceError(
+        'RoleCycle',
+        `Role ${names[names.length - 1]} cannot have ${names[names.length - 2]} as its parent: the roles would form a cycle (${names.join(' → ')}).`,
+        { target: 'Parent' },
+      )
+    }
+    if (path.length > MAX_DEPTH) break
+  }
+}
+
+/** Throws 409 RoleHasChildren when the role still has child roles (other than ones being removed with it). */
+export async function checkRoleDeletable(em: EntityManager, roleGuid: string, removing: ReadonlySet<string> = new Set()): Promise<void> {
+  const rows = await em
+    .getConnection()
+    .execute<RoleRow[]>(
+      'select "Guid", "Name" from "Role" where "Parent_Guid" = ? order by "Name"',
+      [roleGuid],
+      'all',
+      em.getTransactionContext(),
+    )
+  const children = rows.filter((r: RoleRow) => !removing.has(r.Guid))
+  if (children.length === 0) return
+  const [{ Name: name } = { Name: roleGuid }] = await em
+    .getConnection()
+    .execute<RoleRow[]>('select "Name" from "Role" where "Guid" = ?', [roleGuid], 'all', em.getTransactionContext())
+  throw new ServiceError(
+    'RoleHasChildren',
+    `Role '${name}' has ${children.length} child role(s) (${children.map((c: RoleRow) => `'${c.Name}'`).join(', ')}); re-parent or remove them first.`,
+  )
+}

@@ -1,0 +1,121 @@
+// Sign-in and refresh (specification 4.4, 5.2–5.3; decisions.md "Authentication").
+//
+// Sign-in: a wrong tenant, user name or password, and a disabled user, all give the same 401
+// after the same work: a password is always verified, against a decoy hash when there is no
+// real one. Refresh: a refresh token is used once; each use returns its successor in the same
+// family (one family per sign-in). Presenting a used one again revokes the whole family.
+
+import type pg from 'pg'
+import { TENANT_NAME } from '../config/load-config.ts'
+import { AuthError } from '../errors.ts'
+import { newGuid } from '../persistence/guid.ts'
+import type { Services } from '../services.ts'
+import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { DECOY_HASH, verifyPassword } from './passwords.ts'
+import { bodyObject, requiredString } from './request-body.ts'
+import { newSecret, parseSecret } from './secrets.ts'
+
+export interface TokenPair {
+  readonly accessToken: string
+  readonly accessTokenExpiresAt: string
+  readonly refreshToken: string
+  readonly refreshTokenExpiresAt: string
+  readonly tokenType: 'Bearer'
+}
+
+export async function signIn(services: Services, body: unknown): Promise<TokenPair> {
+  const fields = bodyObject(body)
+  const tenant = requiredString(fields, 'TenantId', 100)
+  const username = requiredString(fields, 'Username', 200).trim()
+  const password = requiredString(fields, 'Password', 1024)
+  const { throttle } = services.auth
+  const db = TENANT_NAME.test(tenant) ? await services.tenants.get(tenant) : undefined
+  const wait = await throttle.retryAfter(db?.pool, tenant, username)
+  if (wait > 0) throw AuthError.throttled(wait)
+
+  const user = db ? await findCredential(db.pool, username) : undefined
+  const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_HASH)
+  if (!db || !user?.passwordHash || !matches || user.disabled) {
+    await throttle.failed(db?.pool, tenant, username)
+    throw AuthError.invalidCredentials()
+  }
+  await throttle.succeeded(db.pool, username)
+  return issueTokens(services, db, user.guid, newGuid())
+}
+
+export async function refresh(services: Services, body: unknown): Promise<TokenPair> {
+  const token = requiredString(bodyObject(body), 'RefreshToken', 200)
+  const parsed = parseSecret('rt', token)
+  const db = parsed && (await services.tenants.get(parsed.tenant))
+  if (!parsed || !db) throw AuthError.invalidRefreshToken()
+  const client = await db.pool.connect()
+  let pair: TokenPair | undefined
+  try {
+    await client.query('begin')
+    pair = await rotate(services, db, client, parsed.hash)
+    await client.query('commit')
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+  if (!pair) throw AuthError.invalidRefreshToken()
+  return pair
+}
+
+/** Uses the token and issues its successor; undefined (family revoked as needed) when it may not be used. */
+async function rotate(services: Services, db: TenantDatabase, client: pg.PoolClient, hash: Buffer): Promise<TokenPair | undefined> {
+  const { rows: claimed } = await client.query<{ userGuid: string; familyId: string }>(
+    `update "_RefreshToken" set "UsedAt" = now()
+      where "TokenHash" = $1 and "UsedAt" is null and "RevokedAt" is null and "ExpiresAt" > now()
+      returning "UserGuid" as "userGuid", "FamilyId" as "familyId"`,
+    [hash],
+  )
+  if (claimed.length === 0) {
+    // Used before: whoever holds this family's tokens may be an attacker; end them all.
+    await client.query(
+      `update "_RefreshToken" set "RevokedAt" = now()
+        where "RevokedAt" is null and "FamilyId" = (select "FamilyId" from "_RefreshToken" where "TokenHash" = $1 and "UsedAt" is not null)`,
+      [hash],
+    )
+    return undefined
+  }
+  const { userGuid, familyId } = claimed[0]
+  const { rows: users } = await client.query(`select 1 from "User" where "Guid" = $1 and not coalesce("Disabled", false)`, [userGuid])
+  if (users.length === 0) {
+    await client.query(`update "_RefreshToken" set "RevokedAt" = now() where "FamilyId" = $1 and "RevokedAt" is null`, [familyId])
+    return undefined
+  }
+  return issueTokens(services, db, userGuid, familyId, client)
+}
+
+async function issueTokens(
+  services: Services,
+  db: TenantDatabase,
+  userGuid: string,
+  familyId: string,
+  client: pg.Pool | pg.PoolClient = db.pool,
+): Promise<TokenPair> {
+  const { secret, hash } = newSecret('rt', db.tenant)
+  const expiresAt = new Date(Date.now() + services.config.JWT.RefreshTokenExpirationDays * 86_400_000)
+  await client.query(
+    `insert into "_RefreshToken" ("Id", "UserGuid", "FamilyId", "TokenHash", "ExpiresAt") values ($1, $2, $3, $4, $5)`,
+    [newGuid(), userGuid, familyId, hash, expiresAt],
+  )
+  const access = await services.auth.tokens.issue(db.tenant, userGuid)
+  return { ...access, refreshToken: secret, refreshTokenExpiresAt: expiresAt.toISOString(), tokenType: 'Bearer' }
+}
+
+async function findCredential(
+  pool: pg.Pool,
+  username: string,
+): Promise<{ guid: string; passwordHash: string | null; disabled: boolean } | undefined> {
+  const { rows } = await pool.query(
+    `select u."Guid" as guid, c."PasswordHash" as "passwordHash", coalesce(u."Disabled", false) as disabled
+       from "User" u left join "_Credential" c on c."UserGuid" = u."Guid"
+      where u."Username" = $1`,
+    [username],
+  )
+  return rows[0]
+}

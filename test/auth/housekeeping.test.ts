@@ -1,0 +1,84 @@
+// Housekeeping: expired and revoked credentials past Housekeeping:RetentionDays are purged,
+// by one instance at a time (advisory lock per tenant database).
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import pino from 'pino'
+import type pg from 'pg'
+import { loadConfig } from '../../server/config/load-config.ts'
+import { loadModel } from '../../server/model/load-plugins.ts'
+import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
+import { createServices, type Services } from '../../server/services.ts'
+import { startHousekeeping, type Housekeeping } from '../../server/auth/housekeeping.ts'
+import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+import { FIXTURE_PLUGINS, tenantPool, tokens } from './helpers.ts'
+
+let server: TestServer
+let services: Services
+let housekeeping: Housekeeping
+let pool: pg.Pool
+
+beforeAll(async () => {
+  server = await startTestServer({ pluginsDir: FIXTURE_PLUGINS })
+  const config = loadConfig(server.configPath, {})
+  const model = await loadModel(FIXTURE_PLUGINS)
+  services = createServices({ config, model, tenants: new TenantRegistry(config, model, TEST_DATABASE_URL), logger: pino({ level: 'silent' }) })
+  housekeeping = startHousekeeping(services)
+  pool = tenantPool(server)
+})
+afterAll(async () => {
+  await housekeeping?.stop()
+  await services?.close()
+  await services?.tenants.close()
+  await pool?.end()
+  await server?.stop()
+})
+
+async function seed(): Promise<void> {
+  const admin = `(select "Guid" from "User" where "Username" = 'admin')`
+  for (const [id, expires, revoked] of [
+    ['00000000-0000-7000-8000-000000000001', `now() - interval '10 days'`, 'null'], // expired long ago: purged
+    ['00000000-0000-7000-8000-000000000002', `now() - interval '1 day'`, 'null'], // expired within retention: kept
+    ['00000000-0000-7000-8000-000000000003', `now() + interval '10 days'`, `now() - interval '8 days'`], // revoked long ago: purged
+    ['00000000-0000-7000-8000-000000000004', `now() + interval '10 days'`, 'null'], // active: kept
+  ]) {
+    await pool.query(
+      `insert into "_Pat" ("Id", "UserGuid", "Name", "SecretHash", "ExpirationDays", "ExpiresAt", "RevokedAt")
+       values ($1, ${admin}, 'seed', gen_random_uuid()::text::bytea, 30, ${expires}, ${revoked})`,
+      [id],
+    )
+    await pool.query(
+      `insert into "_RefreshToken" ("Id", "UserGuid", "FamilyId", "TokenHash", "ExpiresAt", "RevokedAt")
+       values ($1, ${admin}, $1, gen_random_uuid()::text::bytea, ${expires}, ${revoked})`,
+      [id],
+    )
+  }
+  await pool.query(`insert into "_SignInThrottle" values ('old', 2, now() - interval '1 day', now() - interval '1 hour'), ('fresh', 2, now(), null)`)
+}
+
+it('purges credentials expired or revoked before the retention, and stale throttle rows', async () => {
+  await tokens(server) // a live refresh token that must survive
+  await seed()
+  const [report] = await housekeeping.run()
+  expect(report).toEqual({ tenant: server.tenants[0], pats: 2, refreshTokens: 2, throttles: 1, ran: true })
+  const { rows: pats } = await pool.query(`select "Id" from "_Pat" order by "Id"`)
+  expect(pats.map((p) => p.Id)).toEqual(['00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000004'])
+  expect((await pool.query(`select count(*)::int as n from "_RefreshToken"`)).rows[0].n).toBe(3)
+  expect((await pool.query(`select "Username" from "_SignInThrottle"`)).rows).toEqual([{ Username: 'fresh' }])
+})
+
+it('leaves a tenant to the instance holding its lock', async () => {
+  const holder = await pool.connect()
+  try {
+    await holder.query('select pg_advisory_lock($1)', [0x6563_746c_686b])
+    const [report] = await housekeeping.run()
+    expect(report.ran).toBe(false)
+  } finally {
+    await holder.query('select pg_advisory_unlock($1)', [0x6563_746c_686b])
+    holder.release()
+  }
+  expect((await housekeeping.run())[0].ran).toBe(true)
+})
+
+it('refuses an invalid schedule at start', () => {
+  const broken = { ...services, config: { ...services.config, Housekeeping: { Schedule: 'every hour', RetentionDays: 7 } } }
+  expect(() => startHousekeeping(broken as Services)).toThrow(/Housekeeping:Schedule/)
+})

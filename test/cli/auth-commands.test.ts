@@ -1,0 +1,136 @@
+// The role, responsibility, pat and user commands, run as `entityctl --config <file> …`
+// in-process: their output (human and --json), exit codes and one-line reasons.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { basic, cli, eventually, FIXTURE_PLUGINS } from '../auth/helpers.ts'
+
+let server: TestServer
+let t: string
+const run = (...args: string[]) => cli(server.configPath, ...args)
+const ok = async (...args: string[]) => {
+  const result = await run(...args)
+  expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0)
+  return result
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ pluginsDir: FIXTURE_PLUGINS, users: [ADMIN, { username: 'clerk', password: 'clerk-password-1' }] })
+  t = server.tenants[0]
+})
+afterAll(async () => {
+  await server?.stop()
+})
+
+describe('role', () => {
+  it('adds roles under parents and shows them as a tree and a list', async () => {
+    expect((await ok('role', 'add', 'Sales', '--tenant', t, '--description', 'Everyone selling')).stdout).toBe("Role 'Sales' added.\n")
+    const clerks = await ok('role', 'add', 'Clerks', '--tenant', t, '--parent', 'Sales', '--json')
+    expect(clerks.json()).toMatchObject({ name: 'Clerks', parent: 'Sales', responsibilities: [], users: 0 })
+    await ok('role', 'add', 'Interns', '--tenant', t, '--parent', 'Clerks')
+    await ok('role', 'add', 'Managers', '--tenant', t, '--parent', 'Sales')
+    expect((await ok('role', 'tree', '--tenant', t)).stdout).toBe('Sales\n├─ Clerks\n│  └─ Interns\n└─ Managers\n')
+    const tree = (await ok('role', 'tree', '--tenant', t, '--json')).json()
+    expect(tree[0].children.map((c: { name: string }) => c.name)).toEqual(['Clerks', 'Managers'])
+    const list = (await ok('role', 'list', '--tenant', t, '--json')).json()
+    expect(list.map((r: { name: string; parent: string | null }) => [r.name, r.parent])).toEqual([
+      ['Clerks', 'Sales'],
+      ['Interns', 'Clerks'],
+      ['Managers', 'Sales'],
+      ['Sales', null],
+    ])
+  })
+
+  it('re-parents, makes roots with --none, and refuses a cycle', async () => {
+    expect((await ok('role', 'set-parent', 'Interns', 'Managers', '--tenant', t)).stdout).toBe("Role 'Interns' is now under 'Managers'.\n")
+    expect((await ok('role', 'set-parent', 'Interns', '--none', '--tenant', t)).stdout).toBe("Role 'Interns' is now a root.\n")
+    const cycle = await run('role', 'set-parent', 'Sales', 'Clerks', '--tenant', t)
+    expect(cycle.code).toBe(1)
+    expect(cycle.stderr).toBe("entityctl: Role 'Sales' cannot have 'Clerks' as its parent: the roles would form a cycle ('Sales' → 'Clerks' → 'Sales').\n")
+    expect((await run('role', 'set-parent', 'Interns', '--tenant', t)).stderr).toContain('--none')
+  })
+
+  it('grants and revokes responsibilities, and refuses unknown names', async () => {
+    const granted = (await ok('role', 'grant', 'Clerks', 'ReadNotes', '--tenant', t, '--json')).json()
+    expect(granted.responsibilities).toEqual(['ReadNotes'])
+    await ok('role', 'grant', 'Clerks', 'ReadNotes', '--tenant', t)
+    await ok('role', 'grant', 'Clerks', 'ReadRoles', '--tenant', t)
+    expect((await ok('role', 'revoke', 'Clerks', 'ReadRoles', '--tenant', t, '--json')).json().responsibilities).toEqual(['ReadNotes'])
+    const unknown = await run('role', 'grant', 'Clerks', 'FlyPlanes', '--tenant', t)
+    expect([unknown.code, unknown.stderr.split('\n').length]).toEqual([1, 2])
+    expect(unknown.stderr).toContain("No responsibility 'FlyPlanes'")
+    expect((await run('role', 'revoke', 'Clerks', 'WriteNotes', '--tenant', t)).stderr).toContain("does not have responsibility 'WriteNotes'")
+    expect((await run('role', 'grant', 'Nobody', 'ReadNotes', '--tenant', t)).stderr).toContain("No role 'Nobody'")
+  })
+
+  it('removes a leaf role, but not one with children', async () => {
+    await ok('role', 'add', 'Temp', '--tenant', t, '--parent', 'Interns')
+    expect((await run('role', 'remove', 'Interns', '--tenant', t)).stderr).toContain('child role(s)')
+    expect((await ok('role', 'remove', 'Temp', '--tenant', t, '--json')).json()).toEqual({ tenant: t, role: 'Temp', removed: true })
+    await ok('role', 'remove', 'Interns', '--tenant', t)
+  })
+
+  it('names the missing option when there is no terminal to ask, and the known tenants for an unknown one', async () => {
+    const missing = await run('role', 'list')
+    expect([missing.code, missing.stderr]).toEqual([1, 'entityctl: Missing --tenant.\n'])
+    const unknown = await run('role', 'list', '--tenant', 'nope')
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain(`No tenant 'nope'. Known tenants: ${t}`)
+  })
+})
+
+describe('user', () => {
+  const user = (...args: string[]) => ['user', ...args, '--tenant', t, '--username', 'clerk']
+
+  it('grants and revokes roles', async () => {
+    expect((await ok(...user('grant-role', '--role', 'Clerks'))).stdout).toBe("User 'clerk' has role 'Clerks'.\n")
+    const listed = (await ok('user', 'list', '--tenant', t, '--json')).json()
+    expect(listed.find((u: { username: string }) => u.username === 'clerk').roles).toEqual(['Clerks'])
+    expect((await run(...user('revoke-role', '--role', 'Managers'))).stderr).toContain("does not have role 'Managers'")
+    await ok(...user('revoke-role', '--role', 'Clerks'))
+  })
+
+  it('turns full access on and off, and refuses other words', async () => {
+    expect((await ok(...user('full-access', 'on', '--json'))).json()).toEqual({ tenant: t, username: 'clerk', hasFullAccess: true })
+    await ok(...user('full-access', 'off'))
+    expect((await run(...user('full-access', 'maybe'))).stderr).toBe("entityctl: full-access takes 'on' or 'off', not 'maybe'.\n")
+  })
+
+  it('disables and enables a user', async () => {
+    expect((await ok(...user('disable'))).stdout).toBe("User 'clerk' disabled.\n")
+    expect((await ok('user', 'list', '--tenant', t, '--json')).json().find((u: { username: string }) => u.username === 'clerk').disabled).toBe(true)
+    await ok(...user('enable'))
+    expect((await run('user', 'disable', '--tenant', t, '--username', 'ghost')).stderr).toContain("No user 'ghost'")
+  })
+})
+
+describe('pat', () => {
+  it('issues a PAT that works over HTTP, prints its secret once, lists, regenerates and revokes it', async () => {
+    await ok('role', 'grant', 'Clerks', 'ReadRoles', '--tenant', t)
+    await ok('user', 'grant-role', '--tenant', t, '--username', 'clerk', '--role', 'Clerks')
+    const issued = await ok('pat', 'issue', '--tenant', t, '--user', 'clerk', '--name', 'export', '--days', '10', '--responsibility', 'ReadRoles', 'ReadNotes')
+    const secret = issued.stdout.trim().split('\n').at(-1)!
+    expect(secret).toMatch(/^ectl_pat_/)
+    expect((await call(`${server.api}/roles/tree`, { headers: basic(secret) })).status).toBe(200)
+    const listed = (await ok('pat', 'list', '--tenant', t, '--user', 'clerk', '--json')).json()
+    expect(listed).toHaveLength(1)
+    expect(listed[0]).toMatchObject({ name: 'export', status: 'active' })
+    expect(listed[0].responsibilityIds).toHaveLength(2)
+    expect(JSON.stringify(listed)).not.toContain(secret)
+    const regenerated = (await ok('pat', 'regenerate', listed[0].id, '--tenant', t, '--json')).json()
+    expect(regenerated.secret).toMatch(/^ectl_pat_/)
+    // The server hears of CLI changes by NOTIFY, within milliseconds.
+    await eventually(async () => expect((await call(`${server.api}/roles/tree`, { headers: basic(secret) })).status).toBe(401), 1_000)
+    expect((await ok('pat', 'revoke', listed[0].id, '--tenant', t)).stdout).toBe("PAT 'export' is revoked.\n")
+    await eventually(async () => expect((await call(`${server.api}/roles/tree`, { headers: basic(regenerated.secret) })).status).toBe(401), 1_000)
+  })
+
+  it('applies the issuing rules: days, held responsibilities, fallback conditions', async () => {
+    const base = ['pat', 'issue', '--tenant', t, '--name', 'x']
+    expect((await run(...base, '--user', 'clerk', '--days', '400', '--responsibility', 'ReadRoles')).stderr).toContain('--days must be a whole number from 1 to 365')
+    expect((await run(...base, '--user', 'clerk', '--days', '5', '--responsibility', 'WriteNotes')).stderr).toContain('you do not hold responsibility')
+    expect((await run(...base, '--user', 'clerk', '--days', '5')).stderr).toContain('full-access fallback')
+    const fallback = (await ok(...base, '--user', 'admin', '--days', '5', '--json')).json()
+    expect(fallback.isFullAccessFallback).toBe(true)
+    expect((await run('pat', 'revoke', '00000000-0000-7000-8000-000000000000', '--tenant', t)).stderr).toContain("No PAT '00000000-0000-7000-8000-000000000000'")
+  })
+})
