@@ -10,6 +10,8 @@ import { openDatabaseServer, type DatabaseServer } from './tenancy/database-serv
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { migrateAllTenants } from './tenancy/tenant-admin.ts'
 import { createApp } from './http/app.ts'
+import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
+import { startHousekeeping } from './auth/housekeeping.ts'
 
 export interface StartOptions {
   readonly configPath?: string
@@ -43,10 +45,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await listen(server, port, host)
     const address = server.address()
     const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
+    const workflowSweep = startWorkflowSweep(services)
+    const housekeeping = startHousekeeping(services)
     logger.info({ url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
       await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
+      await workflowSweep.stop()
+      await housekeeping.stop()
       await services.close?.()
       await tenants!.close()
       await database.stop()

@@ -4,6 +4,7 @@
 import type { EventSubscriber, FlushEventArgs } from '@mikro-orm/core'
 import type { Model } from '../model/model.ts'
 import { applyRules } from './apply-rules.ts'
+import { unitNow } from '../persistence/unit-pins.ts'
 
 export class RulesSubscriber implements EventSubscriber {
   readonly #model: Model
@@ -11,6 +12,6 @@ export class RulesSubscriber implements EventSubscriber {
     this.#model = model
   }
   async beforeFlush({ em, uow }: FlushEventArgs): Promise<void> {
-    await applyRules(em, this.#model, uow)
+    await applyRules(em, this.#model, uow, unitNow(em))
   }
 }

@@ -10,7 +10,8 @@ import { can } from '../../auth/access-context.ts'
 import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
-import { GUID_PATTERN, newGuid } from '../../persistence/guid.ts'
+import { GUID_PATTERN } from '../../persistence/guid.ts'
+import { unitGuid } from '../../persistence/unit-pins.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
 import { byName } from '../../persistence/entity-name.ts'
@@ -44,7 +45,7 @@ function createEntity(context: BodyContext, entity: EntityModel, body: unknown, 
   }
   // The key first: MikroORM tracks the entity by it from the moment it is created.
   const given = body && typeof body === 'object' ? (body as Record<string, unknown>)[context.naming.toPublic(KEY)] : undefined
-  const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : newGuid()
+  const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : unitGuid(context.em)
   if (given !== undefined && key !== String(given).toLowerCase()) {
     failures.push({ code: 'ValidationFailed', target: `${path}${KEY}`, message: 'Guid must be a GUID.' })
   }

@@ -22,6 +22,7 @@ import { bindEntityRead } from '../semantic/bind-read.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
 import { helper } from '@mikro-orm/core'
 import { byName } from '../../persistence/entity-name.ts'
+import { unitNow } from '../../persistence/unit-pins.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
 
@@ -37,7 +38,7 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   const input = readParameters(ctx, scope, method, target.inline, options.custom)
   const run = async (em: EntityManager) => {
     const views = new ViewScope(scope.services.model)
-    const now = new Date()
+    const now = unitNow(em)
     const context = {
       find: (type: string, where?: Record<string, unknown>) => findViews(em, views, type, where),
       now,

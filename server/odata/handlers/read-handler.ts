@@ -38,7 +38,8 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
   if (target.kind === 'collection') {
     const read: BoundCollectionRead = { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
     if (target.count) {
-      const [row] = await scope.session.query<{ body: string }>(compileCount(read).sql, compileCount(read).params)
+      const count = compileCount(read)
+      const [row] = await scope.session.query<{ body: string }>(count.sql, count.params)
       ctx.type = 'text/plain'
       ctx.body = row.body
       return
@@ -90,7 +91,7 @@ export async function readCollection(scope: RequestScope, read: BoundCollectionR
   const [row] = await scope.session.query<{ body: string; more?: boolean }>(compiled.sql, compiled.params)
   let body = finishEntities(row.body, read.read, scope.session.tenant.cipher)
   if (row.more && compiled.nextSkip !== undefined && ctx) {
-    body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, compiled.nextSkip))}}`
+    body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, scope.services, compiled.nextSkip))}}`
   }
   return body
 }
@@ -102,10 +103,24 @@ export async function readEntity(scope: RequestScope, read: BoundEntityByKey, co
   return { body: finishEntities(row.body, read.read, scope.session.tenant.cipher, true), etag: row.etag }
 }
 
-function nextLink(ctx: ApiContext, skip: number): string {
-  const params = new URLSearchParams(ctx.querystring)
-  params.delete('$skiptoken')
-  params.delete('$skip')
-  params.set('$skiptoken', String(skip))
-  return `${ctx.protocol}://${ctx.host}${ctx.path}?${params.toString().replaceAll('+', '%20')}`
+/**
+ * The request again, from the next page on: the client's own options as it wrote them (so
+ * their encoding survives), without $skip or $skiptoken, then `$skiptoken`. The base is the
+ * service root, so Server:PublicUrl applies as it does to @odata.context.
+ */
+function nextLink(ctx: ApiContext, services: RequestScope['services'], skip: number): string {
+  const kept = ctx.querystring.split('&').filter((option) => option !== '' && !isPagingOption(option))
+  const resource = ctx.path.replace(/^\/api\//i, '')
+  return `${serviceRoot(ctx, services)}${resource}?${[...kept, `$skiptoken=${skip}`].join('&')}`
+}
+
+function isPagingOption(option: string): boolean {
+  const equals = option.indexOf('=')
+  let name: string
+  try {
+    name = decodeURIComponent(equals < 0 ? option : option.slice(0, equals)).toLowerCase()
+  } catch {
+    return false
+  }
+  return ['$skip', 'skip', '$skiptoken', 'skiptoken'].includes(name)
 }

@@ -1,0 +1,53 @@
+// What a workflow answers when it cannot go on (decisions.md "Workflows"). Wording lives here,
+// so call sites read as the failure they report.
+
+import { ServiceError, type ErrorDetail } from '../errors.ts'
+
+/** A stored request, as an error names it. */
+export interface RequestRef {
+  readonly index: number
+  readonly method: string
+  readonly path: string
+}
+
+const describe = (request: RequestRef) => `request ${request.index} of the workflow (${request.method} ${request.path})`
+
+export const WorkflowError = {
+  headers: (problem: string) => new ServiceError('InvalidRequest', problem, { target: 'Workflow-Id' }),
+  /** The same answer for an unknown id and for someone else's workflow: it does not exist for them. */
+  notFound: (id: string, why = 'it was never created here, or it belongs to someone else') =>
+    new ServiceError('WorkflowNotFound', `Workflow ${id} does not exist: ${why}.`, { target: 'Workflow-Id' }),
+  indexConflict: (given: number, expected: number) =>
+    new ServiceError('WorkflowIndexConflict', `Workflow-Index ${given} is out of order: the next index of this workflow is ${expected}.`, {
+      target: 'Workflow-Index',
+    }),
+  limitExceeded: (max: number) =>
+    new ServiceError('WorkflowLimitExceeded', `A workflow holds at most ${max} requests (Workflow:MaxRequests); commit or abort this one.`, {
+      target: 'Workflow-Index',
+    }),
+  notInWorkflow: (path: string) =>
+    new ServiceError('InvalidRequest', `${path} cannot be part of a workflow; send it without Workflow-Id and Workflow-Index.`, {
+      target: 'Workflow-Id',
+    }),
+  /** Rows a stored request changed were changed outside the workflow since it ran (row versions). */
+  changedOutside: (request: RequestRef, details: readonly ErrorDetail[]) =>
+    new ServiceError(
+      'Conflict',
+      `Rows that ${describe(request)} changes were changed outside the workflow since; nothing of it is saved. ` +
+        'The workflow stays open: abort it and start again from the current data.',
+      { details },
+    ),
+  /** A stored request fails when replayed: validation stays a validation failure, anything else is a conflict. */
+  noLongerApplies: (request: RequestRef, error: ServiceError) =>
+    error.code === 'ValidationFailed'
+      ? new ServiceError('ValidationFailed', `${capitalised(describe(request))} now fails validation: ${error.message}`, { details: error.details })
+      : new ServiceError('Conflict', `${capitalised(describe(request))} no longer applies: ${error.message}`, {
+          details: error.details,
+          target: error.target,
+        }),
+  busy: () => new ServiceError('Conflict', 'The workflow met a concurrent change of the same rows; send the request again.'),
+}
+
+function capitalised(text: string): string {
+  return text[0].toUpperCase() + text.slice(1)
+}

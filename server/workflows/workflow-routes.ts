@@ -1,0 +1,210 @@
+// Workflows (specification 1, 2.4, 3.1, 4.7; decisions.md "Workflows"): several requests
+// applied without committing, their business results visible, one atomic commit.
+//
+//   POST /api/workflow                           → 200 { message, workflowId }
+//   any OData request + Workflow-Id, Workflow-Index (1, 2, 3, …)  → its usual answer
+//   POST /api/workflow/commit  + both headers    → 200 { workflowId, committed: true }
+//   POST /api/workflow/abort   + both headers    → 200 { workflowId, aborted: true }
+//
+// An open workflow is rows in the tenant database (workflow-store.ts), never an open
+// transaction: between requests it holds no lock and no connection, any instance sharing
+// the database serves its next request, and a restart loses nothing. A request opens one
+// transaction, locks the workflow's row (so duplicates of one index run one after the other:
+// the second gets the stored answer or 409), takes a savepoint, replays the stored requests
+// that change something (workflow-replay.ts), runs the new one with a session on that
+// transaction (workflow-session.ts: every read, $filter, $expand, $count, $apply or method,
+// sees the pending changes), rolls back to the savepoint, records the request with its
+// answer, and commits that record alone. The commit replays everything the same way and
+// commits it; a replayed request that fails validation, or finds a row it changes at another
+// version than on its first run, fails the commit and leaves the workflow as it was.
+//
+// Cost model: request n replays the change requests before it, so it costs O(n) units of work
+// and a workflow of n requests O(n²) in all; reads are stored (for the index and a safe
+// retry) but never replayed. Workflow:MaxRequests (default 200) bounds n: above it, 400
+// WorkflowLimitExceeded. Row locks taken by the replay last one request, not the workflow.
+
+import type Router from '@koa/router'
+import type { EntityManager } from '@mikro-orm/postgresql'
+import { DeadlockException, LockWaitTimeoutException } from '@mikro-orm/core'
+import { AuthError } from '../errors.ts'
+import { authenticate } from '../auth/authenticate.ts'
+import type { ApiState } from '../http/api-state.ts'
+import type { ApiContext } from '../odata/handlers/odata-routes.ts'
+import { GUID_PATTERN, newGuid } from '../persistence/guid.ts'
+import type { Services } from '../services.ts'
+import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { WorkflowError } from './workflow-errors.ts'
+import { WorkflowReplayer } from './workflow-replay.ts'
+import { WorkflowSession, sqlOn } from './workflow-session.ts'
+import {
+  abortWorkflow,
+  createWorkflow,
+  loadAnswer,
+  loadReplayable,
+  lockWorkflow,
+  markCommitted,
+  poolSql,
+  recordRequest,
+  type Sql,
+  type StoredAnswer,
+  type WorkflowRow,
+} from './workflow-store.ts'
+
+/** The fixed system routes (decisions.md "Names and routes") write outside any session. */
+const SYSTEM_ROUTES = /^\/api\/(auth|user\/pats|workflow|roles\/tree)(\/|$)/i
+
+/** Request headers a replay needs to answer as the first run did. */
+const KEPT_HEADERS = ['if-match', 'prefer', 'accept', 'content-type', 'content-length', 'odata-maxversion']
+
+/** Answer headers a safe retry sends again. */
+const ANSWER_HEADERS = ['content-type', 'etag', 'location', 'odata-entityid', 'preference-applied']
+
+interface WorkflowHeaders {
+  readonly id: string
+  readonly index: number
+}
+
+export function workflowRoutes(router: Router<ApiState>, services: Services): void {
+  const replayer = new WorkflowReplayer(services)
+  const { IdleTimeoutMinutes: idleMinutes, MaxRequests: maxRequests } = services.config.Workflow
+  // The router-wide stage too, again, as the auth routes do: it runs once per request.
+  const authenticated = authenticate(services)
+
+  router.post('/workflow', authenticated, async (ctx) => {
+    const { tenant, access } = signedIn(ctx as ApiContext)
+    const id = newGuid()
+    await createWorkflow(poolSql(tenant.pool), id, access.userGuid, idleMinutes)
+    ctx.body = {
+      message:
+        `Workflow started. Send each request with Workflow-Id: ${id} and Workflow-Index: 1, 2, 3, …; ` +
+        'then POST /api/workflow/commit (or /api/workflow/abort) with the next index.',
+      workflowId: id,
+    }
+  })
+
+  router.post('/workflow/commit', authenticated, async (ctx) => {
+    const { tenant, access } = signedIn(ctx as ApiContext)
+    const { id, index } = requireHeaders(ctx as ApiContext)
+    await inTransaction(tenant, async (tx, sql) => {
+      const workflow = await lockWorkflow(sql, id, access.userGuid)
+      if (workflow?.status === 'committed' && !workflow.expired && index === workflow.lastIndex) return // a retried commit
+      const open = requireOpen(id, workflow, idleMinutes)
+      if (index !== open.lastIndex + 1) throw WorkflowError.indexConflict(index, open.lastIndex + 1)
+      await replayer.replay(ctx as ApiContext, tx, await loadReplayable(sql, id))
+      await markCommitted(sql, id, index, idleMinutes)
+    })
+    ctx.body = { workflowId: id, committed: true }
+  })
+
+  // Aborting is always possible: the index is required but not checked against the sequence.
+  router.post('/workflow/abort', authenticated, async (ctx) => {
+    const { tenant, access } = signedIn(ctx as ApiContext)
+    const { id } = requireHeaders(ctx as ApiContext)
+    if (!(await abortWorkflow(poolSql(tenant.pool), id, access.userGuid))) throw WorkflowError.notFound(id)
+    ctx.body = { workflowId: id, aborted: true }
+  })
+
+  // An explicit path (''), so the stage matches /API/… as the routes do (decisions.md).
+  router.use('', async (ctx, next) => {
+    const headers = workflowHeaders(ctx as ApiContext)
+    if (!headers) return next()
+    if (SYSTEM_ROUTES.test(ctx.path)) throw WorkflowError.notInWorkflow(ctx.path)
+    const live = ctx as ApiContext
+    const { tenant, access } = signedIn(live)
+    await inTransaction(tenant, async (tx, sql) => {
+      const open = requireOpen(headers.id, await lockWorkflow(sql, headers.id, access.userGuid), idleMinutes)
+      if (headers.index === open.lastIndex) return answerAgain(live, sql, headers)
+      if (headers.index !== open.lastIndex + 1) throw WorkflowError.indexConflict(headers.index, open.lastIndex + 1)
+      if (headers.index > maxRequests) throw WorkflowError.limitExceeded(maxRequests)
+
+      await sql('savepoint workflow_replay')
+      await replayer.replay(live, tx, await loadReplayable(sql, headers.id))
+      const session = new WorkflowSession(tenant, tx)
+      live.state.session = session
+      await next()
+      const answer = answerOf(live)
+      await sql('rollback to savepoint workflow_replay')
+      // A failure throws before this point and rolls everything back: the workflow stays as it was.
+      if (answer.status >= 400) return
+      const request = {
+        index: headers.index,
+        method: live.method,
+        path: live.url,
+        headers: keptHeaders(live),
+        body: (live.request as { body?: unknown }).body,
+        at: session.at,
+        guids: session.guids,
+        touched: [...session.touched.values()],
+      }
+      await recordRequest(sql, headers.id, request, answer, idleMinutes)
+    })
+  })
+}
+
+/** A safe retry: the last accepted index again, with the same method and path (and query). */
+async function answerAgain(ctx: ApiContext, sql: Sql, headers: WorkflowHeaders): Promise<void> {
+  const stored = await loadAnswer(sql, headers.id, headers.index)
+  if (!stored || stored.method !== ctx.method || stored.path !== ctx.url) throw WorkflowError.indexConflict(headers.index, headers.index + 1)
+  ctx.status = stored.answer.status
+  for (const [name, value] of Object.entries(stored.answer.headers)) ctx.set(name, value)
+  ctx.body = stored.answer.body
+}
+
+function requireOpen(id: string, workflow: WorkflowRow | undefined, idleMinutes: number): WorkflowRow {
+  if (!workflow) throw WorkflowError.notFound(id)
+  if (workflow.expired) throw WorkflowError.notFound(id, `it expired after ${idleMinutes} minutes without a request`)
+  if (workflow.status === 'committed') throw WorkflowError.notFound(id, 'it was committed')
+  return workflow
+}
+
+/** One transaction for the whole request; a deadlock with another writer is a 409 to retry. */
+async function inTransaction(tenant: TenantDatabase, work: (tx: EntityManager, sql: Sql) => Promise<void>): Promise<void> {
+  try {
+    await tenant.fork().transactional((tx) => work(tx, sqlOn(tx)))
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (error instanceof DeadlockException || error instanceof LockWaitTimeoutException || code === '40P01' || code === '40001') {
+      throw WorkflowError.busy()
+    }
+    throw error
+  }
+}
+
+function workflowHeaders(ctx: ApiContext): WorkflowHeaders | undefined {
+  const id = ctx.get('Workflow-Id').trim()
+  const index = ctx.get('Workflow-Index').trim()
+  if (!id && !index) return undefined
+  if (!id || !index) throw WorkflowError.headers('Workflow-Id and Workflow-Index go together: send both inside a workflow, neither outside.')
+  if (!GUID_PATTERN.test(id)) throw WorkflowError.headers(`Workflow-Id '${id}' is not a workflowId: POST /api/workflow gives one.`)
+  if (!/^[0-9]{1,9}$/.test(index) || Number(index) < 1) throw WorkflowError.headers(`Workflow-Index '${index}' must be an integer from 1.`)
+  return { id: id.toLowerCase(), index: Number(index) }
+}
+
+function requireHeaders(ctx: ApiContext): WorkflowHeaders {
+  const headers = workflowHeaders(ctx)
+  if (!headers) throw WorkflowError.headers('This call needs the Workflow-Id and Workflow-Index headers.')
+  return headers
+}
+
+function signedIn(ctx: ApiContext): { tenant: TenantDatabase; access: NonNullable<ApiState['access']> } {
+  const { tenant, access } = ctx.state
+  if (!tenant || !access) throw AuthError.missingCredentials()
+  return { tenant, access }
+}
+
+function keptHeaders(ctx: ApiContext): Record<string, string> {
+  const kept: Record<string, string> = {}
+  for (const name of KEPT_HEADERS) if (ctx.get(name)) kept[name] = ctx.get(name)
+  return kept
+}
+
+function answerOf(ctx: ApiContext): StoredAnswer {
+  const headers: Record<string, string> = {}
+  for (const name of ANSWER_HEADERS) {
+    const value = ctx.response.get(name)
+    if (value) headers[name] = String(value)
+  }
+  const body = ctx.body
+  const text = body === undefined || body === null ? null : typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body)
+  return { status: ctx.status, headers, body: text }
+}

@@ -1,0 +1,173 @@
+// The workflow's rows in the tenant database (persistence/internal-tables.ts): the workflow
+// itself (owner, expiry, last accepted index) and each accepted request, kept so it can be
+// replayed identically and, for the last one, answered again. Plain parameterised SQL, run
+// by whoever holds the connection: the workflow's transaction, or the pool.
+
+import type pg from 'pg'
+
+/** Runs one statement; rows as PostgreSQL returns them. */
+export type Sql = <T = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<T[]>
+
+/** Statements on the pool, each in its own transaction: for what needs no workflow lock. */
+export function poolSql(pool: pg.Pool): Sql {
+  return async <T>(text: string, params: readonly unknown[] = []) => (await pool.query(text, params as unknown[])).rows as T[]
+}
+
+/** A row a request changed or deleted, with the row version it found: [entity, key, version]. */
+export type Touch = readonly [entity: string, key: string, version: number]
+
+export interface WorkflowRow {
+  readonly lastIndex: number
+  readonly status: 'open' | 'committed'
+  readonly expired: boolean
+}
+
+/** A request as it was first run: what to send again, and what it took from the world. */
+export interface StoredRequest {
+  readonly index: number
+  readonly method: string
+  /** Path with its query string, as sent. */
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+  /** The clock of its rules. */
+  readonly at: Date
+  /** The Guids it generated, in order. */
+  readonly guids: readonly string[]
+  readonly touched: readonly Touch[]
+}
+
+export interface StoredAnswer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | null
+}
+
+/** Requests that change nothing are kept for the index and a safe retry, never replayed. */
+const READ_METHODS = `('GET', 'HEAD')`
+
+export async function createWorkflow(sql: Sql, id: string, userGuid: string, idleMinutes: number): Promise<void> {
+  await sql(
+    `insert into "_Workflow" ("Id", "UserGuid", "ExpiresAt") values ($1, $2, now() + make_interval(secs => $3::double precision))`,
+    [id, userGuid, idleMinutes * 60],
+  )
+}
+
+/** The workflow of this user, locked until the transaction ends: its requests run one at a time. */
+export async function lockWorkflow(sql: Sql, id: string, userGuid: string): Promise<WorkflowRow | undefined> {
+  const [row] = await sql<{ LastIndex: number; Status: 'open' | 'committed'; Expired: boolean }>(
+    `select "LastIndex", "Status", "ExpiresAt" <= now() as "Expired"
+       from "_Workflow" where "Id" = $1 and "UserGuid" = $2 for update`,
+    [id, userGuid],
+  )
+  return row && { lastIndex: row.LastIndex, status: row.Status, expired: row.Expired }
+}
+
+/** The requests that change something, in order. */
+export async function loadReplayable(sql: Sql, id: string): Promise<StoredRequest[]> {
+  const rows = await sql<{
+    Index: number
+    Method: string
+    Path: string
+    Headers: Record<string, string>
+    Body: unknown
+    At: number
+    Guids: string[]
+    Touched: Touch[]
+  }>(
+    `select "Index", "Method", "Path", "Headers", "Body", (extract(epoch from "At") * 1000)::float8 as "At", "Guids", "Touched"
+       from "_WorkflowRequest" where "WorkflowId" = $1 and "Method" not in ${READ_METHODS} order by "Index"`,
+    [id],
+  )
+  return rows.map((row) => ({
+    index: row.Index,
+    method: row.Method,
+    path: row.Path,
+    headers: row.Headers,
+    body: row.Body,
+    at: new Date(row.At),
+    guids: row.Guids,
+    touched: row.Touched,
+  }))
+}
+
+/** The last accepted request, with its answer: what a safe retry compares and sends again. */
+export async function loadAnswer(sql: Sql, id: string, index: number): Promise<{ method: string; path: string; answer: StoredAnswer } | undefined> {
+  const [row] = await sql<{ Method: string; Path: string; ResponseStatus: number; ResponseHeaders: Record<string, string> | null; ResponseBody: string | null }>(
+    `select "Method", "Path", "ResponseStatus", "ResponseHeaders", "ResponseBody"
+       from "_WorkflowRequest" where "WorkflowId" = $1 and "Index" = $2`,
+    [id, index],
+  )
+  return row && { method: row.Method, path: row.Path, answer: { status: row.ResponseStatus, headers: row.ResponseHeaders ?? {}, body: row.ResponseBody } }
+}
+
+/**
+ * Accepts a request: stores it with its answer, forgets the answer of the one before (only
+ * the last index can be retried), and moves the workflow's index and expiry on.
+ */
+export async function recordRequest(sql: Sql, id: string, request: StoredRequest, answer: StoredAnswer, idleMinutes: number): Promise<void> {
+  await sql(
+    `insert into "_WorkflowRequest"
+       ("WorkflowId", "Index", "Method", "Path", "Headers", "Body", "At", "Guids", "Touched", "ResponseStatus", "ResponseHeaders", "ResponseBody")
+     values ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12)`,
+    [
+      id,
+      request.index,
+      request.method,
+      request.path,
+      JSON.stringify(request.headers),
+      request.body === undefined ? null : JSON.stringify(request.body),
+      request.at,
+      JSON.stringify(request.guids),
+      JSON.stringify(request.touched),
+      answer.status,
+      JSON.stringify(answer.headers),
+      answer.body,
+    ],
+  )
+  await sql(`update "_WorkflowRequest" set "ResponseHeaders" = null, "ResponseBody" = null where "WorkflowId" = $1 and "Index" = $2`, [
+    id,
+    request.index - 1,
+  ])
+  await touchWorkflow(sql, id, request.index, idleMinutes)
+}
+
+/**
+ * After the commit's transaction saved everything: the requests go, the workflow stays as
+ * 'committed' until it would have expired, so a retried commit gets its answer again.
+ */
+export async function markCommitted(sql: Sql, id: string, index: number, idleMinutes: number): Promise<void> {
+  await sql(`delete from "_WorkflowRequest" where "WorkflowId" = $1`, [id])
+  await sql(`update "_Workflow" set "Status" = 'committed' where "Id" = $1`, [id])
+  await touchWorkflow(sql, id, index, idleMinutes)
+}
+
+/** Discards an open workflow of this user; false when there is none. */
+export async function abortWorkflow(sql: Sql, id: string, userGuid: string): Promise<boolean> {
+  const [row] = await sql<{ n: number }>(
+    discard(`"Id" = $1 and "UserGuid" = $2 and "Status" = 'open' and "ExpiresAt" > now()`),
+    [id, userGuid],
+  )
+  return row.n > 0
+}
+
+/** Deletes expired workflows (and committed ones past their retry window); returns how many. */
+export async function purgeExpiredWorkflows(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }>(discard(`"ExpiresAt" <= now()`))
+  return row.n
+}
+
+/** Deletes the workflows `where` selects with their requests (not left to the cascade alone). */
+function discard(where: string): string {
+  return `with gone as (delete from "_Workflow" where ${where} returning "Id"),
+               requests as (delete from "_WorkflowRequest" r using gone where r."WorkflowId" = gone."Id")
+          select count(*)::int as n from gone`
+}
+
+async function touchWorkflow(sql: Sql, id: string, index: number, idleMinutes: number): Promise<void> {
+  await sql(
+    `update "_Workflow" set "LastIndex" = $2, "LastUsedAt" = now(), "ExpiresAt" = now() + make_interval(secs => $3::double precision)
+      where "Id" = $1`,
+    [id, index, idleMinutes * 60],
+  )
+}

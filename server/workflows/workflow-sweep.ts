@@ -1,0 +1,34 @@
+// Discards expired workflows on Housekeeping:Schedule (node-cron). An expired workflow is
+// already refused when used (404 WorkflowNotFound); the sweep only frees its rows. Several
+// instances may sweep the same tenant: the delete is idempotent and waits for a request in
+// progress, which moves the expiry on, so an active workflow is never swept.
+//
+//   const sweep = startWorkflowSweep(services)   // in start.ts, once the server listens
+//   await sweep.stop()                           // on shutdown, before closing pools
+
+import { scheduleJob, type ScheduledJob } from '../scheduled-job.ts'
+import type { Services } from '../services.ts'
+import { poolSql, purgeExpiredWorkflows } from './workflow-store.ts'
+
+/** Runs on the schedule; `run()` sweeps every tenant now and returns how many workflows it discarded. */
+export type WorkflowSweep = ScheduledJob<number>
+
+export function startWorkflowSweep(services: Services): WorkflowSweep {
+  return scheduleJob(services, 'workflow sweep', () => sweepAll(services))
+}
+
+async function sweepAll(services: Services): Promise<number> {
+  let total = 0
+  for (const tenant of services.config.Tenants.keys()) {
+    try {
+      const db = await services.tenants.get(tenant)
+      if (!db) continue
+      const swept = await purgeExpiredWorkflows(poolSql(db.pool))
+      if (swept > 0) services.logger.info({ tenant, workflows: swept }, 'expired workflows discarded')
+      total += swept
+    } catch (error) {
+      services.logger.warn({ tenant, err: (error as Error).message }, 'workflow sweep of tenant failed')
+    }
+  }
+  return total
+}

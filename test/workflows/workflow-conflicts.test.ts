@@ -1,0 +1,103 @@
+// A workflow's commit against changes made outside it since (row versions): 409 naming what
+// changed, nothing saved, the workflow still open. And an open workflow blocks nobody.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { saveSalesData, WorkflowClient } from './helpers.ts'
+
+let server: TestServer
+let token: string
+let api: string
+
+beforeAll(async () => {
+  server = await startTestServer()
+  token = await server.token()
+  api = server.api
+})
+afterAll(async () => server?.stop())
+
+const get = (path: string) => call(`${api}/${path}`, { token })
+const outside = (method: string, path: string, body?: unknown) => call(`${api}/${path}`, { method, token, body })
+
+describe('commit after a concurrent change', () => {
+  it('is 409 naming the row changed outside, saves nothing, and leaves the workflow open', async () => {
+    const data = await saveSalesData(api, token, 1)
+    const workflow = await WorkflowClient.start(api, token)
+    expect((await workflow.send('POST', 'Customers', { Name: 'Saved with the workflow only' })).status).toBe(200)
+    const changed = await workflow.send('PATCH', `OrderLines(${data.lines[0]})?$select=Quantity`, { Quantity: 4 })
+    expect(changed.status).toBe(200)
+
+    // Another client changes the same line, outside the workflow: it is not blocked.
+    expect((await outside('PATCH', `OrderLines(${data.lines[0]})`, { Quantity: 6 })).status).toBe(204)
+
+    const commit = await workflow.commit()
+    expect(commit.status).toBe(409)
+    expect(commit.body.error.code).toBe('Conflict')
+    expect(commit.body.error.message).toContain(`request 2 of the workflow (PATCH /api/OrderLines(${data.lines[0]})?$select=Quantity)`)
+    expect(commit.body.error.details).toContainEqual(
+      expect.objectContaining({ target: `OrderLines(${data.lines[0]})`, message: expect.stringContaining('row version 1 when the workflow changed it, 2 now') }),
+    )
+    expect((await get(`OrderLines(${data.lines[0]})?$select=Quantity`)).body.Quantity).toBe(6)
+    expect((await get(`Customers?$filter=Name eq 'Saved with the workflow only'&$count=true`)).body['@odata.count']).toBe(0)
+
+    // Still open: the last answer can be asked for again, and it can be aborted.
+    const retry = await workflow.at(workflow.index, 'PATCH', `OrderLines(${data.lines[0]})?$select=Quantity`, { Quantity: 4 })
+    expect(retry.status).toBe(200)
+    expect(retry.body.Quantity).toBe(4)
+    expect((await workflow.abort()).status).toBe(200)
+  })
+
+  it('is 409 too when the changed row is one the rules touched (the order of a changed line)', async () => {
+    const data = await saveSalesData(api, token, 2)
+    const workflow = await WorkflowClient.start(api, token)
+    expect((await workflow.send('PATCH', `OrderLines(${data.lines[0]})`, { Quantity: 5 })).status).toBe(204)
+    const added = await outside('POST', 'OrderLines', { 'Order@odata.bind': `Orders(${data.order})`, 'Product@odata.bind': `Products(${data.products[0]})`, Quantity: 1 })
+    expect(added.status).toBe(200)
+    const commit = await workflow.commit()
+    expect(commit.status).toBe(409)
+    expect(commit.body.error.details).toContainEqual(expect.objectContaining({ target: `Orders(${data.order})` }))
+    expect((await get(`OrderLines(${data.lines[0]})?$select=Quantity`)).body.Quantity).toBe(2)
+    expect((await workflow.abort()).status).toBe(200)
+  })
+
+  it('is 409 when a request sent with If-Match no longer matches', async () => {
+    const data = await saveSalesData(api, token, 3)
+    const workflow = await WorkflowClient.start(api, token)
+    const line = await workflow.get(`OrderLines(${data.lines[1]})`)
+    const etag = line.headers.get('etag')!
+    expect((await workflow.send('PATCH', `OrderLines(${data.lines[1]})`, { Quantity: 1 }, { 'If-Match': etag })).status).toBe(204)
+    // Inside the workflow the row moved on: the old ETag no longer matches there either.
+    expect((await workflow.send('PATCH', `OrderLines(${data.lines[1]})`, { Quantity: 2 }, { 'If-Match': etag })).status).toBe(412)
+    expect((await outside('PATCH', `OrderLines(${data.lines[1]})`, { Quantity: 9 })).status).toBe(204)
+    const commit = await workflow.commit()
+    expect(commit.status).toBe(409)
+    expect(commit.body.error.message).toMatch(/^Request 2 of the workflow .* no longer applies/)
+    expect((await get(`OrderLines(${data.lines[1]})?$select=Quantity`)).body.Quantity).toBe(9)
+    expect((await workflow.abort()).status).toBe(200)
+  })
+
+  it('is 409 when a natural key the workflow creates was taken outside meanwhile', async () => {
+    const data = await saveSalesData(api, token, 4)
+    const workflow = await WorkflowClient.start(api, token)
+    const order = { Number: 4444, 'Customer@odata.bind': `Customers(${data.customer})` }
+    expect((await workflow.send('POST', 'Orders', order)).status).toBe(200)
+    expect((await outside('POST', 'Orders', order)).status).toBe(200)
+    const commit = await workflow.commit()
+    expect(commit.status).toBe(409)
+    expect(commit.body.error.code).toBe('Conflict')
+    expect((await get(`Orders?$filter=Number eq 4444&$count=true`)).body['@odata.count']).toBe(1)
+    // Every later request of the workflow replays the create, and meets the same conflict.
+    expect((await workflow.get('Orders?$top=1')).status).toBe(409)
+    expect((await workflow.abort()).status).toBe(200)
+  })
+
+  it('commits when the rows the workflow changed were left alone, even if others changed nearby', async () => {
+    const data = await saveSalesData(api, token, 5)
+    const workflow = await WorkflowClient.start(api, token)
+    expect((await workflow.send('PATCH', `Customers(${data.customer})`, { City: 'Basel' })).status).toBe(204)
+    expect((await outside('PATCH', `OrderLines(${data.lines[0]})`, { Quantity: 7 })).status).toBe(204)
+    expect((await workflow.commit()).status).toBe(200)
+    expect((await get(`Customers(${data.customer})?$select=City`)).body.City).toBe('Basel')
+    expect((await get(`OrderLines(${data.lines[0]})?$select=Quantity`)).body.Quantity).toBe(7)
+  })
+})

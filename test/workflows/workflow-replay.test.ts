@@ -1,0 +1,38 @@
+// A replayed request writes what it wrote the first time: the instant its rules ran at and
+// the Guids it generated (nested creates included) come back, through every replay and the commit.
+
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { WorkflowClient } from './helpers.ts'
+
+let server: TestServer
+let token: string
+
+beforeAll(async () => {
+  server = await startTestServer({ pluginsDir: fileURLToPath(new URL('./fixtures/plugins', import.meta.url)) })
+  token = await server.token()
+})
+afterAll(async () => server?.stop())
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const READ = `$select=Name,StampedAt&$expand=Items($select=Guid,Label,MadeAt;$orderby=Label)`
+
+it('keeps generated keys and clock-based defaults identical across replays and the commit', async () => {
+  const workflow = await WorkflowClient.start(server.api, token)
+  // Keys in this order on purpose: the nested items come before the name.
+  const created = await workflow.send('POST', `Batches?${READ}`, { Items: [{ Label: 'a' }, { Label: 'b' }], Name: 'First' })
+  expect(created.status).toBe(200)
+  expect(created.body.StampedAt).toBeTruthy()
+  expect(created.body.Items).toHaveLength(2)
+
+  await pause(30)
+  expect((await workflow.send('POST', 'Batches', { Name: 'Second' })).status).toBe(200)
+  await pause(30)
+  const replayed = await workflow.get(`Batches(${created.body.Guid})?${READ}`)
+  expect(replayed.body).toMatchObject({ StampedAt: created.body.StampedAt, Items: created.body.Items })
+
+  expect((await workflow.commit()).status).toBe(200)
+  const saved = await call(`${server.api}/Batches(${created.body.Guid})?${READ}`, { token })
+  expect(saved.body).toMatchObject({ StampedAt: created.body.StampedAt, Items: created.body.Items })
+})
