@@ -154,7 +154,7 @@ writeFileSync(file, JSON.stringify(state))
     expect(first.out).toContain("creating user 'admin'")
     const password = /password ([A-Za-z0-9_-]{24})$/m.exec(first.out)?.[1]
     expect(password).toBeDefined()
-    expect(first.out).toContain(`"password":"${password}"`)
+    expect(first.out).toContain(`"Password":"${password}"`)
     const calls = readFileSync(join(dir, 'cli-calls.txt'), 'utf8').trim().split('\n')
     const config = join(dir, 'conf/entityctl.json')
     expect(calls).toEqual([

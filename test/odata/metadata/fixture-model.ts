@@ -36,7 +36,7 @@ const Ticket = entity('Ticket', {
           reason: p.text().maxLength(100).description('Why'),
           level: p.enumeration('One', 'Two').required(),
           notify: { ...p.boolean().decl, default: true },
-          count: p.integer().required().min(1),
+          times: p.integer().required().min(1),
         },
         returns: p.reference('Ticket'),
       },

@@ -142,7 +142,7 @@ describe('writeCsdlJson on the fixture model', () => {
   })
 
   it('writes optional parameters last, with their defaults', () => {
-    expect(schema.Escalate[0].$Parameter.map((p: Json) => p.$Name)).toEqual(['bindingParameter', 'level', 'count', 'reason', 'notify'])
+    expect(schema.Escalate[0].$Parameter.map((p: Json) => p.$Name)).toEqual(['bindingParameter', 'level', 'times', 'reason', 'notify'])
     expect(schema.Escalate[0].$Parameter[4]).toEqual({
       $Name: 'notify',
       $Type: 'Edm.Boolean',
