@@ -3,16 +3,19 @@
 // after the operand it meets.
 //   Customer/Country eq 'DE'  →  binary(eq, property(Customer→Country), literal(string 'DE'))
 
-import { QueryError } from '../../errors.ts'
+import { closestName, QueryError } from '../../errors.ts'
 import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
 import type { BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
 import { requireRead, resolveProperty, type BindContext } from './bind-context.ts'
+import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 
 export interface ExpressionScope {
-  /** `$it`: the entity the expression is about. */
+  /** The entity the expression is about, where unqualified names and `$this` start. */
   readonly it: Range
+  /** `$it` where it differs from `it`: in options nested in $expand, the resource path's instance. */
+  readonly root?: Range
   /** Lambda variables in scope, innermost last. */
   readonly variables: ReadonlyMap<string, Range>
   /** After an aggregation, the names it introduced (they replace the entity's properties). */
@@ -43,15 +46,14 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
   switch (syntax.kind) {
     case 'literal':
       return bindLiteral(syntax)
-    case 'alias': {
-      const value = context.aliases.get(syntax.name)
-      if (!value) throw QueryError.invalid(`Parameter alias ${syntax.name} is used in ${scope.option} but has no value in the query.`, syntax.name)
-      return bindExpression(context, scope, value)
-    }
+    case 'alias':
+      return bindExpression(context, scope, aliasValue(context, scope, syntax.name))
     case 'member':
       return bindMember(context, scope, syntax)
     case 'binary': {
       const left = bindExpression(context, scope, syntax.left)
+      // The right of `in` is a list (or an alias holding one), which is no value of its own.
+      if (syntax.op === 'in') return bindIn(context, scope, left, syntax.right)
       const right = bindExpression(context, scope, syntax.right)
       return bindBinary(syntax.op, left, right, scope.option)
     }
@@ -78,7 +80,9 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
     case 'count': {
       const { range, via, property } = walkToCollection(context, scope, syntax.collection)
       const member = context.nextRange(property.target)
-      const filter = syntax.filter && bindExpression(context, { ...scope, it: member, variables: new Map() }, syntax.filter)
+      // Inside $count($filter=…) names are the members'; $it is still the outer instance.
+      const inner: ExpressionScope = { ...scope, it: member, root: scope.root ?? scope.it, variables: new Map() }
+      const filter = syntax.filter && bindCondition(context, { ...inner, option: `${scope.option} $count($filter)` }, syntax.filter)
       return { kind: 'count', range, via, collection: property, member, filter, type: 'int' }
     }
     case 'list':
@@ -88,12 +92,29 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
   }
 }
 
+/** An alias's value; one alias naming another could loop, so a value must be an expression. */
+function aliasValue(context: BindContext, scope: ExpressionScope, name: string): ExpressionSyntax {
+  const value = context.aliases.get(name)
+  if (!value) throw QueryError.invalid(`Parameter alias ${name} is used in ${scope.option} but has no value in the query.`, name)
+  if (value.kind === 'alias') throw QueryError.invalid(`Parameter alias ${name} has another alias (${value.name}) as its value; give it a value.`, name)
+  return value
+}
+
+/** A $filter, or any option that selects rows: it must be a condition. */
+export function bindCondition(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
+  const condition = bindExpression(context, scope, syntax)
+  if (condition.type !== 'boolean' && condition.type !== 'null') {
+    throw QueryError.invalid(`${scope.option} needs a condition (true or false for each row), not a ${condition.type} value.`, scope.option)
+  }
+  return condition
+}
+
 export function bindLiteral(syntax: LiteralSyntax): BoundLiteral {
   switch (syntax.type) {
     case 'int':
       return { kind: 'literal', type: 'int', value: typeof syntax.value === 'bigint' ? syntax.value.toString() : syntax.value }
     case 'enum':
-      return { kind: 'literal', type: 'string', value: syntax.value }
+      return { kind: 'literal', type: 'string', value: syntax.value, enumType: syntax.enumType }
     case 'binary':
       throw QueryError.invalid(`Binary literals are not supported (at position ${syntax.position}).`)
     default:
@@ -102,20 +123,14 @@ export function bindLiteral(syntax: LiteralSyntax): BoundLiteral {
 }
 
 function bindMember(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax): BoundExpression {
-  const [first, ...rest] = syntax.path
+  const [first] = syntax.path
   if (syntax.path.length === 1 && scope.computed?.has(first)) return scope.computed.get(first)!
   if (scope.applied && !scope.variables.has(first) && first !== '$it') {
     const type = scope.applied.get(syntax.path.join('/'))
     if (type) return { kind: 'aggregateRef', name: syntax.path.join('/'), type }
     throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' is not available after the aggregation; available: ${[...scope.applied.keys()].join(', ')}.`, syntax.path.join('/'))
   }
-  let range = scope.it
-  let path = syntax.path
-  if (first === '$it') path = rest
-  else if (scope.variables.has(first)) {
-    range = scope.variables.get(first)!
-    path = rest
-  }
+  const { range, path } = pathStart(scope, syntax)
   if (path.length === 0) throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' names an entity, not a value.`)
   const via: ReferenceProperty[] = []
   let entity: EntityModel = range.entity
@@ -143,15 +158,17 @@ function bindMember(context: BindContext, scope: ExpressionScope, syntax: Member
   throw new Error('unreachable')
 }
 
-function walkToCollection(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax) {
+/** Where a path starts: `$it/…`, `$this/…`, a lambda variable `l/…`, or (unprefixed) the entity itself. */
+function pathStart(scope: ExpressionScope, syntax: MemberSyntax): { range: Range; path: readonly string[] } {
   const [first, ...rest] = syntax.path
-  let range = scope.it
-  let path = syntax.path
-  if (first === '$it') path = rest
-  else if (scope.variables.has(first)) {
-    range = scope.variables.get(first)!
-    path = rest
-  }
+  if (first === '$it') return { range: scope.root ?? scope.it, path: rest }
+  if (first === '$this') return { range: scope.it, path: rest }
+  const variable = scope.variables.get(first)
+  return variable ? { range: variable, path: rest } : { range: scope.it, path: syntax.path }
+}
+
+function walkToCollection(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax) {
+  const { range, path } = pathStart(scope, syntax)
   const via: ReferenceProperty[] = []
   let entity = range.entity
   for (let i = 0; i < path.length; i++) {
@@ -169,8 +186,54 @@ function walkToCollection(context: BindContext, scope: ExpressionScope, syntax: 
   throw QueryError.invalid(`In ${scope.option}, a collection path is expected before any, all or $count.`)
 }
 
+// $metadata names an enumeration type after its entity and property, in the service's
+// namespace, adding a number when that name is taken (metadata/edm-types.ts).
+const ENUM_NAMESPACE = DEFAULT_NAMESPACE
+
+function isEnumTypeOf(qualified: string, property: ScalarProperty): boolean {
+  const base = `${ENUM_NAMESPACE}.${property.entity.name}${property.name}`
+  return qualified === base || (qualified.startsWith(base) && /^\d+$/.test(qualified.slice(base.length)))
+}
+
+function describe(node: BoundExpression): string {
+  return node.kind === 'property' ? `${node.property.entity.setName}.${node.property.name}` : `a ${node.type} value`
+}
+
 const COMPARISON = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le'])
 const ARITHMETIC = new Set(['add', 'sub', 'mul', 'div', 'divby', 'mod'])
+
+/** `Status in ('Open','Closed')`, `Status in @states`: each item takes the type of the left side. */
+function bindIn(context: BindContext, scope: ExpressionScope, left: BoundExpression, syntax: ExpressionSyntax): BoundExpression {
+  const list = syntax.kind === 'alias' ? aliasValue(context, scope, syntax.name) : syntax
+  if (list.kind !== 'list') {
+    throw QueryError.invalid(`In ${scope.option}, 'in' needs a list in parentheses on its right, as in Status in ('Open','Closed').`)
+  }
+  const items = list.items.map((item) => coerceLiteral(bindExpression(context, scope, item), left.type, scope.option))
+  for (const item of items) checkEnumMember(left, item, scope.option)
+  return { kind: 'binary', op: 'in', left, right: { kind: 'list', items, type: left.type }, type: 'boolean' }
+}
+
+/**
+ * An enumeration compares with its members only: a typo is an error, not an empty result.
+ * A typed literal (`entityctl.EmployeeLevel'Lead'`) must name the property's enumeration type.
+ */
+function checkEnumMember(operand: BoundExpression, literal: BoundExpression, option: string): void {
+  if (literal.kind !== 'literal' || literal.type === 'null') return
+  const isEnum = operand.kind === 'property' && operand.property.type === 'Enum'
+  if (literal.enumType && !(isEnum && isEnumTypeOf(literal.enumType, operand.property))) {
+    const expected = isEnum ? `; its type is ${ENUM_NAMESPACE}.${operand.property.entity.name}${operand.property.name}` : ', which is no enumeration'
+    throw QueryError.invalid(`In ${option}, ${literal.enumType}'${String(literal.value)}' cannot be compared with ${describe(operand)}${expected}.`)
+  }
+  if (!isEnum) return
+  const members = operand.property.decl.values ?? []
+  const value = String(literal.value)
+  if (members.includes(value)) return
+  const hint = closestName(value, members)
+  throw QueryError.invalid(
+    `In ${option}, '${value}' is not a value of ${operand.property.entity.setName}.${operand.property.name}${hint ? `; did you mean '${hint}'?` : ''} (values: ${members.join(', ')}).`,
+    operand.property.name,
+  )
+}
 
 function bindBinary(op: string, left: BoundExpression, right: BoundExpression, option: string): BoundExpression {
   if (op === 'and' || op === 'or') {
@@ -178,13 +241,13 @@ function bindBinary(op: string, left: BoundExpression, right: BoundExpression, o
     expectType(right, 'boolean', op, option)
     return { kind: 'binary', op, left, right, type: 'boolean' }
   }
-  if (op === 'in') {
-    if (right.kind !== 'list') throw QueryError.invalid(`In ${option}, 'in' needs a list in parentheses on its right.`)
-    const items = right.items.map((item) => coerceLiteral(item, left.type, option))
-    return { kind: 'binary', op: 'in', left, right: { kind: 'list', items, type: left.type }, type: 'boolean' }
+  if (op === 'has' && !(left.kind === 'property' && left.property.type === 'Enum')) {
+    throw QueryError.invalid(`In ${option}, 'has' tests a member of an enumeration property, as in Level has 'Senior'.`)
   }
   if (COMPARISON.has(op) || op === 'has') {
     const [l, r] = unify(left, right, op, option)
+    checkEnumMember(l, r, option)
+    checkEnumMember(r, l, option)
     if (l.type === 'boolean' && !['eq', 'ne'].includes(op) && op !== 'has') {
       throw QueryError.invalid(`In ${option}, '${op}' cannot compare booleans.`)
     }
@@ -242,7 +305,7 @@ export function coerceLiteral(literal: BoundExpression, type: ValueType, option:
       if (literal.type === 'string' && /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(String(value))) return { kind: 'literal', type, value }
       throw fail()
     case 'string':
-      if (literal.type === 'duration') return literal
+      if (literal.type === 'duration') throw QueryError.invalid(`In ${option}, duration values are not supported: no property has that type.`)
       throw QueryError.invalid(`In ${option}, ${JSON.stringify(value)} (${literal.type}) cannot be compared with a string; quote it: '${String(value)}'.`)
     case 'boolean':
       throw fail()
@@ -257,8 +320,18 @@ function expectType(node: BoundExpression, type: ValueType, operator: string, op
   }
 }
 
+/** What an argument accepts: one type, or a group of types. */
+type Parameter = ValueType | 'any' | 'numeric' | 'dated' | 'timed'
+
+/** year(), month(), day() read a calendar date; hour() … fractionalseconds() a clock time. */
+const GROUPS: Readonly<Record<'numeric' | 'dated' | 'timed', ReadonlySet<ValueType>>> = {
+  numeric: NUMERIC,
+  dated: new Set(['date', 'dateTimeOffset']),
+  timed: new Set(['dateTimeOffset', 'timeOfDay']),
+}
+
 interface Signature {
-  readonly args: readonly (ValueType | 'any' | 'numeric' | 'temporal' | 'type')[]
+  readonly args: readonly Parameter[]
   readonly optional?: number
   readonly returns: ValueType | ((args: readonly BoundExpression[]) => ValueType)
 }
@@ -275,13 +348,13 @@ const FUNCTIONS: Record<string, Signature> = {
   trim: { args: ['string'], returns: 'string' },
   concat: { args: ['string', 'string'], returns: 'string' },
   matchespattern: { args: ['string', 'string'], returns: 'boolean' },
-  year: { args: ['temporal'], returns: 'int' },
-  month: { args: ['temporal'], returns: 'int' },
-  day: { args: ['temporal'], returns: 'int' },
-  hour: { args: ['temporal'], returns: 'int' },
-  minute: { args: ['temporal'], returns: 'int' },
-  second: { args: ['temporal'], returns: 'int' },
-  fractionalseconds: { args: ['temporal'], returns: 'decimal' },
+  year: { args: ['dated'], returns: 'int' },
+  month: { args: ['dated'], returns: 'int' },
+  day: { args: ['dated'], returns: 'int' },
+  hour: { args: ['timed'], returns: 'int' },
+  minute: { args: ['timed'], returns: 'int' },
+  second: { args: ['timed'], returns: 'int' },
+  fractionalseconds: { args: ['timed'], returns: 'decimal' },
   date: { args: ['dateTimeOffset'], returns: 'date' },
   time: { args: ['dateTimeOffset'], returns: 'timeOfDay' },
   totaloffsetminutes: { args: ['dateTimeOffset'], returns: 'int' },
@@ -310,17 +383,29 @@ function bindCall(context: BindContext, scope: ExpressionScope, syntax: CallSynt
   const args = syntax.args.map((arg, i) => {
     const bound = bindExpression(context, scope, arg)
     const expected = signature.args[i]
-    if (bound.kind === 'literal' && expected !== 'any' && expected !== 'numeric' && expected !== 'temporal' && expected !== 'type') {
-      return coerceLiteral(bound, expected, scope.option)
+    if (expected === 'any' || bound.type === 'null') return bound
+    if (expected === 'numeric' || expected === 'dated' || expected === 'timed') {
+      if (GROUPS[expected].has(bound.type)) return bound
+      const types = [...GROUPS[expected]].join(' or ')
+      throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${types}, not a ${bound.type}.`)
     }
-    const ok =
-      expected === 'any' || bound.type === 'null' ||
-      (expected === 'numeric' ? NUMERIC.has(bound.type) : expected === 'temporal' ? ['date', 'dateTimeOffset', 'timeOfDay'].includes(bound.type) : bound.type === expected || (expected === 'dateTimeOffset' && bound.type === 'date'))
-    if (!ok) throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${expected}, not a ${bound.type}.`)
-    return bound
+    if (bound.kind === 'literal') return coerceLiteral(bound, expected, scope.option)
+    if (bound.type === expected || (expected === 'dateTimeOffset' && bound.type === 'date')) return bound
+    throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${expected}, not a ${bound.type}.`)
   })
+  if (syntax.name === 'matchespattern') checkPattern(args[1], scope.option)
   const type = typeof signature.returns === 'function' ? signature.returns(args) : signature.returns
   return { kind: 'call', name: syntax.name, args, type }
+}
+
+/** A pattern written in the URL is checked here, so a typo answers 400, not a database error. */
+function checkPattern(pattern: BoundExpression, option: string): void {
+  if (pattern.kind !== 'literal' || typeof pattern.value !== 'string') return
+  try {
+    new RegExp(pattern.value, 'u')
+  } catch (error) {
+    throw QueryError.invalid(`In ${option}, matchesPattern() needs a regular expression: '${pattern.value}' is not one (${(error as Error).message.replace(/^Invalid regular expression: /, '')}).`)
+  }
 }
 
 function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSyntax): BoundExpression {

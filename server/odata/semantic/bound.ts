@@ -36,6 +36,8 @@ export interface BoundLiteral {
   readonly kind: 'literal'
   readonly type: ValueType
   readonly value: unknown
+  /** The qualified type of an enumeration literal written with one: `entityctl.EmployeeLevel`. */
+  readonly enumType?: string
 }
 
 /** A stored property reached from a range through zero or more references. */

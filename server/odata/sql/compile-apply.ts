@@ -6,10 +6,10 @@
 //      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $2::text group by j0."Country"
 
 import { QueryError } from '../../errors.ts'
-import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey } from '../semantic/bound.ts'
-import { compileExpression, JoinSet } from './compile-expression.ts'
+import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
+import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
 import { buildObject } from './compile-read.ts'
-import { ident, modelString, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
+import { ident, jsonValue, modelString, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
 
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   sum: (x) => `sum(${x})`,
@@ -27,7 +27,9 @@ export function compileApply(builder: SqlBuilder, context: string, read: BoundCo
   const before = aggregateAt === -1 ? stages : stages.slice(0, aggregateAt)
   const after = aggregateAt === -1 ? [] : stages.slice(aggregateAt + 1)
   const pre: string[] = []
-  if (read.filter) pre.push(compileExpression({ builder, joins }, read.filter))
+  // $filter is evaluated on what $apply produced (Data Aggregation 3.3): on the entities when
+  // nothing aggregates them, else on the aggregated rows, below.
+  if (read.filter && aggregateAt === -1) pre.push(compileExpression({ builder, joins }, read.filter))
   for (const stage of before) {
     if (stage.kind === 'filter') pre.push(compileExpression({ builder, joins }, stage.predicate))
     else if (stage.kind !== 'compute') {
@@ -40,7 +42,7 @@ export function compileApply(builder: SqlBuilder, context: string, read: BoundCo
   if (aggregateAt === -1) {
     // No aggregation: the rows are the entities (keys plus computed aliases).
     const computes = before.flatMap((s) => (s.kind === 'compute' ? s.items : []))
-    const pairs = [`'Guid', ${alias}."Guid"`, ...computes.map((c) => `${modelString(c.alias)}, ${compileExpression({ builder, joins }, c.expression)}`)]
+    const pairs = [`'Guid', ${alias}."Guid"`, ...computes.map((c) => `${modelString(c.alias)}, ${jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)}`)]
     inner = `select ${buildObject(pairs)} as j, ${alias}."Guid" as k from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
     refs = new Map()
   } else {
@@ -51,13 +53,15 @@ export function compileApply(builder: SqlBuilder, context: string, read: BoundCo
     stage.groupBy.forEach((key, i) => refs.set(key.path.join('/'), `s.g${i}`))
     stage.aggregations.forEach((a, i) => refs.set(a.alias, `s.a${i}`))
     const columns = [...groups.map((g, i) => `${g} as g${i}`), ...aggregates.map((a, i) => `${a} as a${i}`)]
-    const json = buildObject([...nestedGroups(stage.groupBy, groups), ...stage.aggregations.map((a, i) => `${modelString(a.alias)}, ${aggregates[i]}`)])
+    const values = groups.map((g, i) => jsonValue(g, stage.groupBy[i].expression.type))
+    const json = buildObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => `${modelString(a.alias)}, ${jsonValue(aggregates[i], a.type)}`)])
     inner = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
   }
   const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }
   let query = inner
   for (const stage of after) query = wrapStage(target, query, stage)
-  const order = read.orderby.length ? ` order by ${read.orderby.map((o) => `${compileExpression(target, o.expression)}${o.descending ? ' desc' : ''}`).join(', ')}` : ''
+  if (read.filter && aggregateAt !== -1) query = wrapStage(target, query, { kind: 'filter', predicate: read.filter })
+  const order = read.orderby.length ? ` order by ${orderItems(target, read.orderby)}` : ''
   const page = `${read.top !== undefined ? ` limit ${read.top}` : ''}${read.skip ? ` offset ${read.skip}` : ''}`
   const body = [`'@odata.context', ${context}`]
   if (read.count) body.push(`'@odata.count', (select count(*) from (${query}) c)`)
@@ -87,13 +91,18 @@ function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): s
   return pairs(root)
 }
 
+/** OData sorts null first ascending and last descending, PostgreSQL the other way round. */
+function orderItems(target: ExpressionTarget, items: readonly BoundOrderby[]): string {
+  return items.map((o) => `${compileExpression(target, o.expression)}${o.descending ? ' desc nulls last' : ' nulls first'}`).join(', ')
+}
+
 function wrapStage(target: { builder: SqlBuilder; joins: JoinSet; aggregateRef: (n: string) => string }, query: string, stage: BoundApplyStage): string {
   const expression = (e: BoundExpression) => compileExpression(target, e)
   switch (stage.kind) {
     case 'filter':
       return `select s.* from (${query}) s where ${expression(stage.predicate)}`
     case 'orderby':
-      return `select s.* from (${query}) s order by ${stage.items.map((o) => `${expression(o.expression)}${o.descending ? ' desc' : ''}`).join(', ')}`
+      return `select s.* from (${query}) s order by ${orderItems(target, stage.items)}`
     case 'top':
       return `select s.* from (${query}) s limit ${stage.count}`
     case 'skip':

@@ -5,11 +5,13 @@
 //   Customer/Country eq 'DE'            →  j0."Country" = $1::text   (j0 joined on the reference)
 //   Lines/any(l:l/Quantity gt 8)        →  exists (select from "OrderLine" t1 where t1."Order_Guid" = t0."Guid" and …)
 //   contains(Name,'steel')              →  t0."Name" like $1::text   ($1 = '%steel%', wildcards escaped)
+//   Level gt 'Senior'                   →  array_position($1::text[], t0."Level") > $2::int   (members by order)
+//   hour(LastLogin) eq 5                →  extract(hour from (t0."LastLogin" at time zone 'UTC'))::int = $1::int
 // Paths through references become LEFT JOINs, collected per statement level by a JoinSet.
 
 import type { ReferenceProperty } from '../../model/model.ts'
-import type { BoundExpression, BoundLiteral, Range } from '../semantic/bound.ts'
-import { ident, sqlType, type SqlBuilder } from './sql-builder.ts'
+import type { BoundExpression, BoundLiteral, Range, ValueType } from '../semantic/bound.ts'
+import { ident, jsonValue, sqlType, type SqlBuilder } from './sql-builder.ts'
 
 /** The LEFT JOINs that reference paths of one query level need, deduplicated by path. */
 export class JoinSet {
@@ -92,17 +94,56 @@ export function compileExpression(target: ExpressionTarget, node: BoundExpressio
 }
 
 const COMPARE: Record<string, string> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' }
-const ARITHMETIC: Record<string, string> = { add: '+', sub: '-', mul: '*', mod: '%' }
+const ORDERING = { gt: '>', ge: '>=', lt: '<', le: '<=' }
+
+// An enumeration published as an EnumType (members are identifiers, as metadata/edm-types.ts
+// decides) orders its members by their value there, that is by declaration order.
+const MEMBER = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]{0,127}$/u
+
+function enumMembers(node: BoundExpression): readonly string[] | undefined {
+  if (node.kind !== 'property' || node.property.type !== 'Enum') return undefined
+  const values = node.property.decl.values ?? []
+  return new Set(values).size === values.length && values.every((v) => MEMBER.test(v)) ? values : undefined
+}
+
+/**
+ * Level gt 'Senior' → array_position($1::text[], t0."Level") > $2::int: members compare by
+ * position. Undefined when no side is such an enumeration, or the other side is free text.
+ */
+function compileEnumOrdering(target: ExpressionTarget, node: Extract<BoundExpression, { kind: 'binary' }>): string | undefined {
+  const members = enumMembers(node.left) ?? enumMembers(node.right)
+  if (!members) return undefined
+  const side = (n: BoundExpression): string | undefined => {
+    if (enumMembers(n)) return enumOrdinal(target, n)
+    if (n.kind === 'literal' && n.type === 'string') return target.builder.param(members.indexOf(String(n.value)) + 1, 'int')
+    return undefined
+  }
+  const left = side(node.left)
+  const right = left === undefined ? undefined : side(node.right)
+  return left !== undefined && right !== undefined ? `${left} ${ORDERING[node.op as keyof typeof ORDERING]} ${right}` : undefined
+}
+
+/** The position of an enumeration value among its members (1-based), for ordering; else undefined. */
+export function enumOrdinal(target: ExpressionTarget, node: BoundExpression): string | undefined {
+  const members = enumMembers(node)
+  return members && `array_position(${target.builder.rawParam(members)}::text[], ${compileExpression(target, node)})`
+}
+
+const ARITHMETIC: Record<string, string> = { add: '+', sub: '-', mul: '*' }
 
 function compileBinary(target: ExpressionTarget, node: Extract<BoundExpression, { kind: 'binary' }>): string {
-  const left = compileExpression(target, node.left)
-  const compileRight = () => compileExpression(target, node.right)
+  if (node.op in ORDERING) {
+    const ordinal = compileEnumOrdering(target, node)
+    if (ordinal) return ordinal
+  }
+  const left = compileComparand(target, node.left, node.right)
+  const compileRight = () => compileComparand(target, node.right, node.left)
   switch (node.op) {
     case 'and':
     case 'or':
       return `(${left} ${node.op} ${compileRight()})`
     case 'in':
-      return `${left} in ${compileRight()}`
+      return compileIn(target, left, node.right)
     case 'eq':
     case 'ne': {
       const isNull = (n: BoundExpression) => n.kind === 'literal' && n.type === 'null'
@@ -122,9 +163,32 @@ function compileBinary(target: ExpressionTarget, node: Extract<BoundExpression, 
       return node.type === 'int' ? `(${left} / nullif(${compileRight()}, 0))` : `(${left}::numeric / nullif(${compileRight()}, 0))`
     case 'divby':
       return `(${left}::numeric / nullif(${compileRight()}, 0))`
+    case 'mod':
+      // PostgreSQL has no % for float8; numeric keeps the sign of the dividend, as OData does.
+      return node.type === 'double'
+        ? `mod((${left})::numeric, nullif(${compileRight()}, 0)::numeric)::float8`
+        : `(${left} % nullif(${compileRight()}, 0))`
     default:
       return `(${left} ${ARITHMETIC[node.op]} ${compileRight()})`
   }
+}
+
+/**
+ * A Date meets a DateTimeOffset at midnight UTC (the zone every DateTimeOffset is written
+ * in), not at midnight of the database session's zone, as PostgreSQL's own cast would.
+ *   HireDate lt LastLogin  →  (t0."HireDate"::timestamp at time zone 'UTC') < t0."LastLogin"
+ */
+function compileComparand(target: ExpressionTarget, node: BoundExpression, other: BoundExpression): string {
+  const sql = compileExpression(target, node)
+  return node.type === 'date' && other.type === 'dateTimeOffset' ? `(${sql}::timestamp at time zone 'UTC')` : sql
+}
+
+/** `x in (a, b)`; a null in the list matches a null x, as `x eq null` would. */
+function compileIn(target: ExpressionTarget, left: string, list: BoundExpression): string {
+  if (list.kind !== 'list' || list.items.length === 0) return 'false'
+  const values = list.items.filter((item) => item.type !== 'null')
+  const matches = values.length > 0 ? `${left} in (${values.map((item) => compileExpression(target, item)).join(', ')})` : 'false'
+  return values.length < list.items.length ? `(${matches} or ${left} is null)` : matches
 }
 
 function likeParam(target: ExpressionTarget, literal: BoundLiteral, before: string, after: string): string {
@@ -132,9 +196,18 @@ function likeParam(target: ExpressionTarget, literal: BoundLiteral, before: stri
   return target.builder.param(`${before}${escaped}${after}`, 'string')
 }
 
+/** A DateTimeOffset casts from its UTC time, and to text as the body writes it (with Z). */
+function compileCast(sql: string, from: ValueType, to: ValueType): string {
+  if (from !== 'dateTimeOffset' || to === 'dateTimeOffset') return `(${sql})::${sqlType(to)}`
+  if (to === 'string') return jsonValue(sql, 'dateTimeOffset')
+  return `(${sql} at time zone 'UTC')::${sqlType(to)}`
+}
+
 function compileCall(target: ExpressionTarget, name: string, args: readonly BoundExpression[]): string {
   const sql = (i: number) => compileExpression(target, args[i])
   const literal = (i: number) => (args[i]?.kind === 'literal' && args[i].type === 'string' ? (args[i] as BoundLiteral) : undefined)
+  // Parts of a DateTimeOffset are those of its UTC time, whatever the session's time zone.
+  const utc = (i: number) => (args[i].type === 'dateTimeOffset' ? `(${sql(i)} at time zone 'UTC')` : sql(i))
   switch (name) {
     case 'contains': {
       const pattern = literal(1)
@@ -150,29 +223,34 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
     }
     case 'length': return `char_length(${sql(0)})`
     case 'indexof': return `(strpos(${sql(0)}, ${sql(1)}) - 1)`
-    case 'substring': return args.length === 3 ? `substr(${sql(0)}, ${sql(1)} + 1, ${sql(2)})` : `substr(${sql(0)}, ${sql(1)} + 1)`
-    case 'tolower': return `lower(${sql(0)})`
-    case 'toupper': return `upper(${sql(0)})`
+    // substr() refuses a negative length; OData's substring then is empty.
+    case 'substring': return args.length === 3 ? `substr(${sql(0)}, ${sql(1)} + 1, greatest(${sql(2)}, 0))` : `substr(${sql(0)}, ${sql(1)} + 1)`
+    // Text columns collate "C" (code point order), whose lower() and upper() know ASCII only;
+    // ICU's root locale cases every letter, and "C" keeps the result's order by code point.
+    case 'tolower': return `(lower(${sql(0)} collate "und-x-icu") collate "C")`
+    case 'toupper': return `(upper(${sql(0)} collate "und-x-icu") collate "C")`
     case 'trim': return `btrim(${sql(0)})`
     case 'concat': return `(${sql(0)} || ${sql(1)})`
     case 'matchespattern': return `${sql(0)} ~ ${sql(1)}`
-    case 'year': return `extract(year from ${sql(0)})::int`
-    case 'month': return `extract(month from ${sql(0)})::int`
-    case 'day': return `extract(day from ${sql(0)})::int`
-    case 'hour': return `extract(hour from ${sql(0)})::int`
-    case 'minute': return `extract(minute from ${sql(0)})::int`
-    case 'second': return `floor(extract(second from ${sql(0)}))::int`
-    case 'fractionalseconds': return `(extract(second from ${sql(0)}) - floor(extract(second from ${sql(0)})))`
-    case 'date': return `(${sql(0)} at time zone 'UTC')::date`
-    case 'time': return `(${sql(0)} at time zone 'UTC')::time`
-    case 'totaloffsetminutes': return `0`
+    case 'year': return `extract(year from ${utc(0)})::int`
+    case 'month': return `extract(month from ${utc(0)})::int`
+    case 'day': return `extract(day from ${utc(0)})::int`
+    case 'hour': return `extract(hour from ${utc(0)})::int`
+    case 'minute': return `extract(minute from ${utc(0)})::int`
+    case 'second': return `floor(extract(second from ${utc(0)}))::int`
+    case 'fractionalseconds': return `(extract(second from ${utc(0)}) - floor(extract(second from ${utc(0)})))`
+    case 'date': return `${utc(0)}::date`
+    case 'time': return `${utc(0)}::time`
+    // Values are stored and written in UTC, so the offset is 0, or null for a null value.
+    case 'totaloffsetminutes': return `(case when ${sql(0)} is null then null else 0 end)`
     case 'now': return 'now()'
     case 'maxdatetime': return `'9999-12-31T23:59:59.999Z'::timestamptz`
     case 'mindatetime': return `'0001-01-01T00:00:00Z'::timestamptz`
-    case 'round': return `round(${sql(0)})`
+    // OData rounds half away from zero, as numeric round() does; float8 round() rounds to even.
+    case 'round': return args[0].type === 'double' ? `round((${sql(0)})::numeric)::float8` : `round(${sql(0)})`
     case 'floor': return `floor(${sql(0)})`
     case 'ceiling': return `ceil(${sql(0)})`
-    case 'cast': return `(${sql(0)})::${sqlType((args[1] as BoundLiteral).value as never)}`
+    case 'cast': return compileCast(sql(0), args[0].type, (args[1] as BoundLiteral).value as ValueType)
     default: throw new Error(`no SQL for function ${name}`)
   }
 }

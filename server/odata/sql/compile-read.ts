@@ -19,9 +19,9 @@ import type {
   BoundOrderby,
   ParentLink,
 } from '../semantic/bound.ts'
-import { compileExpression, JoinSet } from './compile-expression.ts'
+import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
-import { ident, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
+import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
 
 export interface ResponseUrls {
   readonly context: string
@@ -105,7 +105,8 @@ export function orderClause(builder: SqlBuilder, joins: JoinSet, orderby: readon
   const items = orderby.map(({ expression, descending }) => {
     const nullable = !(expression.kind === 'property' && expression.via.length === 0 && (expression.property.decl.required || expression.property.name === KEY))
     const nulls = nullable ? (descending ? ' nulls last' : ' nulls first') : ''
-    return `${compileExpression({ builder, joins }, expression)}${descending ? ' desc' : ''}${nulls}`
+    const target = { builder, joins }
+    return `${enumOrdinal(target, expression) ?? compileExpression(target, expression)}${descending ? ' desc' : ''}${nulls}`
   })
   if (!isTotalOrder(orderby, entity)) items.push(`${alias}."Guid"`)
   return `order by ${items.join(', ')}`
@@ -134,8 +135,8 @@ function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] =
 
 function columnJson(alias: string, property: ScalarProperty): string {
   const column = `${alias}.${ident(property.column!)}`
-  // Timestamps in UTC with a Z, whatever the session time zone.
-  if (property.type === 'DateTimeOffset' && !property.decl.encrypted) return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+  // An encrypted value is text until the read path decrypts it after the statement.
+  if (property.type === 'DateTimeOffset' && !property.decl.encrypted) return jsonValue(column, 'dateTimeOffset')
   return column
 }
 

@@ -31,6 +31,14 @@ export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }
 
+/**
+ * A value as the JSON body writes it. Timestamps are written in UTC with a Z, whatever the
+ * session's time zone, with the milliseconds that $metadata declares (Precision 3).
+ */
+export function jsonValue(sql: string, type: ValueType): string {
+  return type === 'dateTimeOffset' ? `to_char(${sql} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : sql
+}
+
 /** A string literal for names that come from the model (JSON keys), never from a request. */
 export function modelString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`

@@ -1,0 +1,219 @@
+// $apply (OData Data Aggregation): filter, groupby (by navigation paths too), aggregate with
+// sum/min/max/average/countdistinct/$count, compute, orderby/top/skip after the aggregation,
+// and $filter/$orderby/$top/$skip/$count on the aggregated result. Expected rows are grouped
+// and aggregated in JavaScript over the fixture objects.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { data } from './cases.ts'
+import { startQueryServer, url, type QueryServer } from './query-server.ts'
+import { compare, gt } from './reference.ts'
+
+const { employees: E, flights: F, orders: O, lines: L } = data
+
+type Row = Record<string, unknown>
+
+/** groupby in JavaScript: one output row per distinct key, `aggregate` computed from its rows. */
+function groupRows<T>(rows: readonly T[], key: (row: T) => Row, aggregate: (rows: T[]) => Row = () => ({})): Row[] {
+  const groups = new Map<string, { key: Row; rows: T[] }>()
+  for (const row of rows) {
+    const k = key(row)
+    const id = JSON.stringify(k)
+    if (!groups.has(id)) groups.set(id, { key: k, rows: [] })
+    groups.get(id)!.rows.push(row)
+  }
+  return [...groups.values()].map((group) => ({ ...group.key, ...aggregate(group.rows) }))
+}
+
+const present = <T>(values: readonly (T | null | undefined)[]) => values.filter((v): v is T => v !== null && v !== undefined)
+const sum = (values: readonly (number | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => a + b, 0) : null)
+const min = <T extends string | number>(values: readonly (T | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => (compare(a, b) <= 0 ? a : b)) : null)
+const max = <T extends string | number>(values: readonly (T | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => (compare(a, b) >= 0 ? a : b)) : null)
+const average = (values: readonly (number | null | undefined)[]) => (present(values).length ? sum(values)! / present(values).length : null)
+const countDistinct = (values: readonly unknown[]) => new Set(present(values)).size
+
+/** Decimal sums and averages come back exact; compare at 6 places. */
+function normalize(value: unknown): unknown {
+  if (typeof value === 'number') return Math.round(value * 1e6) / 1e6
+  if (Array.isArray(value)) return value.map(normalize)
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v)]))
+  return value
+}
+
+const unordered = (rows: readonly unknown[]) => (normalize(rows) as unknown[]).map((r) => JSON.stringify(r)).sort()
+
+interface ApplyCase {
+  readonly path: string
+  readonly expected: Row[]
+  /** The request fixes the order; otherwise rows compare as a set. */
+  readonly ordered?: boolean
+  readonly count?: number
+}
+
+const byRevenue = (rows: Row[]) => [...rows].sort((a, b) => (b.Revenue as number) - (a.Revenue as number))
+const revenueByCustomer = groupRows(O, (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)) }))
+const countByStatus = groupRows(O, (o) => ({ Status: o.Status }), (rows) => ({ N: rows.length }))
+const nullsFirst = (a: unknown, b: unknown) => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : compare(a as string, b as string))
+
+const CASES: ApplyCase[] = [
+  { path: url('Orders', { $apply: 'aggregate(Total with sum as Revenue)' }), expected: [{ Revenue: sum(O.map((o) => o.Total)) }] },
+  { path: url('Orders', { $apply: 'aggregate($count as N)' }), expected: [{ N: O.length }] },
+  { path: url('Orders', { $apply: 'groupby((Status))' }), expected: groupRows(O, (o) => ({ Status: o.Status })) },
+  { path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))' }), expected: countByStatus },
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Country),aggregate(Total with sum as Revenue))' }),
+    expected: groupRows(O, (o) => ({ Customer: { Country: o.Customer.Country } }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)) })),
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Country,Status),aggregate(Total with sum as Revenue,$count as N))' }),
+    expected: groupRows(O, (o) => ({ Customer: { Country: o.Customer.Country }, Status: o.Status }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)), N: rows.length })),
+  },
+  {
+    path: url('Orders', { $apply: "filter(Status eq 'Closed')/groupby((Customer/Name),aggregate(Total with max as M))" }),
+    expected: groupRows(O.filter((o) => o.Status === 'Closed'), (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ M: max(rows.map((o) => o.Total)) })),
+  },
+  {
+    path: url('Orders', { $apply: 'aggregate(Total with min as Lo,Total with max as Hi,Total with average as Avg)' }),
+    expected: [{ Lo: min(O.map((o) => o.Total)), Hi: max(O.map((o) => o.Total)), Avg: average(O.map((o) => o.Total)) }],
+  },
+  { path: url('Orders', { $apply: 'aggregate(Customer/Country with countdistinct as Countries)' }), expected: [{ Countries: countDistinct(O.map((o) => o.Customer.Country)) }] },
+  {
+    path: url('Employees', { $apply: 'groupby((Department/Name),aggregate(Salary with average as AvgSalary))' }),
+    expected: groupRows(E, (e) => ({ Department: { Name: e.Department?.Name ?? null } }), (rows) => ({ AvgSalary: average(rows.map((e) => e.Salary)) })),
+  },
+  { path: url('Employees', { $apply: 'groupby((Level))' }), expected: groupRows(E, (e) => ({ Level: e.Level })) },
+  {
+    path: url('Employees', { $apply: 'groupby((Manager/Name),aggregate($count as Reports))' }),
+    expected: groupRows(E, (e) => ({ Manager: { Name: e.Manager?.Name ?? null } }), (rows) => ({ Reports: rows.length })),
+  },
+  {
+    path: url('OrderLines', { $apply: 'compute(Quantity mul UnitPrice as Amount)/aggregate(Amount with sum as Total)' }),
+    expected: [{ Total: sum(L.map((l) => (l.UnitPrice === null ? null : l.Quantity * l.UnitPrice))) }],
+  },
+  { path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))/filter(N gt 5)' }), expected: countByStatus.filter((r) => gt(r.N as number, 5)) },
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate(Total with sum as Revenue))/orderby(Revenue desc)/top(2)' }),
+    expected: byRevenue(revenueByCustomer).slice(0, 2),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate(Total with sum as Revenue))/orderby(Revenue desc)/skip(1)' }),
+    expected: byRevenue(revenueByCustomer).slice(1),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate(Total with sum as Revenue))', $orderby: 'Revenue desc', $top: 2 }),
+    expected: byRevenue(revenueByCustomer).slice(0, 2),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate(Total with sum as Revenue))', $count: true, $top: 1, $orderby: 'Customer/Name' }),
+    expected: [...revenueByCustomer].sort((a, b) => compare((a.Customer as Row).Name as string, (b.Customer as Row).Name as string)).slice(0, 1),
+    ordered: true,
+    count: revenueByCustomer.length,
+  },
+  {
+    path: url('Flights', { $apply: 'groupby((From/Code,To/Country),aggregate(Price with sum as P))' }),
+    expected: groupRows(F, (f) => ({ From: { Code: f.From.Code }, To: { Country: f.To.Country } }), (rows) => ({ P: sum(rows.map((f) => f.Price)) })),
+  },
+  { path: url('Orders', { $apply: 'filter(Lines/$count gt 3)/aggregate($count as N)' }), expected: [{ N: O.filter((o) => o.Lines.length > 3).length }] },
+  { path: url('Orders', { $apply: 'groupby((CustomerGuid),aggregate($count as N))' }), expected: groupRows(O, (o) => ({ CustomerGuid: o.CustomerGuid }), (rows) => ({ N: rows.length })) },
+  {
+    path: url('Orders', { $apply: 'groupby((Status),aggregate(Lines/$count with sum as LineCount))' }),
+    expected: groupRows(O, (o) => ({ Status: o.Status }), (rows) => ({ LineCount: sum(rows.map((o) => o.Lines.length)) })),
+  },
+  {
+    path: url('Employees', { $apply: 'groupby((Manager/Manager/Name),aggregate(Age with max as Oldest))' }),
+    expected: groupRows(E, (e) => ({ Manager: { Manager: { Name: e.Manager?.Manager?.Name ?? null } } }), (rows) => ({ Oldest: max(rows.map((e) => e.Age)) })),
+  },
+  { path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $filter: 'N gt 5' }), expected: countByStatus.filter((r) => gt(r.N as number, 5)) },
+  {
+    path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $orderby: 'Status' }),
+    expected: [...countByStatus].sort((a, b) => nullsFirst(a.Status, b.Status)),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $orderby: 'Status desc', $skip: 1 }),
+    expected: [...countByStatus].sort((a, b) => nullsFirst(b.Status, a.Status)).slice(1),
+    ordered: true,
+  },
+  {
+    path: url('Employees', { $apply: 'aggregate(Rating with average as R, Rating with sum as S, HireDate with min as First, LastLogin with max as Last)' }),
+    expected: [{ R: average(E.map((e) => e.Rating)), S: sum(E.map((e) => e.Rating)), First: min(E.map((e) => e.HireDate)), Last: max(E.map((e) => e.LastLogin)) }],
+  },
+  {
+    path: url('Employees', { $apply: 'groupby((Active),aggregate(Salary with sum as Payroll, Salary with min as Low))' }),
+    expected: groupRows(E, (e) => ({ Active: e.Active }), (rows) => ({ Payroll: sum(rows.map((e) => e.Salary)), Low: min(rows.map((e) => e.Salary)) })),
+  },
+  {
+    path: url('Orders', { $apply: "filter(Customer/Country eq 'DE' and Status ne null)/groupby((Status),aggregate(Total with average as A))" }),
+    expected: groupRows(O.filter((o) => o.Customer.Country === 'DE' && o.Status !== null), (o) => ({ Status: o.Status }), (rows) => ({ A: average(rows.map((o) => o.Total)) })),
+  },
+  {
+    path: url('Flights', { $apply: 'groupby((Status),aggregate(Minutes with sum as M, $count as N))', $orderby: 'M desc' }),
+    expected: groupRows(F, (f) => ({ Status: f.Status }), (rows) => ({ M: sum(rows.map((f) => f.Minutes)), N: rows.length })).sort((a, b) => (b.M as number) - (a.M as number)),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'compute(Total mul 2 as T2)/filter(T2 gt 500)' }),
+    expected: O.filter((o) => gt(o.Total === null ? null : o.Total * 2, 500)).map((o) => ({ Guid: o.Guid, T2: o.Total! * 2 })),
+  },
+  { path: url('Orders', { $apply: 'filter(Total gt 500)' }), expected: O.filter((o) => gt(o.Total, 500)).map((o) => ({ Guid: o.Guid })) },
+  {
+    path: url('OrderLines', { $apply: 'groupby((Product/Category),aggregate(Quantity with sum as Q, LineTotal with max as Biggest))' }),
+    expected: groupRows(L, (l) => ({ Product: { Category: l.Product.Category } }), (rows) => ({ Q: sum(rows.map((l) => l.Quantity)), Biggest: max(rows.map((l) => l.LineTotal)) })),
+  },
+  {
+    path: url('Employees', { $apply: 'groupby((Department/Code,Level),aggregate($count as N))', $filter: 'N ge 2', $orderby: 'N desc,Department/Code,Level' }),
+    expected: groupRows(E, (e) => ({ Department: { Code: e.Department?.Code ?? null }, Level: e.Level }), (rows) => ({ N: rows.length }))
+      .filter((r) => (r.N as number) >= 2)
+      .sort((a, b) => (b.N as number) - (a.N as number) || nullsFirst((a.Department as Row).Code, (b.Department as Row).Code) || nullsFirst(a.Level, b.Level)),
+    ordered: true,
+  },
+  { path: url('Employees', { $apply: 'aggregate(Age with countdistinct as Ages)' }), expected: [{ Ages: countDistinct(E.map((e) => e.Age)) }] },
+  {
+    path: url('Orders', { $apply: 'groupby((OrderDate),aggregate($count as N))', $filter: 'OrderDate eq null' }),
+    expected: groupRows(O.filter((o) => o.OrderDate === null), (o) => ({ OrderDate: o.OrderDate }), (rows) => ({ N: rows.length })),
+  },
+  {
+    path: url('Employees', { $apply: 'filter(LastLogin ne null)/groupby((LastLogin))', $orderby: 'LastLogin', $top: 3 }),
+    expected: present(E.map((e) => e.LastLogin)).sort().slice(0, 3).map((LastLogin) => ({ LastLogin })),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $count: true, $filter: 'N lt 10' }),
+    expected: countByStatus.filter((r) => (r.N as number) < 10),
+    count: countByStatus.filter((r) => (r.N as number) < 10).length,
+  },
+  {
+    path: `Orders?apply=${encodeURIComponent('groupby((Status),aggregate($count as N))')}`,
+    expected: countByStatus,
+  },
+  {
+    path: `Orders?$APPLY=${encodeURIComponent('GroupBy((Status),Aggregate($count as N))')}`,
+    expected: countByStatus,
+  },
+  {
+    path: url('Orders', { $apply: 'groupby((Status),aggregate(Total with sum as Revenue))/filter(Revenue gt @min)', '@min': 1000 }),
+    expected: groupRows(O, (o) => ({ Status: o.Status }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)) })).filter((r) => gt(r.Revenue as number, 1000)),
+  },
+]
+
+let server: QueryServer
+beforeAll(async () => {
+  server = await startQueryServer()
+})
+afterAll(async () => {
+  await server?.stop()
+})
+
+describe('$apply', () => {
+  it.each(CASES.map((c) => [decodeURIComponent(c.path), c] as const))('%s', async (_, { path, expected, ordered, count }) => {
+    const response = await server.get(path)
+    expect(response.status, response.text).toBe(200)
+    const value = response.body.value as Row[]
+    if (ordered) expect(normalize(value)).toEqual(normalize(expected))
+    else expect(unordered(value)).toEqual(unordered(expected))
+    if (count !== undefined) expect(response.body['@odata.count']).toBe(count)
+    expect(response.body['@odata.context']).toMatch(/\$metadata#\w+\(\)$/)
+  })
+})
