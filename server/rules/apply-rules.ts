@@ -30,6 +30,15 @@ interface Pending {
   readonly navigations: Set<string>
 }
 
+/** Parents locked (and loaded fresh) in a transaction before their collection is read, per unit of work. */
+const locks = new WeakMap<EntityManager, WeakSet<object>>()
+
+function lockedIn(em: EntityManager): WeakSet<object> {
+  let locked = locks.get(em)
+  if (!locked) locks.set(em, (locked = new WeakSet()))
+  return locked
+}
+
 /** Bounds the propagation between entities; a plugin's rules that never settle are a bug. */
 const MAX_ROUNDS = 20
 
@@ -181,7 +190,8 @@ async function propagate(
         if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
           for (const parent of parentsOf(entity, navigation)) await mark(em, pending, model, parent, head)
         }
-        if (navigation.kind === 'reference' && property === tail) {
+        // A new entity has no stored children; new ones compute their own values.
+        if (navigation.kind === 'reference' && property === tail && helper(entity).__originalEntityData) {
           const children = await em.find(byName(dependent.name), { [navigation.name]: entity } as never)
           for (const child of children) if (!removed.has(child)) await mark(em, pending, model, child, head)
         }
@@ -208,8 +218,13 @@ function parentsOf(entity: object, collection: CollectionProperty): object[] {
 async function mark(em: EntityManager, pending: Map<object, Pending>, model: Model, entity: object, navigation: string): Promise<void> {
   let item = pending.get(entity)
   if (!item) {
-    // A parent known only by its key (the previous order of a moved line) is loaded first.
-    if (!helper(entity).__initialized) await em.findOne(byName(helper(entity).__meta.className), helper(entity).getPrimaryKey() as never)
+    // A parent known only by its key (the order of a changed line) is loaded first, locked
+    // when it will be recomputed inside a transaction (see loadForComputed).
+    if (!helper(entity).__initialized) {
+      const locking = em.isInTransaction()
+      await em.findOne(byName(helper(entity).__meta.className), helper(entity).getPrimaryKey() as never, locking ? ({ lockMode: LockMode.PESSIMISTIC_WRITE } as never) : undefined)
+      if (locking) lockedIn(em).add(entity)
+    }
     const original = helper(entity).__originalEntityData
     item = { entity, meta: entityModel(model, entity), created: !original, changed: new Set(), navigations: new Set() }
     pending.set(entity, item)
@@ -222,7 +237,9 @@ async function loadReferences(em: EntityManager, batch: readonly Pending[]): Pro
   const byType = new Map<string, object[]>()
   for (const item of batch) {
     for (const property of item.meta.properties.values()) {
-      if (property.kind !== 'reference') continue
+      // New entities' defaults and validations may read any reference; on an update only a
+      // reference that changed needs checking (computed rules load what their `from` names).
+      if (property.kind !== 'reference' || (!item.created && !item.changed.has(property.name))) continue
       const target = Reference.unwrapReference((item.entity as Record<string, any>)[property.name] ?? undefined)
       if (target && !helper(target).__initialized) {
         const list = byType.get(property.target.name) ?? []
@@ -276,7 +293,8 @@ async function loadForComputed(
       continue
     }
     const isNew = !helper(entity).__originalEntityData
-    if (!isNew && em.isInTransaction()) {
+    if (!isNew && em.isInTransaction() && !lockedIn(em).has(entity)) {
+      lockedIn(em).add(entity)
       await em.findOne(byName(meta.name), helper(entity).getPrimaryKey() as never, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as never)
     }
     const stored = isNew ? [] : await em.find(byName(navigation.target.name), { [navigation.inverse.name]: entity } as never)
