@@ -3,10 +3,14 @@
 // Expanded navigations are correlated subqueries, each with its own filter, order and page,
 // so a read is one statement whatever its depth: no N+1.
 //
+// The page is cut first, on plain rows with their sort keys as "@o<i>" columns, and the JSON
+// is built only for the rows kept, aggregated in that explicit order:
+//
 //   Orders?$filter=Total gt 100&$top=2&$select=Number
-//   →  select json_build_object('@odata.context', $1, 'value', coalesce((select json_agg(r.j) from
-//        (select json_build_object('Guid', t0."Guid", 'Number', t0."Number") as j from "Order" t0
-//         where t0."Total" > $2::numeric order by t0."Guid" limit 2) r), '[]'::json))::text
+//   →  select json_build_object('@odata.context', $1::text, 'value', coalesce((select json_agg(
+//        json_build_object('Guid', t0."Guid", 'Number', t0."Number") order by t0."@o0") from
+//        (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $2::numeric
+//         order by t0."Guid" limit 2) t0), '[]'::json))::text as body
 
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../../model/model.ts'
@@ -40,30 +44,54 @@ export function compileCollectionRead(read: BoundCollectionRead, urls: ResponseU
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-  const row = rowJson(builder, read.read)
   const from = `from ${ident(read.entity.table)} ${alias}`
-  const orderBy = orderClause(builder, joins, read.orderby, read.entity, alias)
   const body = [`'@odata.context', ${context}`]
   if (read.count) {
     const countJoins = new JoinSet(builder)
     const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
     body.push(`'@odata.count', (select count(*) ${from} ${countJoins.sql()} ${countWhere})`)
   }
-  const page = (limit: number | undefined) =>
-    `select ${row} as j ${from} ${joins.sql()} ${where} ${orderBy}${limit !== undefined ? ` limit ${limit}` : ''}${read.skip ? ` offset ${read.skip}` : ''}`
+  const order = sortKeys(builder, joins, read.orderby, read.entity, alias)
+  const page = (limit: number | undefined) => pageOfRows(alias, `${from} ${joins.sql()} ${where}`, order, limit, read.skip)
+  const row = rowJson(builder, read.read)
   if (read.pageSize !== undefined) {
     // One row more than a page tells whether a next page exists; the handler then adds
     // @odata.nextLink to the body (paged reads answer `more` beside the body).
     const size = read.pageSize
-    body.push(`'value', coalesce(json_agg(p.j) filter (where p.n <= ${size}), '[]'::json)`)
+    body.push(`'value', coalesce(json_agg(${row} order by ${alias}."@n") filter (where ${alias}."@n" <= ${size}), '[]'::json)`)
+    const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(size + 1)}) q`
     return {
-      sql: `select json_build_object(${body.join(', ')})::text as body, count(*) > ${size} as more from (select row_number() over () as n, q.j from (${page(size + 1)}) q) p`,
+      sql: `select json_build_object(${body.join(', ')})::text as body, count(*) > ${size} as more from (${numbered}) ${alias}`,
       params: builder.params,
       nextSkip: read.skip + size,
     }
   }
-  body.push(`'value', coalesce((select json_agg(r.j) from (${page(read.top)}) r), '[]'::json)`)
+  body.push(`'value', coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page(read.top)}) ${alias}), '[]'::json)`)
   return { sql: `select json_build_object(${body.join(', ')})::text as body`, params: builder.params }
+}
+
+/**
+ * The sort of a page: each key compiled once, written in the inner ORDER BY and selected as
+ * "@o<i>", so the outer aggregation orders by the same values without recomputing them.
+ */
+interface SortKeys {
+  readonly inner: string
+  readonly columns: string
+  outer(alias: string): string
+}
+
+function sortKeys(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): SortKeys {
+  const keys = orderItems(builder, joins, orderby, entity, alias)
+  return {
+    inner: keys.map((k) => `${k.sql}${k.modifiers}`).join(', '),
+    columns: keys.map((k, i) => `${k.sql} as "@o${i}"`).join(', '),
+    outer: (outer) => keys.map((k, i) => `${outer}."@o${i}"${k.modifiers}`).join(', '),
+  }
+}
+
+/** The rows of one page, plain (no JSON yet), with their sort keys. */
+function pageOfRows(alias: string, fromWhere: string, order: SortKeys, limit: number | undefined, offset: number | undefined): string {
+  return `select ${alias}.*, ${order.columns} ${fromWhere} order by ${order.inner}${limit !== undefined ? ` limit ${limit}` : ''}${offset ? ` offset ${offset}` : ''}`
 }
 
 export function compileEntityRead(read: BoundEntityByKey, urls: Pick<ResponseUrls, 'context'>): CompiledQuery {
@@ -100,16 +128,16 @@ function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression
   return parts.length ? `where ${parts.join(' and ')}` : ''
 }
 
-/** ORDER BY with OData's null order (nulls first ascending) and the key appended for stable paging. */
-export function orderClause(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): string {
+/** Sort keys with OData's null order (nulls first ascending) and the key appended for stable paging. */
+function orderItems(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): { sql: string; modifiers: string }[] {
   const items = orderby.map(({ expression, descending }) => {
     const nullable = !(expression.kind === 'property' && expression.via.length === 0 && (expression.property.decl.required || expression.property.name === KEY))
     const nulls = nullable ? (descending ? ' nulls last' : ' nulls first') : ''
     const target = { builder, joins }
-    return `${enumOrdinal(target, expression) ?? compileExpression(target, expression)}${descending ? ' desc' : ''}${nulls}`
+    return { sql: enumOrdinal(target, expression) ?? compileExpression(target, expression), modifiers: `${descending ? ' desc' : ''}${nulls}` }
   })
-  if (!isTotalOrder(orderby, entity)) items.push(`${alias}."Guid"`)
-  return `order by ${items.join(', ')}`
+  if (!isTotalOrder(orderby, entity)) items.push({ sql: `${alias}."Guid"`, modifiers: '' })
+  return items
 }
 
 /** An order that ends in a unique, non-null key needs no tie-breaker. */
@@ -151,12 +179,9 @@ function expandJson(builder: SqlBuilder, parentAlias: string, expand: BoundExpan
   const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, expand.filter, undefined, alias, [link])
-  const orderBy = orderClause(builder, joins, expand.orderby, navigation.target, alias)
-  const limit = expand.top !== undefined ? ` limit ${expand.top}` : ''
-  const offset = expand.skip ? ` offset ${expand.skip}` : ''
-  const pairs = [
-    `${modelString(expand.publicName)}, coalesce((select json_agg(r.j) from (select ${row} as j from ${table} ${joins.sql()} ${where} ${orderBy}${limit}${offset}) r), '[]'::json)`,
-  ]
+  const order = sortKeys(builder, joins, expand.orderby, navigation.target, alias)
+  const page = pageOfRows(alias, `from ${table} ${joins.sql()} ${where}`, order, expand.top, expand.skip)
+  const pairs = [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
   if (expand.count) {
     const countJoins = new JoinSet(builder)
     const countWhere = conditions(builder, countJoins, expand.filter, undefined, alias, [link])
