@@ -29,7 +29,9 @@ export interface RunningServer {
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig(options.configPath)
-  const logger = options.logger ?? pino({ level: config.Server.LogLevel })
+  // Asynchronous log writes: a synchronous write per request line blocks the event loop
+  // while the terminal or pipe drains. Flushed on stop.
+  const logger = options.logger ?? pino({ level: config.Server.LogLevel }, pino.destination({ sync: false }))
   const model = await loadModel(projectPath(config.Server.PluginsDir))
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const database = await openDatabaseServer(config, logger)
@@ -57,6 +59,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await tenants!.close()
       await database.stop()
       logger.info('stopped')
+      logger.flush()
     })
     return { url, config, stop }
   } catch (error) {
