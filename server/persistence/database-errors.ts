@@ -8,7 +8,7 @@ import {
   OptimisticLockError,
   UniqueConstraintViolationException,
 } from '@mikro-orm/core'
-import { RequestError, ServiceError } from '../errors.ts'
+import { QueryError, RequestError, ServiceError } from '../errors.ts'
 
 export function translateDatabaseError(thrown: unknown): ServiceError | undefined {
   const error = thrown as { code?: string; detail?: string; constraint?: string; table?: string; message?: string }
@@ -28,6 +28,15 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   }
   if (error?.code === '22P02' || error?.code === '22007' || error?.code === '22008' || error?.code === '22003') {
     return RequestError.invalid('A value has the wrong format or is out of range for its type.')
+  }
+  // Raised while evaluating a query's expressions: a bad regular expression, a division by
+  // zero, a substring past its bounds.
+  if (error?.code === '2201B' || error?.code === '22012' || error?.code === '22011') {
+    return QueryError.invalid(`The query cannot be evaluated: ${String(error.message).split('\n')[0]}.`)
+  }
+  // A read method (or any read-only session) tried to write.
+  if (error?.code === '25006') {
+    return new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
   }
   if (
     thrown instanceof ConnectionException ||

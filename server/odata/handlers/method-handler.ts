@@ -53,7 +53,9 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
     } else {
       result = await method.run(input, context)
     }
-    if (method.kind === 'modify') await em.flush()
+    // A read method's session is read-only: flushing its changes is refused (403), so a
+    // write attempt fails visibly instead of vanishing with the rollback.
+    await em.flush()
     return keysOf(result)
   }
   const result = method.kind === 'read' ? await scope.session.read(run) : await scope.session.write(run)

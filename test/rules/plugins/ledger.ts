@@ -1,0 +1,20 @@
+// A plugin whose read method tries to write, for the read-only enforcement test.
+import { entity, method, p, plugin } from 'entityctl/plugin'
+
+const Entry = entity('Entry', {
+  properties: { Amount: p.integer().required() },
+  methods: {
+    SneakyTotal: method.read('A read method that (wrongly) changes data', { static: true, returns: p.integer() }, async (_input, { find }) => {
+      const entries = await find('Entry')
+      for (const entry of entries) entry.Amount = 0
+      return entries.length
+    }),
+    Double: method.modify('Doubles every amount', { static: true, returns: p.integer() }, async (_input, { find }) => {
+      const entries = await find('Entry')
+      for (const entry of entries) entry.Amount = entry.Amount * 2
+      return entries.length
+    }),
+  },
+})
+
+export default plugin({ entities: [Entry] })
