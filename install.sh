@@ -229,6 +229,33 @@ if [ "$demo" = 1 ]; then
       || die "bin/entityctl user add --tenant demo --username admin failed"
     changed=1
   fi
+
+  # A small role tree that shows responsibilities at work (README, "Demo users"): a sales
+  # manager supervises the order clerk and the catalogue keeper, and so has their access too.
+  step='demo roles and users'
+  roles=$("$cli" role list --tenant demo --json) || die "bin/entityctl role list --tenant demo --json failed"
+  if printf '%s' "$roles" | has_entry 'Sales manager' name Name; then
+    say "demo roles exist: ok"
+  else
+    say "creating the demo roles (Sales manager > Order clerk, Catalogue keeper; Auditor) and users"
+    demo_password=$("$node" -e 'process.stdout.write(require("node:crypto").randomBytes(12).toString("base64url"))')
+    run_cli() { "$cli" "$@" >/dev/null || die "bin/entityctl $* failed"; }
+    run_cli role add 'Sales manager' --tenant demo --description 'Looks after customers; supervises clerks and the catalogue'
+    run_cli role add 'Order clerk' --tenant demo --parent 'Sales manager' --description 'Takes and closes orders'
+    run_cli role add 'Catalogue keeper' --tenant demo --parent 'Sales manager' --description 'Keeps products and prices'
+    run_cli role add 'Auditor' --tenant demo --description 'Reads everything, changes nothing'
+    run_cli role grant 'Sales manager' MaintainCustomers --tenant demo
+    run_cli role grant 'Order clerk' TakeOrders --tenant demo
+    run_cli role grant 'Order clerk' CloseOrders --tenant demo
+    run_cli role grant 'Catalogue keeper' MaintainProducts --tenant demo
+    run_cli role grant 'Auditor' ReadReports --tenant demo
+    for pair in 'manager:Sales manager' 'clerk:Order clerk' 'auditor:Auditor'; do
+      user=${pair%%:*}
+      run_cli user add --tenant demo --username "$user" --password "$demo_password"
+      run_cli user grant-role --tenant demo --username "$user" --role "${pair#*:}"
+    done
+    changed=1
+  fi
 fi
 
 # --- (e) what next -------------------------------------------------------------------------------
@@ -243,6 +270,9 @@ fi
 if [ -n "$admin_password" ]; then
   echo
   echo "    Demo credentials (shown once): tenant demo, user admin, password $admin_password"
+fi
+if [ -n "${demo_password-}" ]; then
+  echo "    Demo team (shown once): users manager, clerk and auditor, password $demo_password"
 fi
 echo
 echo "Next:"

@@ -136,7 +136,7 @@ describe('install.sh', () => {
       join(dir, 'cli/main.ts'),
       `import { existsSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs'
 const file = ${JSON.stringify(join(dir, 'cli-state.json'))}
-const state: { tenants: string[]; users: string[] } = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { tenants: [], users: [] }
+const state: { tenants: string[]; users: string[]; roles: string[] } = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { tenants: [], users: [], roles: [] }
 const args = process.argv.slice(2)
 appendFileSync(${JSON.stringify(join(dir, 'cli-calls.txt'))}, args.join(' ') + ' | ' + process.env.ENTITYCTL_CONFIG + '\\n')
 const command = args.slice(0, 2).join(' ')
@@ -144,6 +144,9 @@ if (command === 'tenant list') console.log(JSON.stringify(state.tenants.map((nam
 else if (command === 'tenant add') { state.tenants.push(args[2]); console.log(JSON.stringify({ name: args[2] })) }
 else if (command === 'user list') console.log(JSON.stringify(state.users.map((username) => ({ username, hasFullAccess: true }))))
 else if (command === 'user add') state.users.push(args[args.indexOf('--username') + 1])
+else if (command === 'role list') console.log(JSON.stringify(state.roles.map((name) => ({ name }))))
+else if (command === 'role add') state.roles.push(args[2])
+else if (command === 'role grant' || command === 'user grant-role') {}
 else { console.error('unknown command ' + command); process.exit(1) }
 writeFileSync(file, JSON.stringify(state))
 `,
@@ -157,11 +160,29 @@ writeFileSync(file, JSON.stringify(state))
     expect(first.out).toContain(`"Password":"${password}"`)
     const calls = readFileSync(join(dir, 'cli-calls.txt'), 'utf8').trim().split('\n')
     const config = join(dir, 'conf/entityctl.json')
+    const team = /users manager, clerk and auditor, password ([A-Za-z0-9_-]{16})$/m.exec(first.out)?.[1]
+    expect(team).toBeDefined()
     expect(calls).toEqual([
       `tenant list --json | ${config}`,
       `tenant add demo --json | ${config}`,
       `user list --tenant demo --json | ${config}`,
       `user add --tenant demo --username admin --password ${password} --full-access | ${config}`,
+      `role list --tenant demo --json | ${config}`,
+      `role add Sales manager --tenant demo --description Looks after customers; supervises clerks and the catalogue | ${config}`,
+      `role add Order clerk --tenant demo --parent Sales manager --description Takes and closes orders | ${config}`,
+      `role add Catalogue keeper --tenant demo --parent Sales manager --description Keeps products and prices | ${config}`,
+      `role add Auditor --tenant demo --description Reads everything, changes nothing | ${config}`,
+      `role grant Sales manager MaintainCustomers --tenant demo | ${config}`,
+      `role grant Order clerk TakeOrders --tenant demo | ${config}`,
+      `role grant Order clerk CloseOrders --tenant demo | ${config}`,
+      `role grant Catalogue keeper MaintainProducts --tenant demo | ${config}`,
+      `role grant Auditor ReadReports --tenant demo | ${config}`,
+      `user add --tenant demo --username manager --password ${team} | ${config}`,
+      `user grant-role --tenant demo --username manager --role Sales manager | ${config}`,
+      `user add --tenant demo --username clerk --password ${team} | ${config}`,
+      `user grant-role --tenant demo --username clerk --role Order clerk | ${config}`,
+      `user add --tenant demo --username auditor --password ${team} | ${config}`,
+      `user grant-role --tenant demo --username auditor --role Auditor | ${config}`,
     ])
 
     const second = install(dir, [])
@@ -169,7 +190,9 @@ writeFileSync(file, JSON.stringify(state))
     expect(second.out).toContain("tenant 'demo' exists: ok")
     expect(second.out).toContain("user 'admin' of tenant 'demo' exists: ok")
     expect(second.out).toContain('nothing changed')
+    expect(second.out).toContain('demo roles exist: ok')
     expect(second.out).not.toContain(password)
-    expect(readFileSync(join(dir, 'cli-calls.txt'), 'utf8').trim().split('\n')).toHaveLength(6)
+    // The second run only looks: tenant list, user list, role list.
+    expect(readFileSync(join(dir, 'cli-calls.txt'), 'utf8').trim().split('\n')).toHaveLength(calls.length + 3)
   })
 })
