@@ -16,6 +16,7 @@ import { field, type Body } from './request-body.ts'
 import { newSecret } from './secrets.ts'
 import { epochMs, loadUserRow } from './access-queries.ts'
 import { UserAdminError } from './user-admin.ts'
+import { inTransaction } from '../persistence/pool-transaction.ts'
 
 export type PatStatus = 'active' | 'revoked' | 'expired' | 'disabled'
 
@@ -186,19 +187,6 @@ function problem(target: string, message: string): ErrorDetail {
   return { code: 'InvalidValue', message, target }
 }
 
-async function inTransaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-  const client = await pool.connect()
-  try {
-    await client.query('begin')
-    await work(client)
-    await client.query('commit')
-  } catch (error) {
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
-}
 
 /** For the CLI: the owner by user name and responsibility names turned into Guids. */
 export async function patRequestByNames(

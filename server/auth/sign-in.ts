@@ -14,6 +14,7 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { DECOY_HASH, verifyPassword } from './passwords.ts'
 import { bodyObject, requiredString } from './request-body.ts'
 import { newSecret, parseSecret } from './secrets.ts'
+import { inTransaction } from '../persistence/pool-transaction.ts'
 
 export interface TokenPair {
   readonly accessToken: string
@@ -48,18 +49,8 @@ export async function refresh(services: Services, body: unknown): Promise<TokenP
   const parsed = parseSecret('rt', token)
   const db = parsed && (await services.tenants.get(parsed.tenant))
   if (!parsed || !db) throw AuthError.invalidRefreshToken()
-  const client = await db.pool.connect()
-  let pair: TokenPair | undefined
-  try {
-    await client.query('begin')
-    pair = await rotate(services, db, client, parsed.hash)
-    await client.query('commit')
-  } catch (error) {
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
+  // Committed even when the token is refused: a reuse revokes its whole family.
+  const pair = await inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))
   if (!pair) throw AuthError.invalidRefreshToken()
   return pair
 }
