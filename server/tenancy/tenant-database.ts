@@ -6,6 +6,7 @@ import type pg from 'pg'
 import type { Model } from '../model/model.ts'
 import { entitySchemas } from '../persistence/entity-schemas.ts'
 import { RulesSubscriber } from '../rules/rules-subscriber.ts'
+import { ParameterisedPostgreSqlDriver } from '../persistence/parameterised-driver.ts'
 import type { PropertyCipher } from './property-encryption.ts'
 
 export interface TenantDatabase {
@@ -27,6 +28,7 @@ export async function openTenantDatabase(
   options: { poolSize: number; debug?: boolean; cipher?: PropertyCipher },
 ): Promise<TenantDatabase> {
   const orm = await MikroORM.init({
+    driver: ParameterisedPostgreSqlDriver,
     clientUrl: url,
     entities: entitySchemas(model, options.cipher),
     discovery: { warnWhenNoEntities: false },
