@@ -4,7 +4,7 @@
 import pg from 'pg'
 import type { Config } from '../config/load-config.ts'
 import { projectPath } from '../config/load-config.ts'
-import { startEmbeddedPostgres } from '../persistence/embedded-postgres.ts'
+import { startEmbeddedPostgres } from '../persistence/embedded-postgres/start-embedded.ts'
 
 export interface DatabaseServer {
   /** Connection string of the server's maintenance database (`postgres`). */

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { embeddedDataLocation, isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
-import type { EmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
+import { embeddedDataLocation, isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
+import type { EmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
 
 let root: string
 let dataDir: string

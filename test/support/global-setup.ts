@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
-import { EmbeddedPostgresError, embeddedDataLocation, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres.ts'
+import { EmbeddedPostgresError, embeddedDataLocation, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
