@@ -2,47 +2,15 @@
 // for the whole public model), and a clean shutdown on SIGTERM that lets an in-flight
 // request finish.
 
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
+import { serveProcess } from '../support/serve-process.ts'
 let setup: TestServer
 
 beforeAll(async () => {
   setup = await startTestServer()
 })
 afterAll(async () => setup?.stop())
-
-interface Served {
-  readonly process: ChildProcess
-  readonly url: string
-  readonly lines: Record<string, unknown>[]
-  readonly exited: Promise<number | null>
-}
-
-/** Starts bin/entityctl serve on a free port and waits for its "serving" log line. */
-function serve(env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(join(root, 'bin/entityctl'), ['--config', setup.configPath, 'serve', '--port', '0'], {
-    env: { ...process.env, Server__LogLevel: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const lines: Record<string, unknown>[] = []
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  return new Promise((resolve, reject) => {
-    let stderr = ''
-    child.stderr!.on('data', (chunk) => (stderr += chunk))
-    exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line)
-      lines.push(entry)
-      if (entry.msg === 'entityctl serving') resolve({ process: child, url: entry.url, lines, exited })
-    })
-  })
-}
 
 async function signIn(api: string): Promise<string> {
   const response = await call(`${api}/auth/signin`, { method: 'POST', body: { TenantId: setup.tenants[0], Username: ADMIN.username, Password: ADMIN.password } })
@@ -51,7 +19,7 @@ async function signIn(api: string): Promise<string> {
 
 describe('entityctl serve', () => {
   it('takes configuration from the environment: lower camel case everywhere', async () => {
-    const served = await serve({ ApiOptions__EnableLowerCamelCase: 'true' })
+    const served = await serveProcess(setup.configPath, { ApiOptions__EnableLowerCamelCase: 'true' })
     try {
       const api = `${served.url}/api`
       const token = await signIn(api)
@@ -64,13 +32,12 @@ describe('entityctl serve', () => {
       const metadata = await call(`${api}/$metadata`, { token })
       expect(metadata.text).toContain('<Property Name="name"')
     } finally {
-      served.process.kill('SIGTERM')
-      await served.exited
+      await served.stop()
     }
   })
 
   it('stops cleanly on SIGTERM, finishing the request in flight', async () => {
-    const served = await serve()
+    const served = await serveProcess(setup.configPath)
     const api = `${served.url}/api`
     const token = await signIn(api)
     const inFlight = call(`${api}/Customers?$select=Name&$expand=Orders($expand=Lines)`, { token })
@@ -84,6 +51,6 @@ describe('entityctl serve', () => {
   })
 
   it('refuses to start on a bad configuration value, naming the key', async () => {
-    await expect(serve({ ApiOptions__MaxTop: 'lots' })).rejects.toThrow('ApiOptions:MaxTop: must be an integer, not "lots"')
+    await expect(serveProcess(setup.configPath, { ApiOptions__MaxTop: 'lots' })).rejects.toThrow('ApiOptions:MaxTop: must be an integer, not "lots"')
   })
 })

@@ -1,0 +1,49 @@
+// `bin/entityctl serve` as a real process on a test server's config: started on a free
+// port, ready when it logs "entityctl serving", its log lines kept for assertions.
+
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+export interface ServeProcess {
+  readonly process: ChildProcess
+  readonly url: string
+  readonly api: string
+  readonly lines: Record<string, unknown>[]
+  readonly exited: Promise<number | null>
+  /** SIGTERM, then wait for the exit code. */
+  stop(): Promise<number | null>
+}
+
+export function serveProcess(configPath: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = spawn(join(root, 'bin/entityctl'), ['--config', configPath, 'serve', '--port', '0'], {
+    env: { ...process.env, Server__LogLevel: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const lines: Record<string, unknown>[] = []
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return new Promise((resolve, reject) => {
+    let stderr = ''
+    child.stderr!.on('data', (chunk) => (stderr += chunk))
+    exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = JSON.parse(line)
+      lines.push(entry)
+      if (entry.msg !== 'entityctl serving') return
+      resolve({
+        process: child,
+        url: entry.url,
+        api: `${entry.url}/api`,
+        lines,
+        exited,
+        stop: async () => {
+          child.kill('SIGTERM')
+          return exited
+        },
+      })
+    })
+  })
+}
