@@ -12,7 +12,7 @@ let b: ServeProcess
 
 beforeAll(async () => {
   a = await startTestServer({ pluginsDir: FIXTURE_PLUGINS, config: { ApiOptions: { ResponsibilityCacheExpirationMinutes: 60 } } })
-  b = await serveProcess(a.configPath, { Server__LogLevel: 'warn' })
+  b = await serveProcess(a.configPath)
 })
 afterAll(async () => {
   await b?.stop()
