@@ -3,9 +3,11 @@
 // so every server instance sharing the database drops its cached access.
 //
 // One connection per tenant this instance is caching for, opened on the tenant's first
-// authenticated request and closed after Database:TenantIdleSeconds without one. Until it
-// listens, and whenever it is lost, nothing of that tenant may be cached: the caller is told
-// so, and on a loss everything cached for the tenant is dropped (a change may have been missed).
+// authenticated request and closed with the tenant's pool (`stop`, called by the
+// TenantRegistry's onClose: access-service.ts), so it counts within Database:MaxConnections as
+// one more connection per open tenant. Until it listens, and whenever it is lost, nothing of
+// that tenant may be cached: the caller is told so, and on a loss everything cached for the
+// tenant is dropped (a change may have been missed).
 //
 // A writer that must know every instance has heard its change (revoke: "refused on the next
 // request, wherever it lands") runs a barrier: it NOTIFYs a marker and waits until every
@@ -32,7 +34,6 @@ interface Listener {
   /** Resolves true once LISTEN is in effect, false if it could not be set up. */
   readonly ready: Promise<boolean>
   up: boolean
-  lastUsed: number
 }
 
 export class AccessListener {
@@ -42,25 +43,17 @@ export class AccessListener {
   readonly #barriers = new Map<string, (answer: string) => void>()
   readonly #onChange: ChangeHandler
   readonly #logger: Logger
-  readonly #idleMs: number
-  readonly #sweeper: NodeJS.Timeout
   #closed = false
 
-  constructor(onChange: ChangeHandler, logger: Logger, idleMs: number) {
+  constructor(onChange: ChangeHandler, logger: Logger) {
     this.#onChange = onChange
     this.#logger = logger
-    this.#idleMs = idleMs
-    this.#sweeper = setInterval(() => this.#closeIdle(), Math.min(10_000, idleMs))
-    this.#sweeper.unref()
   }
 
   /** Whether changes of this tenant reach this instance, so that caching is safe. */
   listening(tenant: string, url: string): boolean | Promise<boolean> {
     const listener = this.#listeners.get(tenant)
-    if (listener) {
-      listener.lastUsed = Date.now()
-      return listener.up || listener.ready
-    }
+    if (listener) return listener.up || listener.ready
     if (this.#closed || (this.#retryAt.get(tenant) ?? 0) > Date.now()) return false
     return this.#open(tenant, url).ready
   }
@@ -72,9 +65,14 @@ export class AccessListener {
     await runBarrier(listener.client, this.#barriers)
   }
 
+  /** Closes the tenant's listener (its pool is closing); the next use opens one again. */
+  async stop(tenant: string): Promise<void> {
+    const listener = this.#listeners.get(tenant)
+    if (listener) await this.#drop(tenant, listener)
+  }
+
   async close(): Promise<void> {
     this.#closed = true
-    clearInterval(this.#sweeper)
     const all = [...this.#listeners.values()]
     this.#listeners.clear()
     await Promise.allSettled(all.map((listener) => listener.client.end()))
@@ -85,7 +83,6 @@ export class AccessListener {
     const listener: Listener = {
       client,
       up: false,
-      lastUsed: Date.now(),
       ready: client
         .connect()
         .then(() => client.query(`listen ${ACCESS_CHANNEL}`))
@@ -96,6 +93,8 @@ export class AccessListener {
             return true
           },
           (error: Error) => {
+            // Stopped while connecting: nothing went wrong.
+            if (this.#listeners.get(tenant) !== listener) return false
             this.#logger.warn({ tenant, err: error.message }, 'access listener could not connect; access of this tenant is not cached')
             this.#retryAt.set(tenant, Date.now() + RETRY_AFTER_MS)
             this.#drop(tenant, listener)
@@ -124,20 +123,13 @@ export class AccessListener {
     return listener
   }
 
-  /** Forgets a listener; what was cached while it listened can no longer be trusted. */
-  #drop(tenant: string, listener: Listener): void {
-    if (this.#listeners.get(tenant) !== listener) return
+  /** Forgets a listener and closes its connection; what was cached while it listened can no longer be trusted. */
+  #drop(tenant: string, listener: Listener): Promise<void> {
+    if (this.#listeners.get(tenant) !== listener) return Promise.resolve()
     this.#listeners.delete(tenant)
     listener.up = false
     this.#onChange(tenant, '*')
-    listener.client.end().catch(() => {})
-  }
-
-  #closeIdle(): void {
-    const now = Date.now()
-    for (const [tenant, listener] of this.#listeners) {
-      if (now - listener.lastUsed >= this.#idleMs) this.#drop(tenant, listener)
-    }
+    return listener.client.end().catch(() => {})
   }
 }
 

@@ -72,11 +72,12 @@ export class AccessService {
     this.#logger = deps.logger
     this.#roleTtlMs = deps.config.ApiOptions.RoleCacheExpirationMinutes * 60_000
     this.#patTtlMs = deps.config.ApiOptions.ResponsibilityCacheExpirationMinutes * 60_000
-    this.#listener = new AccessListener(
-      (tenant, table) => this.#changed(tenant, table),
-      deps.logger,
-      deps.config.Database.TenantIdleSeconds * 1000,
-    )
+    this.#listener = new AccessListener((tenant, table) => this.#changed(tenant, table), deps.logger)
+    // The listener's connection lives and dies with the tenant's pool (tenant-registry.ts).
+    deps.tenants.onClose((tenant) => {
+      this.#caches.delete(tenant)
+      return this.#listener.stop(tenant)
+    })
     this.#useFlusher = setInterval(() => void this.flushPatUses(), USE_RECORD_INTERVAL_MS)
     this.#useFlusher.unref()
   }
@@ -169,8 +170,7 @@ export class AccessService {
       if (onlyTenant !== undefined && tenant !== onlyTenant) continue
       this.#pendingUses.delete(tenant)
       try {
-        const db = await this.#tenants.get(tenant)
-        if (db) await recordPatUse(db.pool, uses)
+        await this.#tenants.use(tenant, (db) => recordPatUse(db.pool, uses))
       } catch (error) {
         this.#logger.warn({ tenant, err: (error as Error).message }, 'could not record PAT uses')
       }

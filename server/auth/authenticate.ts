@@ -10,6 +10,7 @@
 import type { RouterMiddleware } from '@koa/router'
 import type { ApiState } from '../http/api-state.ts'
 import type { Services } from '../services.ts'
+import type { TenantLease } from '../tenancy/tenant-registry.ts'
 import { AuthError } from '../errors.ts'
 import { parseSecret } from './secrets.ts'
 
@@ -22,27 +23,34 @@ export function authenticate(services: Services): RouterMiddleware<ApiState> {
     const space = header.indexOf(' ')
     const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase()
     const value = space < 0 ? '' : header.slice(space + 1).trim()
-    if (scheme === 'bearer') {
-      const token = await services.auth.tokens.verify(value)
-      const db = await services.tenants.get(token.tenant)
-      if (!db) throw AuthError.invalidToken(`tenant '${token.tenant}' is unknown`)
-      const user = await services.access.forUser(db, token.userGuid)
-      if (!user) throw AuthError.invalidToken('its user no longer exists')
-      if (user.disabled) throw AuthError.invalidToken('its user is disabled')
-      ctx.state.tenant = db
-      ctx.state.access = user.context
-    } else if (scheme === 'basic') {
-      const secret = patSecretOf(value)
-      const parsed = parseSecret('pat', secret)
-      if (!parsed) throw AuthError.invalidToken('Basic credentials must be the user name "pat" and a personal access token')
-      const db = await services.tenants.get(parsed.tenant)
-      if (!db) throw AuthError.invalidToken('unknown personal access token')
-      ctx.state.access = await services.access.forPat(db, parsed.hash)
-      ctx.state.tenant = db
-    } else {
-      throw AuthError.invalidToken(`the ${scheme} scheme is not supported; use Bearer or Basic`)
+    let lease: TenantLease | undefined
+    try {
+      if (scheme === 'bearer') {
+        const token = await services.auth.tokens.verify(value)
+        lease = await services.tenants.acquire(token.tenant)
+        if (!lease) throw AuthError.invalidToken(`tenant '${token.tenant}' is unknown`)
+        const db = lease.database
+        const user = await services.access.forUser(db, token.userGuid)
+        if (!user) throw AuthError.invalidToken('its user no longer exists')
+        if (user.disabled) throw AuthError.invalidToken('its user is disabled')
+        ctx.state.tenant = db
+        ctx.state.access = user.context
+      } else if (scheme === 'basic') {
+        const secret = patSecretOf(value)
+        const parsed = parseSecret('pat', secret)
+        if (!parsed) throw AuthError.invalidToken('Basic credentials must be the user name "pat" and a personal access token')
+        lease = await services.tenants.acquire(parsed.tenant)
+        if (!lease) throw AuthError.invalidToken('unknown personal access token')
+        ctx.state.access = await services.access.forPat(lease.database, parsed.hash)
+        ctx.state.tenant = lease.database
+      } else {
+        throw AuthError.invalidToken(`the ${scheme} scheme is not supported; use Bearer or Basic`)
+      }
+      // The tenant stays open until the request is done with it (tenant-registry.ts).
+      return await next()
+    } finally {
+      lease?.release()
     }
-    return next()
   }
 }
 

@@ -9,6 +9,7 @@
 import { scheduleJob, type ScheduledJob } from '../scheduled-job.ts'
 import type { Services } from '../services.ts'
 import { throttleWindowSeconds } from './sign-in-throttle.ts'
+import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 
 /** pg_try_advisory_lock key: "ectl-hk" as a number, the same on every instance. */
 const LOCK_KEY = 0x6563_746c_686b
@@ -46,8 +47,11 @@ async function purgeAll(services: Services): Promise<PurgeReport[]> {
 }
 
 async function purgeTenant(services: Services, tenant: string): Promise<PurgeReport> {
-  const db = await services.tenants.get(tenant)
-  if (!db) return { tenant, pats: 0, refreshTokens: 0, throttles: 0, ran: false }
+  const purged = await services.tenants.use(tenant, (db) => purgeDatabase(services, tenant, db))
+  return purged ?? { tenant, pats: 0, refreshTokens: 0, throttles: 0, ran: false }
+}
+
+async function purgeDatabase(services: Services, tenant: string, db: TenantDatabase): Promise<PurgeReport> {
   const retention = services.config.Housekeeping.RetentionDays
   const window = throttleWindowSeconds(services.config.SignIn)
   const client = await db.pool.connect()

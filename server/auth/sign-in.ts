@@ -30,27 +30,31 @@ export async function signIn(services: Services, body: unknown): Promise<TokenPa
   const username = requiredString(fields, 'Username', 200).trim()
   const password = requiredString(fields, 'Password', 1024)
   const { throttle } = services.auth
-  const db = TENANT_NAME.test(tenant) ? await services.tenants.get(tenant) : undefined
-  const wait = await throttle.retryAfter(db?.pool, tenant, username)
-  if (wait > 0) throw AuthError.throttled(wait)
+  // Held open until the tokens are issued (tenant-registry.ts).
+  const lease = TENANT_NAME.test(tenant) ? await services.tenants.acquire(tenant) : undefined
+  try {
+    const db = lease?.database
+    const wait = await throttle.retryAfter(db?.pool, tenant, username)
+    if (wait > 0) throw AuthError.throttled(wait)
 
-  const user = db ? await findCredential(db.pool, username) : undefined
-  const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_HASH)
-  if (!db || !user?.passwordHash || !matches || user.disabled) {
-    await throttle.failed(db?.pool, tenant, username)
-    throw AuthError.invalidCredentials()
+    const user = db ? await findCredential(db.pool, username) : undefined
+    const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_HASH)
+    if (!db || !user?.passwordHash || !matches || user.disabled) {
+      await throttle.failed(db?.pool, tenant, username)
+      throw AuthError.invalidCredentials()
+    }
+    await throttle.succeeded(db.pool, username)
+    return await issueTokens(services, db, user.guid, newGuid())
+  } finally {
+    lease?.release()
   }
-  await throttle.succeeded(db.pool, username)
-  return issueTokens(services, db, user.guid, newGuid())
 }
 
 export async function refresh(services: Services, body: unknown): Promise<TokenPair> {
   const token = requiredString(bodyObject(body), 'RefreshToken', 200)
   const parsed = parseSecret('rt', token)
-  const db = parsed && (await services.tenants.get(parsed.tenant))
-  if (!parsed || !db) throw AuthError.invalidRefreshToken()
   // Committed even when the token is refused: a reuse revokes its whole family.
-  const pair = await inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))
+  const pair = parsed && (await services.tenants.use(parsed.tenant, (db) => inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))))
   if (!pair) throw AuthError.invalidRefreshToken()
   return pair
 }

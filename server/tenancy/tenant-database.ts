@@ -51,6 +51,12 @@ export async function openTenantDatabase(
     pool,
     cipher: options.cipher,
     fork: () => orm.em.fork(),
-    close: () => orm.close(true),
+    async close() {
+      await orm.close(true)
+      // MikroORM ends the pg pool only when its own query builder has used it; the read
+      // path's statements go to the pool directly, so a tenant that only read kept its
+      // connections open after close.
+      if (!pool.ending) await pool.end()
+    },
   }
 }

@@ -1,6 +1,14 @@
-// The tenants of this server: which database each one uses, opened on first use and
-// closed when idle, so a hundred tenants share a bounded number of connections
-// (Database:MaxConnections; each open tenant holds at most PoolSizePerTenant).
+// The tenants of this server: which database each one uses, opened on first use and closed
+// when idle or when another tenant needs the room, so that any number of tenants share a
+// bounded number of connections. An open tenant holds at most PoolSizePerTenant pooled
+// connections plus one for its access listener (auth/access-listener.ts, closed with the pool
+// through onClose), so at most MaxConnections / (PoolSizePerTenant + 1) tenants are open at
+// once; a tenant still closing counts until its connections are gone.
+//
+// A tenant in use is never closed. A request holds its tenant from authentication to its end
+// (`acquire` … `release`: auth/authenticate.ts, auth/sign-in.ts), background work for the
+// length of `use`. A tenant that needs room while every open tenant is in use waits until one
+// is released; only `get` (for short admin commands) holds nothing.
 
 import type { Config, TenantConfig } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
@@ -8,8 +16,19 @@ import { databaseUrl } from './database-server.ts'
 import { openTenantDatabase, type TenantDatabase } from './tenant-database.ts'
 import { propertyCipher } from './property-encryption.ts'
 
+/** A tenant's database, kept open until released (once; further calls do nothing). */
+export interface TenantLease {
+  readonly database: TenantDatabase
+  release(): void
+}
+
+/** Called when a tenant's pool is closed, before its room is given to another tenant. */
+export type TenantCloseHook = (tenant: string) => Promise<void> | void
+
 interface OpenTenant {
   readonly database: Promise<TenantDatabase>
+  /** Leases not yet released: while above 0 the tenant is not closed. */
+  users: number
   lastUsed: number
 }
 
@@ -18,12 +37,24 @@ export class TenantRegistry {
   readonly #model: Model
   readonly #serverUrl: string
   readonly #open = new Map<string, OpenTenant>()
+  /** Tenants being closed: their connections count until they are gone. */
+  #closing = 0
+  /** Acquirers waiting for room, woken when a tenant is released or closed. */
+  #waiting: (() => void)[] = []
+  readonly #closeHooks: TenantCloseHook[] = []
+  readonly #capacity: number
+  readonly #poolSize: number
   readonly #sweeper: NodeJS.Timeout
+  #closed = false
 
   constructor(config: Config, model: Model, serverUrl: string) {
     this.#config = config
     this.#model = model
     this.#serverUrl = serverUrl
+    const { MaxConnections, PoolSizePerTenant } = config.Database
+    // The listener's connection must fit beside the pool, even with MaxConnections that small.
+    this.#poolSize = Math.max(1, Math.min(PoolSizePerTenant, MaxConnections - 1))
+    this.#capacity = Math.max(1, Math.floor(MaxConnections / (this.#poolSize + 1)))
     this.#sweeper = setInterval(() => void this.#closeIdle(config.Database.TenantIdleSeconds * 1000), 5_000)
     this.#sweeper.unref()
   }
@@ -40,49 +71,137 @@ export class TenantRegistry {
     return tenant.ConnectionString || databaseUrl(this.#serverUrl, tenant.Database)
   }
 
-  /** The tenant's database; undefined for a tenant the configuration does not know. */
-  async get(tenant: string): Promise<TenantDatabase | undefined> {
+  /** Registers what else must close with a tenant's pool (the access listener's connection). */
+  onClose(hook: TenantCloseHook): void {
+    this.#closeHooks.push(hook)
+  }
+
+  /**
+   * The tenant's database, held open until the lease is released; undefined for a tenant the
+   * configuration does not know. Waits while every open tenant is in use and there is no room.
+   */
+  async acquire(tenant: string): Promise<TenantLease | undefined> {
     const settings = this.#config.Tenants.get(tenant)
     if (!settings) return undefined
     let open = this.#open.get(tenant)
-    if (!open) {
-      await this.#makeRoom()
-      const database = openTenantDatabase(tenant, this.urlOf(settings), this.#model, {
-        poolSize: this.#config.Database.PoolSizePerTenant,
-        cipher: propertyCipher(tenant, settings.EncryptionKey),
-      })
-      open = { database, lastUsed: Date.now() }
-      this.#open.set(tenant, open)
-      database.catch(() => this.#open.delete(tenant))
+    while (!open) {
+      if (this.#closed) throw new Error('The tenant registry is closed.')
+      // Checked and claimed without a pause between, so concurrent acquirers cannot overshoot.
+      if (this.#open.size + this.#closing < this.#capacity) {
+        open = this.#openTenant(tenant, settings)
+        break
+      }
+      const idle = this.#leastRecentlyUsedIdle()
+      if (idle) await this.#close(...idle)
+      else await new Promise<void>((resolve) => this.#waiting.push(resolve))
+      open = this.#open.get(tenant)
     }
-    open.lastUsed = Date.now()
-    return open.database
+    const held = open
+    held.users++
+    held.lastUsed = Date.now()
+    let database: TenantDatabase
+    try {
+      database = await held.database
+    } catch (error) {
+      this.#release(held)
+      throw error
+    }
+    let released = false
+    return {
+      database,
+      release: () => {
+        if (released) return
+        released = true
+        this.#release(held)
+      },
+    }
+  }
+
+  /** Runs `work` with the tenant's database held open; undefined for an unknown tenant. */
+  async use<T>(tenant: string, work: (database: TenantDatabase) => Promise<T>): Promise<T | undefined> {
+    const lease = await this.acquire(tenant)
+    if (!lease) return undefined
+    try {
+      return await work(lease.database)
+    } finally {
+      lease.release()
+    }
+  }
+
+  /**
+   * The tenant's database without holding it: it may be closed whenever another tenant needs
+   * the room. For short admin commands; requests and background work use acquire or use.
+   */
+  async get(tenant: string): Promise<TenantDatabase | undefined> {
+    const lease = await this.acquire(tenant)
+    lease?.release()
+    return lease?.database
   }
 
   async close(): Promise<void> {
+    this.#closed = true
     clearInterval(this.#sweeper)
-    const all = [...this.#open.values()]
-    this.#open.clear()
-    await Promise.allSettled(all.map(async (open) => (await open.database).close()))
+    this.#wake()
+    await Promise.allSettled([...this.#open].map(([tenant, open]) => this.#close(tenant, open)))
   }
 
-  /** Keeps open pools × PoolSizePerTenant within MaxConnections by closing the least recently used. */
-  async #makeRoom(): Promise<void> {
-    const { MaxConnections, PoolSizePerTenant } = this.#config.Database
-    const capacity = Math.max(1, Math.floor(MaxConnections / PoolSizePerTenant))
-    while (this.#open.size >= capacity) {
-      const [oldest] = [...this.#open.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)
-      this.#open.delete(oldest[0])
-      await (await oldest[1].database).close().catch(() => {})
+  #openTenant(tenant: string, settings: TenantConfig): OpenTenant {
+    const open: OpenTenant = {
+      database: openTenantDatabase(tenant, this.urlOf(settings), this.#model, {
+        poolSize: this.#poolSize,
+        cipher: propertyCipher(tenant, settings.EncryptionKey),
+      }),
+      users: 0,
+      lastUsed: Date.now(),
     }
+    this.#open.set(tenant, open)
+    open.database.catch(() => {
+      if (this.#open.get(tenant) === open) this.#open.delete(tenant)
+      this.#wake()
+    })
+    return open
+  }
+
+  #release(open: OpenTenant): void {
+    open.users--
+    open.lastUsed = Date.now()
+    if (open.users === 0) this.#wake()
+  }
+
+  #leastRecentlyUsedIdle(): [string, OpenTenant] | undefined {
+    let oldest: [string, OpenTenant] | undefined
+    for (const entry of this.#open) {
+      if (entry[1].users === 0 && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry
+    }
+    return oldest
+  }
+
+  /** Closes the tenant's pool and what closes with it; its room is free once they are gone. */
+  async #close(tenant: string, open: OpenTenant): Promise<void> {
+    if (this.#open.get(tenant) !== open) return
+    this.#open.delete(tenant)
+    this.#closing++
+    try {
+      await Promise.allSettled([
+        ...this.#closeHooks.map(async (hook) => hook(tenant)),
+        open.database.then((database) => database.close()),
+      ])
+    } finally {
+      this.#closing--
+      this.#wake()
+    }
+  }
+
+  #wake(): void {
+    const waiting = this.#waiting
+    this.#waiting = []
+    for (const resolve of waiting) resolve()
   }
 
   async #closeIdle(idleMs: number): Promise<void> {
     const now = Date.now()
     for (const [tenant, open] of this.#open) {
-      if (now - open.lastUsed < idleMs) continue
-      this.#open.delete(tenant)
-      await (await open.database).close().catch(() => {})
+      if (open.users === 0 && now - open.lastUsed >= idleMs) await this.#close(tenant, open)
     }
   }
 }

@@ -21,9 +21,7 @@ async function sweepAll(services: Services): Promise<number> {
   let total = 0
   for (const tenant of services.config.Tenants.keys()) {
     try {
-      const db = await services.tenants.get(tenant)
-      if (!db) continue
-      const swept = await purgeExpiredWorkflows(poolSql(db.pool))
+      const swept = (await services.tenants.use(tenant, (db) => purgeExpiredWorkflows(poolSql(db.pool)))) ?? 0
       if (swept > 0) services.logger.info({ tenant, workflows: swept }, 'expired workflows discarded')
       total += swept
     } catch (error) {
