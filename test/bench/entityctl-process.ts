@@ -26,7 +26,10 @@ export type EntityctlSetup = {
   tenant: string
   username: string
   password: string
-  poolSize: number
+  /** Database:PoolSizePerTenant; undefined: entityctl's default. */
+  poolSize: number | undefined
+  /** Database:MaxConnections; undefined: entityctl's default. */
+  maxConnections?: number
 }
 
 export const ENTITYCTL_API_ROOT = '/api/'
@@ -39,7 +42,8 @@ function environment(setup: EntityctlSetup, connectionString: string): Record<st
   return {
     ENTITYCTL_CONFIG: configPath(setup),
     Database__ConnectionString: connectionString,
-    Database__PoolSizePerTenant: String(setup.poolSize),
+    ...(setup.poolSize !== undefined ? { Database__PoolSizePerTenant: String(setup.poolSize) } : {}),
+    ...(setup.maxConnections !== undefined ? { Database__MaxConnections: String(setup.maxConnections) } : {}),
   }
 }
 
@@ -89,6 +93,22 @@ export function previousTenantDatabase(setup: EntityctlSetup): string | undefine
   return (JSON.parse(readFileSync(tenantRecordPath(setup), 'utf8')) as { database?: string }).database
 }
 
+export type RecordedTenant = { name: string; database: string; encryptionKey: string }
+
+/**
+ * Adds tenants whose databases the runner made itself (copies of one `tenant add` made) to the
+ * configuration, as `tenant add` would: each with its database and its own EncryptionKey.
+ */
+export function recordTenants(setup: EntityctlSetup, tenants: RecordedTenant[]): void {
+  const file = JSON.parse(readFileSync(configPath(setup), 'utf8')) as { Tenants?: Record<string, unknown> }
+  file.Tenants = { ...file.Tenants }
+  for (const tenant of tenants) file.Tenants[tenant.name] = { Database: tenant.database, EncryptionKey: tenant.encryptionKey }
+  writeFileSync(configPath(setup), JSON.stringify(file, null, 2))
+}
+
+/** A fresh EncryptionKey, as `tenant add` makes them: 32 random bytes, base64. */
+export const newEncryptionKey = () => randomBytes(32).toString('base64')
+
 function configuration(setup: EntityctlSetup): Record<string, unknown> {
   // `tenant add` writes the tenant (database name, encryption key) into this file.
   return {
@@ -108,8 +128,11 @@ function tenantDatabase(added: Record<string, unknown>): string {
   throw new Error(`entityctl tenant add --json: no database name in ${JSON.stringify(added)}`)
 }
 
-/** `bin/entityctl serve` connected to PostgreSQL through `connectionString` (direct or counted). */
-export function startEntityctl(setup: EntityctlSetup, connectionString: string, port: number): Promise<ServerProcess> {
+/**
+ * `bin/entityctl serve` connected to PostgreSQL through `connectionString` (direct or counted).
+ * The start migrates every tenant: many tenants need a longer `timeoutMs`.
+ */
+export function startEntityctl(setup: EntityctlSetup, connectionString: string, port: number, timeoutMs = 60_000): Promise<ServerProcess> {
   return startServer({
     command: binPath(setup),
     args: ['serve', '--port', String(port)],
@@ -118,7 +141,7 @@ export function startEntityctl(setup: EntityctlSetup, connectionString: string, 
     port,
     logFile: join(setup.workDir, 'entityctl.log'),
     readyPath: `${ENTITYCTL_API_ROOT}$metadata`,
-    timeoutMs: 60_000,
+    timeoutMs,
   })
 }
 

@@ -6,14 +6,15 @@ const agent = new Agent({ keepAlive: true, maxSockets: 16 })
 
 export type HttpAnswer = { status: number; text: string }
 
+/** `through`: another agent (the tenants run keeps one socket per tenant). */
 export function httpRequest(
-  origin: string, method: string, path: string, headers: Record<string, string>, body?: string,
+  origin: string, method: string, path: string, headers: Record<string, string>, body?: string, through: Agent = agent,
 ): Promise<HttpAnswer> {
   const url = new URL(origin)
   return new Promise((resolve, reject) => {
     const outgoing = httpRequestRaw(
       {
-        agent, method, path, host: url.hostname, port: url.port,
+        agent: through, method, path, host: url.hostname, port: url.port,
         headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (response) => {

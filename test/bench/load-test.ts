@@ -27,9 +27,18 @@ export type LoadResult = {
 }
 
 export async function loadTest(origin: string, target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
-  if (settings.warmupSeconds > 0) await run(origin, target, settings.connections, settings.warmupSeconds, [])
+  if (settings.warmupSeconds > 0) await run(origin, [target], settings.connections, settings.warmupSeconds, [])
+  return measured(origin, [target], settings.connections, settings.durationSeconds)
+}
+
+/** Several requests in turn on every connection (the soak's mixed load), measured without warm-up. */
+export function loadMix(origin: string, targets: LoadTarget[], connections: number, seconds: number): Promise<LoadResult> {
+  return measured(origin, targets, connections, seconds)
+}
+
+async function measured(origin: string, targets: LoadTarget[], connections: number, seconds: number): Promise<LoadResult> {
   const times: number[] = []
-  const result = await run(origin, target, settings.connections, settings.durationSeconds, times)
+  const result = await run(origin, targets, connections, seconds, times)
   times.sort((a, b) => a - b)
   return {
     requestsPerSecond: round(result.requests.mean, 1),
@@ -43,14 +52,17 @@ export async function loadTest(origin: string, target: LoadTarget, settings: Loa
   }
 }
 
-async function run(origin: string, target: LoadTarget, connections: number, seconds: number, times: number[]) {
-  const headers = { ...target.headers, ...(target.next && target.method !== 'GET' ? { 'content-type': 'application/json' } : {}) }
-  const request: Request = { method: target.method, path: target.path, headers }
-  if (target.next) {
-    const next = target.next
-    request.setupRequest = (current) => ({ ...current, ...next() })
-  }
-  const instance = autocannon({ url: origin, connections, duration: seconds, requests: [request] })
+async function run(origin: string, targets: LoadTarget[], connections: number, seconds: number, times: number[]) {
+  const requests = targets.map((target): Request => {
+    const headers = { ...target.headers, ...(target.next && target.method !== 'GET' ? { 'content-type': 'application/json' } : {}) }
+    const request: Request = { method: target.method, path: target.path, headers }
+    if (target.next) {
+      const next = target.next
+      request.setupRequest = (current) => ({ ...current, ...next() })
+    }
+    return request
+  })
+  const instance = autocannon({ url: origin, connections, duration: seconds, requests })
   instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
     times.push(responseTime)
   })

@@ -21,11 +21,19 @@ export type Options = {
   workloadDir: string
   /** Connections to PostgreSQL per system: the floor's pool and entityctl's PoolSizePerTenant. */
   poolSize: number
+  /** Whether --pool-size was given: the tenants run keeps entityctl's own default otherwise. */
+  poolSizeGiven: boolean
   keepDatabases: boolean
   /** Requests per operation whose SQL statements are counted (after one warm request). */
   countedRequests: number
   /** How long to wait for a quiet cluster before measuring anyway. */
   quietTimeoutMs: number
+  /** `--soak [s]`: a memory soak of entityctl alone instead of the comparison (soak.ts). */
+  soakSeconds: number | undefined
+  /** `--tenants <n>`: many tenants on one entityctl, connections counted (tenants-run.ts). */
+  tenants: number | undefined
+  /** entityctl's Database:MaxConnections; undefined: its default. */
+  maxConnections: number | undefined
 }
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
@@ -44,12 +52,26 @@ const USAGE = `npm run bench -- [options]
   --tenant --username --password   its credentials (default bench / bench / bench-password)
   --database-url <url>     PostgreSQL server (default $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
   --workload-dir <dir>     WORKLOAD.md, workload.json, gen-dataset.mjs (default $BENCH_WORKLOAD_DIR or ../shared/bench)
-  --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant (default 8)
-  --keep-databases         do not drop the bench_ databases at the end`
+  --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant
+                           (default 8; with --tenants, entityctl's own default)
+  --keep-databases         do not drop the bench_ databases at the end
+
+Other measurements (entityctl alone, instead of the comparison):
+  --soak [s]               memory soak: mixed load (Q1, Q3, Q4, W2) for s seconds (default 300),
+                           the server's RSS sampled every 5 s; PASS when it stays within 10% of
+                           its level at the end of minute 1. --connections applies.
+  --tenants <n>            n tenants on one server, each signing in and reading concurrently for
+                           --duration seconds (default 30); PostgreSQL connections sampled
+                           against Database:MaxConnections
+  --max-connections <n>    entityctl's Database:MaxConnections (default: entityctl's, 40)`
+
+/** Seconds of `--soak` given without a value. */
+export const DEFAULT_SOAK_SECONDS = 300
+const DEFAULT_TENANTS_SECONDS = 30
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
-    args: argv,
+    args: withSoakValue(argv),
     options: {
       smoke: { type: 'boolean', default: false },
       only: { type: 'string' },
@@ -64,8 +86,11 @@ export function parseOptions(argv: string[]): Options {
       password: { type: 'string', default: 'bench-password' },
       'database-url': { type: 'string' },
       'workload-dir': { type: 'string' },
-      'pool-size': { type: 'string', default: '8' },
+      'pool-size': { type: 'string' },
       'keep-databases': { type: 'boolean', default: false },
+      soak: { type: 'string' },
+      tenants: { type: 'string' },
+      'max-connections': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   })
@@ -74,12 +99,15 @@ export function parseOptions(argv: string[]): Options {
     process.exit(0)
   }
   const smoke = values.smoke
+  const tenants = values.tenants !== undefined ? positive(values.tenants, 'tenants') : undefined
+  if (values.soak !== undefined && tenants !== undefined) throw new Error('--soak and --tenants are separate runs: give one')
+  const defaultDuration = tenants !== undefined ? DEFAULT_TENANTS_SECONDS : smoke ? 1 : 10
   return {
     smoke,
     only: values.only?.split(',').map((id) => id.trim().toUpperCase()).filter(Boolean),
     connections: positive(values.connections, 'connections'),
     warmupSeconds: values.warmup !== undefined ? nonNegative(values.warmup, 'warmup') : smoke ? 0.5 : 2,
-    durationSeconds: values.duration !== undefined ? positive(values.duration, 'duration') : smoke ? 1 : 10,
+    durationSeconds: values.duration !== undefined ? positive(values.duration, 'duration') : defaultDuration,
     floorOnly: values['floor-only'],
     entityctlUrl: values['entityctl-url'],
     entityctlDatabase: values['entityctl-database'],
@@ -88,11 +116,21 @@ export function parseOptions(argv: string[]): Options {
     password: values.password,
     serverUrl: values['database-url'] ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     workloadDir: resolve(values['workload-dir'] ?? process.env.BENCH_WORKLOAD_DIR ?? join(REPO_ROOT, '..', 'shared', 'bench')),
-    poolSize: positive(values['pool-size'], 'pool-size'),
+    poolSize: values['pool-size'] !== undefined ? positive(values['pool-size'], 'pool-size') : 8,
+    poolSizeGiven: values['pool-size'] !== undefined,
     keepDatabases: values['keep-databases'],
     countedRequests: smoke ? 3 : 10,
     quietTimeoutMs: smoke ? 3_000 : 30_000,
+    soakSeconds: values.soak !== undefined ? positive(values.soak, 'soak') : undefined,
+    tenants,
+    maxConnections: values['max-connections'] !== undefined ? positive(values['max-connections'], 'max-connections') : undefined,
   }
+}
+
+/** `--soak` without a number (last, or before another flag) means the default duration. */
+function withSoakValue(argv: string[]): string[] {
+  return argv.flatMap((arg, i) =>
+    arg === '--soak' && !/^\d/.test(argv[i + 1] ?? '') ? [arg, String(DEFAULT_SOAK_SECONDS)] : [arg])
 }
 
 function positive(text: string, name: string): number {

@@ -28,6 +28,11 @@ import { deleteOrders, orderLedger } from './write-requests.ts'
 const FLOOR_DATABASE = 'bench_floor'
 
 const options = parseOptions(process.argv.slice(2))
+// Ctrl-C: exit; the child servers are killed on exit and the next run recreates the databases.
+process.on('SIGINT', () => process.exit(130))
+// The other measurements of entityctl alone (README.md beside this file).
+if (options.soakSeconds !== undefined) process.exit(await (await import('./soak.ts')).runSoak(options, options.soakSeconds))
+if (options.tenants !== undefined) process.exit(await (await import('./tenants-run.ts')).runTenants(options, options.tenants))
 const started = Date.now()
 const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`)
 const timings: Record<string, number> = {}
@@ -39,8 +44,6 @@ const timed = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
     timings[name] = Date.now() - t0
   }
 }
-// Ctrl-C: exit; the child servers are killed on exit and the next run recreates the databases.
-process.on('SIGINT', () => process.exit(130))
 
 mkdirSync(WORK_DIR, { recursive: true })
 for (const log of ['floor.log', 'entityctl.log']) rmSync(join(WORK_DIR, log), { force: true })

@@ -18,6 +18,8 @@ export type System = {
   /** The service root path, e.g. `/api/`; workload paths are relative to it. */
   root: string
   origin: string
+  /** Process id of the server, when the runner started it (memory is sampled from /proc). */
+  pid?: number
   /** The database it serves, when known: cleaned, vacuumed and its statements counted. */
   database: string | undefined
   /** Whether statements are counted for it (an external server's connections cannot be routed). */
@@ -56,6 +58,7 @@ export function managedEntityctl(setup: EntityctlSetup, database: string): Syste
     async start(route) {
       server = await startEntityctl(setup, route(setup.serverUrl), await freePort())
       system.origin = server.origin
+      system.pid = server.pid
     },
     stop: async () => server?.stop(),
     async authenticate() {

@@ -1,0 +1,81 @@
+// `npm run bench -- --tenants <n>`: do n tenants, all receiving requests, stay within the
+// PostgreSQL connections entityctl is configured for (issue 8)? n tenants (tenant-clones.ts)
+// on one entityctl; every tenant's client signs in and reads for --duration seconds
+// (tenant-clients.ts) while the connections to their databases are sampled every 250 ms
+// (connection-sampler.ts). PASS: the highest count stays within Database:MaxConnections
+// (access listeners included) and every request succeeds. Results in
+// .work/tenants-<timestamp>.json; the databases are dropped unless --keep-databases.
+import { cpus } from 'node:os'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { SECTIONS } from '../../server/config/schema.ts'
+import { maxConnectionsOf, sampleConnections } from './connection-sampler.ts'
+import { serverVersion } from './databases.ts'
+import { startEntityctl } from './entityctl-process.ts'
+import type { EntityctlSetup } from './entityctl-process.ts'
+import { closeHttpAgent } from './http-request.ts'
+import { REPO_ROOT, WORK_DIR } from './options.ts'
+import type { Options } from './options.ts'
+import { freePort } from './server-process.ts'
+import type { ServerProcess } from './server-process.ts'
+import { TENANT_READ, runTenantClients } from './tenant-clients.ts'
+import { cloneTenants, dropRecordedDatabases } from './tenant-clones.ts'
+
+const TENANT_PREFIX = 'benchtenant'
+const SAMPLE_EVERY_MS = 250
+
+/** Runs the measurement; the exit code is 0 when the bound held and every request succeeded. */
+export async function runTenants(options: Options, count: number): Promise<number> {
+  const started = Date.now()
+  const log = (line: string) => console.log(`[tenants ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`)
+  const workDir = join(WORK_DIR, 'tenants')
+  mkdirSync(workDir, { recursive: true })
+  rmSync(join(workDir, 'entityctl.log'), { force: true })
+  const setup: EntityctlSetup = {
+    repoRoot: REPO_ROOT, workDir, serverUrl: options.serverUrl, tenant: TENANT_PREFIX,
+    username: options.username, password: options.password,
+    poolSize: options.poolSizeGiven ? options.poolSize : undefined, maxConnections: options.maxConnections,
+  }
+  const bound = options.maxConnections ?? SECTIONS.Database.MaxConnections.default
+  const poolSize = setup.poolSize ?? SECTIONS.Database.PoolSizePerTenant.default
+  let server: ServerProcess | undefined
+  try {
+    const tenants = await cloneTenants(setup, TENANT_PREFIX, count)
+    log(`${count} tenants: ${tenants.databases[0]} and ${count - 1} copies`)
+    // The start migrates every tenant, one after another.
+    server = await startEntityctl(setup, options.serverUrl, await freePort(), 60_000 + count * 2_000)
+    log(`entityctl serving ${count} tenants (MaxConnections ${bound}, PoolSizePerTenant ${poolSize}); ` +
+      `every tenant signs in, then reads ${TENANT_READ} for ${options.durationSeconds} s`)
+    const sampler = await sampleConnections(options.serverUrl, tenants.databases, SAMPLE_EVERY_MS)
+    const progress = setInterval(() => log(`connections ${JSON.stringify(sampler.latest())}`), 10_000)
+    const clients = await runTenantClients(server.origin, tenants.names, options, options.durationSeconds)
+      .finally(() => clearInterval(progress))
+    const samples = await sampler.stop()
+    const max = (pick: (sample: (typeof samples)[number]) => number) => Math.max(...samples.map(pick))
+    const connections = {
+      bound, poolSize, maxTotal: max((s) => s.total), maxListeners: max((s) => s.listeners),
+      maxCluster: max((s) => s.cluster), clusterMaxConnections: await maxConnectionsOf(options.serverUrl),
+    }
+    const pass = connections.maxTotal <= bound && clients.failed === 0 && clients.tenantsWithoutRead.length === 0
+    log(`${clients.signIns} sign-ins, ${clients.reads} reads: ${JSON.stringify(clients.statusCodes)}; ` +
+      `p50 ${clients.p50Ms} ms, p99 ${clients.p99Ms} ms, max ${clients.maxMs} ms`)
+    for (const failure of clients.failures) log(`failure: ${failure}`)
+    console.log(`\n${count} tenants: at most ${connections.maxTotal} connections (${connections.maxListeners} of them access ` +
+      `listeners) against a bound of ${bound}; cluster at most ${connections.maxCluster} of max_connections ` +
+      `${connections.clusterMaxConnections}; ${clients.failed} requests failed, ` +
+      `${clients.tenantsWithoutRead.length} tenants without a read: ${pass ? 'PASS' : 'FAIL'}\n`)
+    const file = join(WORK_DIR, `tenants-${new Date(started).toISOString().replace(/[:.]/g, '-')}.json`)
+    writeFileSync(file, JSON.stringify({
+      startedAt: new Date(started).toISOString(),
+      settings: { tenants: count, seconds: options.durationSeconds, read: TENANT_READ, maxConnections: bound, poolSizePerTenant: poolSize },
+      environment: { node: process.version, cpus: cpus().length, postgres: await serverVersion(options.serverUrl) },
+      pass, connections, clients, samples,
+    }, null, 2))
+    log(`results saved to ${file}`)
+    return pass ? 0 : 1
+  } finally {
+    await server?.stop()
+    closeHttpAgent()
+    if (!options.keepDatabases) await dropRecordedDatabases(setup)
+  }
+}
