@@ -5,8 +5,16 @@
 import type { EntityModel } from './model.ts'
 import { PluginError } from './plugin-error.ts'
 
-/** Computed property names of the entity, each after the computed ones it reads. */
-export function computedOrder(entity: EntityModel): string[] {
+const orders = new WeakMap<EntityModel, readonly string[]>()
+
+/** Computed property names of the entity, each after the computed ones it reads (sorted once). */
+export function computedOrder(entity: EntityModel): readonly string[] {
+  let order = orders.get(entity)
+  if (!order) orders.set(entity, (order = sortComputed(entity)))
+  return order
+}
+
+function sortComputed(entity: EntityModel): string[] {
   const computed = entity.rules.computed
   const ordered: string[] = []
   const state = new Map<string, 'visiting' | 'done'>()

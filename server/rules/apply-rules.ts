@@ -54,7 +54,7 @@ export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWor
     find: (entity, where) => findViews(em, scope, entity, where),
   }
   const touched = new Map<object, Pending>()
-  for (const entity of removed) await propagate(em, model, scope, pending, removed, entity, entityModel(model, entity), null)
+  for (const entity of removed) await propagate(em, model, pending, removed, entity, entityModel(model, entity), null)
 
   for (let round = 0; pending.size > 0; round++) {
     if (round >= MAX_ROUNDS) throw new Error(`business rules did not settle after ${MAX_ROUNDS} rounds: check the computed rules of ${[...pending.values()].map((p) => p.meta.name).join(', ')}`)
@@ -72,9 +72,9 @@ export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWor
       }
       const changedNow = await runEntityRules(em, model, scope, removed, item, context)
       for (const name of new Set([...givenChanges, ...changedNow])) {
-        await propagate(em, model, scope, pending, removed, item.entity, item.meta, name)
+        await propagate(em, model, pending, removed, item.entity, item.meta, name)
       }
-      if (item.created) await propagate(em, model, scope, pending, removed, item.entity, item.meta, null)
+      if (item.created) await propagate(em, model, pending, removed, item.entity, item.meta, null)
     }
   }
 
@@ -173,32 +173,54 @@ async function runEntityRules(
 async function propagate(
   em: EntityManager,
   model: Model,
-  scope: ViewScope,
   pending: Map<object, Pending>,
   removed: Set<object>,
   entity: object,
   meta: EntityModel,
   property: string | null,
 ): Promise<void> {
-  for (const dependent of model.entities.values()) {
-    for (const [, rule] of dependent.rules.computed) {
-      for (const source of rule.from) {
-        const [head, tail] = source.split('.')
-        if (!tail) continue
-        const navigation = dependent.properties.get(head)
-        if (!navigation || navigation.kind === 'scalar' || navigation.target !== meta) continue
-        if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
-          for (const parent of parentsOf(entity, navigation)) await mark(em, pending, model, parent, head)
-        }
-        // A new entity has no stored children; new ones compute their own values.
-        if (navigation.kind === 'reference' && property === tail && helper(entity).__originalEntityData) {
-          const children = await em.find(byName(dependent.name), { [navigation.name]: entity } as never)
-          for (const child of children) if (!removed.has(child)) await mark(em, pending, model, child, head)
+  for (const { dependent, navigation, head, tail } of dependenciesOn(model, meta)) {
+    if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
+      for (const parent of parentsOf(entity, navigation)) await mark(em, pending, model, parent, head)
+    }
+    // A new entity has no stored children; new ones compute their own values.
+    if (navigation.kind === 'reference' && property === tail && helper(entity).__originalEntityData) {
+      const children = await em.find(byName(dependent.name), { [navigation.name]: entity } as never)
+      for (const child of children) if (!removed.has(child)) await mark(em, pending, model, child, head)
+    }
+  }
+}
+
+/** A computed rule of `dependent` reading `tail` of another entity through `navigation` (`head`). */
+interface Dependency {
+  readonly dependent: EntityModel
+  readonly navigation: ReferenceProperty | CollectionProperty
+  readonly head: string
+  readonly tail: string
+}
+
+const dependencyIndexes = new WeakMap<Model, Map<EntityModel, Dependency[]>>()
+
+/** The computed rules that read an entity type through a navigation; indexed once per model. */
+function dependenciesOn(model: Model, target: EntityModel): readonly Dependency[] {
+  let index = dependencyIndexes.get(model)
+  if (!index) {
+    index = new Map()
+    for (const dependent of model.entities.values()) {
+      for (const rule of dependent.rules.computed.values()) {
+        for (const source of rule.from) {
+          const [head, tail] = source.split('.')
+          const navigation = tail ? dependent.properties.get(head) : undefined
+          if (!navigation || navigation.kind === 'scalar') continue
+          const list = index.get(navigation.target) ?? []
+          list.push({ dependent, navigation, head, tail })
+          index.set(navigation.target, list)
         }
       }
     }
+    dependencyIndexes.set(model, index)
   }
-  void scope
+  return index.get(target) ?? []
 }
 
 /** The parent (and, when the reference changed, the previous parent) of a collection member. */
