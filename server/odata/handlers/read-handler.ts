@@ -88,6 +88,7 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 /** Runs a collection read; adds @odata.nextLink when the server paged it. */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string> {
   const compiled = compileCollectionRead(read, { context })
+  logStatement(scope, compiled.sql)
   const [row] = await scope.session.query<{ body: string; more?: boolean }>(compiled.sql, compiled.params)
   let body = finishEntities(row.body, read.read, scope.session.tenant.cipher)
   if (row.more && compiled.nextSkip !== undefined && ctx) {
@@ -98,6 +99,7 @@ export async function readCollection(scope: RequestScope, read: BoundCollectionR
 
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
   const compiled = compileEntityRead(read, { context })
+  logStatement(scope, compiled.sql)
   const [row] = await scope.session.query<{ body: string; etag: string }>(compiled.sql, compiled.params)
   if (!row) return undefined
   return { body: finishEntities(row.body, read.read, scope.session.tenant.cipher, true), etag: row.etag }
@@ -123,4 +125,9 @@ function isPagingOption(option: string): boolean {
     return false
   }
   return ['$skip', 'skip', '$skiptoken', 'skiptoken'].includes(name)
+}
+
+/** At debug level, the statement of each read (without its values), for EXPLAIN and index design. */
+function logStatement(scope: RequestScope, sql: string): void {
+  if (scope.state.log?.isLevelEnabled('debug')) scope.state.log.debug({ sql }, 'read statement')
 }
