@@ -40,7 +40,9 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   }
   if (
     thrown instanceof ConnectionException ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300'].includes(error?.code ?? '')
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300'].includes(error?.code ?? '') ||
+    // Refused at connection (database not accepting connections, missing, credentials): FATAL.
+    ((error as { severity?: string })?.severity === 'FATAL' && ['55000', '3D000', '28000', '28P01'].includes(error?.code ?? ''))
   ) {
     return RequestError.databaseUnavailable()
   }
