@@ -33,6 +33,9 @@ export async function openTenantDatabase(
     entities: entitySchemas(model, options.cipher),
     discovery: { warnWhenNoEntities: false },
     pool: { min: 0, max: options.poolSize, idleTimeoutMillis: 30_000 },
+    // Reads are named prepared statements, one per query shape, kept by each connection for
+    // its life; recycling a connection after this many uses bounds what it accumulates.
+    driverOptions: { maxUses: 10_000 },
     debug: options.debug ?? false,
     // Entities are plain data here; MikroORM must not try to validate class instances.
     allowGlobalContext: false,
