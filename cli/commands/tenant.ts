@@ -2,17 +2,19 @@ import { Command } from 'commander'
 import { addTenant, removeTenant } from '../../server/tenancy/tenant-admin.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, table } from '../output.ts'
-import { confirm } from '../prompts.ts'
+import { ask, confirm } from '../prompts.ts'
+import { TENANT_NAME } from '../../server/config/load-config.ts'
 import { CliError } from '../cli-error.ts'
 
 export function tenantCommand(): Command {
   const tenant = new Command('tenant').description('Manage tenants: each has its own database.')
 
   tenant
-    .command('add <name>')
+    .command('add [name]')
     .description('Create a tenant: its database, its schema, and its entry in the config file.')
     .option('--json', 'print the result as JSON')
-    .action(async (name: string, options: { json?: boolean }, command: Command) => {
+    .action(async (given: string | undefined, options: { json?: boolean }, command: Command) => {
+      const name = given ?? (await ask('<name>', 'Tenant name:', validTenantName))
       await withAdminContext(command, async ({ config, model, server }) => {
         const result = await addTenant(config, model, server.url, name)
         printResult(options, { tenant: name, ...result }, () =>
@@ -32,12 +34,13 @@ export function tenantCommand(): Command {
     })
 
   tenant
-    .command('remove <name>')
+    .command('remove [name]')
     .description('Remove a tenant and drop its database (asks first).')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--keep-database', 'remove the tenant from the config but keep its database')
     .option('--json', 'print the result as JSON')
-    .action(async (name: string, options: { yes?: boolean; keepDatabase?: boolean; json?: boolean }, command: Command) => {
+    .action(async (given: string | undefined, options: { yes?: boolean; keepDatabase?: boolean; json?: boolean }, command: Command) => {
+      const name = given ?? (await ask('<name>', 'Tenant to remove:', validTenantName))
       await withAdminContext(command, async ({ config, server }) => {
         if (!config.Tenants.has(name)) throw new CliError(`No tenant '${name}'.`)
         const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
@@ -47,4 +50,8 @@ export function tenantCommand(): Command {
       })
     })
   return tenant
+}
+
+function validTenantName(value: string): true | string {
+  return TENANT_NAME.test(value) || 'lower-case letters, digits, - and _, starting with a letter (at most 40)'
 }
