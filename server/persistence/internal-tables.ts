@@ -42,15 +42,6 @@ export const INTERNAL_TABLES: readonly string[] = [
      "PatId" uuid not null references "_Pat" ("Id") on delete cascade,
      "ResponsibilityGuid" uuid not null references "Responsibility" ("Guid") on delete cascade,
      primary key ("PatId", "ResponsibilityGuid"))`,
-  // REVISIT: MikroORM's schema diff drops foreign keys of internal tables (and triggers on entity
-  // tables) it does not own, unless the ORM is configured with schemaGenerator.skipTables /^_/ and
-  // ignoreTriggers; until then this restores the key on every migration. It can go with that setting.
-  `do $$ begin
-     if not exists (select 1 from pg_constraint where conname = '_PatResponsibility_PatId_fkey') then
-       alter table "_PatResponsibility" add constraint "_PatResponsibility_PatId_fkey"
-         foreign key ("PatId") references "_Pat" ("Id") on delete cascade;
-     end if;
-   end $$`,
   // Every server instance caches access (auth/access-service.ts) and listens on this channel in
   // each tenant database it serves; any write to what access is computed from announces
   // itself, whichever path made it (API, CLI, SQL). NOTIFY is delivered at commit.
@@ -119,11 +110,4 @@ export const INTERNAL_TABLES: readonly string[] = [
      "ResponseHeaders" jsonb,
      "ResponseBody" text,
      primary key ("WorkflowId", "Index"))`,
-  // The same REVISIT as _PatResponsibility above: MikroORM's schema diff drops this key.
-  `do $$ begin
-     if not exists (select 1 from pg_constraint where conname = '_WorkflowRequest_WorkflowId_fkey') then
-       alter table "_WorkflowRequest" add constraint "_WorkflowRequest_WorkflowId_fkey"
-         foreign key ("WorkflowId") references "_Workflow" ("Id") on delete cascade;
-     end if;
-   end $$`,
 ]

@@ -200,7 +200,7 @@ function bindExpand(
   levels: number | 'max' | undefined,
   root: Range,
 ): BoundExpand {
-  const navigation = name === name.trim() ? resolveNavigation(context, entity, name) : undefined
+  const navigation = resolveNavigation(context, entity, name)
   if (!navigation) throw QueryError.invalid(`$expand: ${entity.setName}.${name} is not a navigation property.`, name)
   requireRead(context, navigation.target)
   if (options.top !== undefined && options.top > context.limits.maxTop) throw QueryError.limitExceeded('MaxTop', options.top, context.limits.maxTop)
