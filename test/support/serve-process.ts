@@ -27,12 +27,21 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise((resolve, reject) => {
     let stderr = ''
+    // Never leave a server behind: one that is not ready in time is killed, not abandoned.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`serve did not log "entityctl serving" within 30 s: ${stderr}`))
+    }, 30_000)
     child.stderr!.on('data', (chunk) => (stderr += chunk))
-    exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
+    exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`serve exited with ${code}: ${stderr}`))
+    })
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const entry = JSON.parse(line)
       lines.push(entry)
       if (entry.msg !== 'entityctl serving') return
+      clearTimeout(timer)
       resolve({
         process: child,
         url: entry.url,
