@@ -1,5 +1,6 @@
-// Validators built from the official OASIS schemas in shared/oasis (see its README): edmx.xsd
-// and edm.xsd for CSDL XML (libxml2 compiled to WebAssembly, so no native xmllint is needed),
+// Validators built from the official OASIS schemas, copied unchanged with their licence into
+// test/fixtures/oasis (from oasis-tcs/odata-csdl-schemas, commit 49355e70) so the suite runs
+// from any clone: edmx.xsd and edm.xsd for CSDL XML (libxml2 compiled to WebAssembly, so no native xmllint is needed),
 // csdl.schema.json for CSDL JSON (ajv, draft-07).
 
 import { readFileSync } from 'node:fs'
@@ -7,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { Ajv, type ValidateFunction } from 'ajv'
 import { validateXML } from 'xmllint-wasm'
 
-const SCHEMAS = fileURLToPath(new URL('../../../../shared/oasis/odata-csdl-schemas/', import.meta.url))
+const SCHEMAS = fileURLToPath(new URL('../../fixtures/oasis/', import.meta.url))
 const read = (file: string) => readFileSync(`${SCHEMAS}${file}`, 'utf8')
 
 /** The schema errors of a CSDL XML document; empty when it is valid. */
