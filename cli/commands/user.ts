@@ -28,8 +28,7 @@ export function userCommand(): Command {
     .option('--full-access', 'the user passes every permission check')
     .option('--json', 'print the result as JSON')
     .action(async (options: UserOptions, command: Command) => {
-      const tenant = options.tenant ?? (await ask('--tenant', 'Tenant:', nonEmpty))
-      const username = options.username ?? (await ask('--username', 'User name:', nonEmpty))
+      const { tenant, username } = await tenantAndUser(options)
       const password = options.password ?? (await ask('--password', 'Password:', checkPasswordStrength, true))
       await withAdminContext(command, async (context) => {
         const created = await adminCall(() => context.tenant(tenant).then((db) => addUser(db, username, password, options.fullAccess ?? false)))
@@ -58,8 +57,7 @@ export function userCommand(): Command {
     .option('-p, --password <password>', 'new password (asked for on a terminal when omitted)')
     .option('--json', 'print the result as JSON')
     .action(async (options: UserOptions, command: Command) => {
-      const tenant = options.tenant ?? (await ask('--tenant', 'Tenant:', nonEmpty))
-      const username = options.username ?? (await ask('--username', 'User name:', nonEmpty))
+      const { tenant, username } = await tenantAndUser(options)
       const password = options.password ?? (await ask('--password', 'New password:', checkPasswordStrength, true))
       await withAdminContext(command, async (context) => {
         await adminCall(async () => setPassword(await context.tenant(tenant), username, password))
