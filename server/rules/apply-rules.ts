@@ -365,16 +365,22 @@ function currentValue(entity: object, name: string): unknown {
   return value
 }
 
+/**
+ * Whether a value is unchanged. Decimals arrive from PostgreSQL as strings ('12.30') and from
+ * clients and rules as numbers (12.3): a number meets a string numerically. Two strings
+ * compare as written, so a text property changing from '1.0' to '1' is a change.
+ */
 function sameValue(a: unknown, b: unknown): boolean {
   const normal = (v: unknown) => {
     if (v === undefined || v === null) return null
     if (v instanceof Date) return v.toISOString()
     if (typeof v === 'object') return String(helper(Reference.unwrapReference(v as object)).getPrimaryKey())
-    if (typeof v === 'number') return String(v)
-    if (typeof v === 'string' && /^-?\d+\.\d+$/.test(v)) return String(Number(v))
-    return String(v)
+    return v
   }
-  return normal(a) === normal(b)
+  const x = normal(a)
+  const y = normal(b)
+  if (typeof x === 'number' || typeof y === 'number') return x !== null && y !== null && Number(x) === Number(y)
+  return x === y || String(x) === String(y)
 }
 
 function entityModel(model: Model, entity: object): EntityModel {
