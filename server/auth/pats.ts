@@ -16,7 +16,7 @@ import { field, type Body } from './request-body.ts'
 import { newSecret } from './secrets.ts'
 import { epochMs, loadUserRow } from './access-queries.ts'
 import { UserAdminError } from './user-admin.ts'
-import { inTransaction } from '../persistence/pool-transaction.ts'
+import { inTransaction } from '../persistence/sql.ts'
 
 export type PatStatus = 'active' | 'revoked' | 'expired' | 'disabled'
 

@@ -3,11 +3,9 @@
 // `entityctl responsibility sync`. A responsibility no plugin declares any more leaves the
 // roles that had it (their RoleResponsibility rows go) and every PAT scoped to it.
 
-import type { EntityManager } from '@mikro-orm/postgresql'
-import { newGuid } from '../persistence/guid.ts'
 import type { Model, ResponsibilityModel } from '../model/model.ts'
+import { poolSession } from '../persistence/session.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
-import { byName, type EntityRecord as Row } from '../persistence/entity-name.ts'
 
 export interface SyncReport {
   readonly added: string[]
@@ -17,32 +15,34 @@ export interface SyncReport {
 }
 
 
-export async function syncResponsibilities(db: Pick<TenantDatabase, 'fork'>, model: Model): Promise<SyncReport> {
-  const report: SyncReport = { added: [], changed: [], removed: [], removedFromRoles: [] }
-  await db.fork().transactional(async (em: EntityManager) => {
-    const existing = new Map(((await em.find(byName('Responsibility'), {})) as Row[]).map((row) => [row.Name as string, row]))
+export async function syncResponsibilities(db: TenantDatabase, model: Model): Promise<SyncReport> {
+  let report: SyncReport = { added: [], changed: [], removed: [], removedFromRoles: [] }
+  const [Responsibility, RoleResponsibility, Role] = ['Responsibility', 'RoleResponsibility', 'Role'].map((name) => db.model.entities.get(name)!)
+  await poolSession(db).write(async (unit) => {
+    report = { added: [], changed: [], removed: [], removedFromRoles: [] }
+    const existing = new Map((await unit.find(Responsibility)).map((entry) => [entry.values.Name as string, entry]))
     for (const declared of model.responsibilities.values()) {
       const wanted = columnsOf(declared)
-      const row = existing.get(declared.name)
-      if (!row) {
-        em.create(byName('Responsibility'), { Guid: newGuid(), Name: declared.name, Title: declared.name, ...wanted })
+      const entry = existing.get(declared.name)
+      if (!entry) {
+        Object.assign(unit.create(Responsibility).values, { Name: declared.name, Title: declared.name, ...wanted })
         report.added.push(declared.name)
-      } else if (Object.entries(wanted).some(([key, value]) => (row[key] ?? null) !== value)) {
-        em.assign(row, wanted as never)
+      } else if (Object.entries(wanted).some(([key, value]) => (entry.values[key] ?? null) !== value)) {
+        Object.assign(entry.values, wanted)
         report.changed.push(declared.name)
       }
     }
-    for (const [name, row] of existing) {
+    for (const [name, entry] of existing) {
       if (model.responsibilities.has(name)) continue
-      const links = (await em.find(byName('RoleResponsibility'), { Responsibility: row.Guid }, { populate: ['Role'] as never })) as Row[]
-      for (const link of links) {
-        report.removedFromRoles.push({ role: link.Role.Name, responsibility: name })
-        em.remove(link)
-      }
-      em.remove(row)
+      const links = await unit.find(RoleResponsibility, { Responsibility: entry.key })
+      const roles = await unit.load(links.map((link) => ({ entity: Role, key: link.values.Role as string })))
+      links.forEach((link, i) => {
+        report.removedFromRoles.push({ role: roles[i].values.Name as string, responsibility: name })
+        unit.remove(link)
+      })
+      unit.remove(entry)
       report.removed.push(name)
     }
-    await em.flush()
   })
   for (const list of [report.added, report.changed, report.removed]) list.sort()
   return report

@@ -1,16 +1,15 @@
 // Roles and their assignments for the CLI: add, re-parent, grant and revoke responsibilities,
-// remove; and a user's roles, full access and disabled flag. Every write goes through the
-// tenant's MikroORM session (so the rules engine sees it) and the tables' triggers announce
-// it to every server instance (persistence/internal-tables.ts), which drop cached access.
+// remove; and a user's roles, full access and disabled flag. Every write goes through a
+// unit of work (so the rules engine sees it) and the tables' triggers announce it to every
+// server instance (persistence/internal-tables.ts), which drop cached access.
 
-import type { EntityManager } from '@mikro-orm/postgresql'
 import { ServiceError } from '../errors.ts'
-import { newGuid } from '../persistence/guid.ts'
+import { poolSession } from '../persistence/session.ts'
+import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { announceAccessChange } from './access-listener.ts'
 import { checkRoleDeletable, checkRoleParent } from './role-rules.ts'
 import { UserAdminError } from './user-admin.ts'
-import { byName, type EntityRecord as Row } from '../persistence/entity-name.ts'
 
 export interface RoleSummary {
   readonly guid: string
@@ -29,62 +28,52 @@ export async function addRole(
 ): Promise<RoleSummary> {
   const trimmed = name.trim()
   if (!trimmed) throw new UserAdminError('A role name is required.')
-  return write(db, async (em) => {
-    if (await em.findOne(byName('Role'), { Name: trimmed })) throw new UserAdminError(`Role '${trimmed}' already exists in tenant '${db.tenant}'.`)
-    const parent = options.parent ? await roleNamed(em, db, options.parent) : undefined
-    em.create(byName('Role'), {
-      Guid: newGuid(),
-      Name: trimmed,
-      Title: trimmed,
-      Description: options.description ?? null,
-      Parent: parent?.Guid ?? null,
-    })
-    await em.flush()
-    return trimmed
-  }).then((role) => roleSummary(db, role))
+  await write(db, async (unit) => {
+    if ((await unit.find(entity(unit, 'Role'), { Name: trimmed })).length > 0) throw new UserAdminError(`Role '${trimmed}' already exists in tenant '${db.tenant}'.`)
+    const parent = options.parent ? await roleNamed(unit, db, options.parent) : undefined
+    Object.assign(unit.create(entity(unit, 'Role')).values, { Name: trimmed, Title: trimmed, Description: options.description ?? null, Parent: parent?.key ?? null })
+  })
+  return roleSummary(db, trimmed)
 }
 
 /** `parent` undefined or null: the role becomes a root. */
 export async function setRoleParent(db: TenantDatabase, roleName: string, parentName: string | null): Promise<RoleSummary> {
-  await write(db, async (em) => {
-    const role = await roleNamed(em, db, roleName)
-    const parent = parentName ? await roleNamed(em, db, parentName) : null
-    await checkRoleParent(em, role.Guid, parent?.Guid ?? null)
-    em.assign(role, { Parent: parent?.Guid ?? null } as never)
-    await em.flush()
+  await write(db, async (unit) => {
+    const role = await roleNamed(unit, db, roleName)
+    const parent = parentName ? await roleNamed(unit, db, parentName) : null
+    await checkRoleParent(unit.sql, role.key, parent?.key ?? null)
+    role.values.Parent = parent?.key ?? null
   })
   return roleSummary(db, roleName)
 }
 
 export async function grantResponsibility(db: TenantDatabase, roleName: string, responsibilityName: string): Promise<RoleSummary> {
-  await write(db, async (em) => {
-    const role = await roleNamed(em, db, roleName)
-    const responsibility = await responsibilityNamed(em, db, responsibilityName)
-    if (await em.findOne(byName('RoleResponsibility'), { Role: role.Guid, Responsibility: responsibility.Guid })) return
-    em.create(byName('RoleResponsibility'), { Guid: newGuid(), Role: role.Guid, Responsibility: responsibility.Guid })
-    await em.flush()
+  await write(db, async (unit) => {
+    const role = await roleNamed(unit, db, roleName)
+    const responsibility = await responsibilityNamed(unit, db, responsibilityName)
+    const link = { Role: role.key, Responsibility: responsibility.key }
+    if ((await unit.find(entity(unit, 'RoleResponsibility'), link)).length > 0) return
+    Object.assign(unit.create(entity(unit, 'RoleResponsibility')).values, link)
   })
   return roleSummary(db, roleName)
 }
 
 export async function revokeResponsibility(db: TenantDatabase, roleName: string, responsibilityName: string): Promise<RoleSummary> {
-  await write(db, async (em) => {
-    const role = await roleNamed(em, db, roleName)
-    const responsibility = await responsibilityNamed(em, db, responsibilityName)
-    const link = await em.findOne(byName('RoleResponsibility'), { Role: role.Guid, Responsibility: responsibility.Guid })
-    if (!link) throw new UserAdminError(`Role '${role.Name}' does not have responsibility '${responsibility.Name}'.`)
-    em.remove(link)
-    await em.flush()
+  await write(db, async (unit) => {
+    const role = await roleNamed(unit, db, roleName)
+    const responsibility = await responsibilityNamed(unit, db, responsibilityName)
+    const [link] = await unit.find(entity(unit, 'RoleResponsibility'), { Role: role.key, Responsibility: responsibility.key })
+    if (!link) throw new UserAdminError(`Role '${role.values.Name}' does not have responsibility '${responsibility.values.Name}'.`)
+    unit.remove(link)
   })
   return roleSummary(db, roleName)
 }
 
 export async function removeRole(db: TenantDatabase, roleName: string): Promise<void> {
-  await write(db, async (em) => {
-    const role = await roleNamed(em, db, roleName)
-    await checkRoleDeletable(em, role.Guid)
-    em.remove(role)
-    await em.flush()
+  await write(db, async (unit) => {
+    const role = await roleNamed(unit, db, roleName)
+    await checkRoleDeletable(unit.sql, role.key)
+    unit.remove(role)
   })
 }
 
@@ -101,32 +90,30 @@ export async function listRoles(db: TenantDatabase): Promise<RoleSummary[]> {
 }
 
 export async function grantRole(db: TenantDatabase, username: string, roleName: string): Promise<void> {
-  await write(db, async (em) => {
-    const user = await userNamed(em, db, username)
-    const role = await roleNamed(em, db, roleName)
-    if (await em.findOne(byName('UserRole'), { User: user.Guid, Role: role.Guid })) return
-    em.create(byName('UserRole'), { Guid: newGuid(), User: user.Guid, Role: role.Guid })
-    await em.flush()
+  await write(db, async (unit) => {
+    const user = await userNamed(unit, db, username)
+    const role = await roleNamed(unit, db, roleName)
+    const link = { User: user.key, Role: role.key }
+    if ((await unit.find(entity(unit, 'UserRole'), link)).length > 0) return
+    Object.assign(unit.create(entity(unit, 'UserRole')).values, link)
   })
 }
 
 export async function revokeRole(db: TenantDatabase, username: string, roleName: string): Promise<void> {
-  await write(db, async (em) => {
-    const user = await userNamed(em, db, username)
-    const role = await roleNamed(em, db, roleName)
-    const link = await em.findOne(byName('UserRole'), { User: user.Guid, Role: role.Guid })
-    if (!link) throw new UserAdminError(`User '${user.Username}' does not have role '${role.Name}'.`)
-    em.remove(link)
-    await em.flush()
+  await write(db, async (unit) => {
+    const user = await userNamed(unit, db, username)
+    const role = await roleNamed(unit, db, roleName)
+    const [link] = await unit.find(entity(unit, 'UserRole'), { User: user.key, Role: role.key })
+    if (!link) throw new UserAdminError(`User '${user.values.Username}' does not have role '${role.values.Name}'.`)
+    unit.remove(link)
   })
 }
 
 /** Sets HasFullAccess or Disabled of a user. */
 export async function setUserFlag(db: TenantDatabase, username: string, flag: 'HasFullAccess' | 'Disabled', value: boolean): Promise<void> {
-  await write(db, async (em) => {
-    const user = await userNamed(em, db, username)
-    em.assign(user, { [flag]: value } as never)
-    await em.flush()
+  await write(db, async (unit) => {
+    const user = await userNamed(unit, db, username)
+    user.values[flag] = value
   })
 }
 
@@ -136,12 +123,12 @@ async function roleSummary(db: TenantDatabase, name: string): Promise<RoleSummar
 }
 
 /**
- * One session, one transaction; a rule's ServiceError becomes the admin's one-line reason.
- * Once committed, waits until every running server has heard of the change.
+ * One unit of work, flushed as one statement; a rule's ServiceError becomes the admin's
+ * one-line reason. Once written, waits until every running server has heard of the change.
  */
-async function write<T>(db: TenantDatabase, work: (em: EntityManager) => Promise<T>): Promise<T> {
+async function write<T>(db: TenantDatabase, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
   try {
-    const result = await db.fork().transactional(work)
+    const result = await poolSession(db).write(work)
     await announceAccessChange(db.url)
     return result
   } catch (error) {
@@ -150,24 +137,28 @@ async function write<T>(db: TenantDatabase, work: (em: EntityManager) => Promise
   }
 }
 
-async function roleNamed(em: EntityManager, db: TenantDatabase, name: string): Promise<Row> {
-  const role = await em.findOne(byName('Role'), { Name: name.trim() })
-  if (!role) throw new UserAdminError(`No role '${name}' in tenant '${db.tenant}'; \`entityctl role list\` shows them.`)
-  return role as Row
+function entity(unit: UnitOfWork, name: string) {
+  return unit.model.entities.get(name)!
 }
 
-async function responsibilityNamed(em: EntityManager, db: TenantDatabase, name: string): Promise<Row> {
-  const responsibility = await em.findOne(byName('Responsibility'), { Name: name.trim() })
+async function roleNamed(unit: UnitOfWork, db: TenantDatabase, name: string): Promise<Entry> {
+  const [role] = await unit.find(entity(unit, 'Role'), { Name: name.trim() })
+  if (!role) throw new UserAdminError(`No role '${name}' in tenant '${db.tenant}'; \`entityctl role list\` shows them.`)
+  return role
+}
+
+async function responsibilityNamed(unit: UnitOfWork, db: TenantDatabase, name: string): Promise<Entry> {
+  const [responsibility] = await unit.find(entity(unit, 'Responsibility'), { Name: name.trim() })
   if (!responsibility) {
     throw new UserAdminError(
       `No responsibility '${name}' in tenant '${db.tenant}'; \`entityctl responsibility list\` shows them (plugins declare them; \`responsibility sync\` records them).`,
     )
   }
-  return responsibility as Row
+  return responsibility
 }
 
-async function userNamed(em: EntityManager, db: TenantDatabase, username: string): Promise<Row> {
-  const user = await em.findOne(byName('User'), { Username: username.trim() })
+async function userNamed(unit: UnitOfWork, db: TenantDatabase, username: string): Promise<Entry> {
+  const [user] = await unit.find(entity(unit, 'User'), { Username: username.trim() })
   if (!user) throw new UserAdminError(`No user '${username}' in tenant '${db.tenant}'.`)
-  return user as Row
+  return user
 }

@@ -1,15 +1,15 @@
 // Business rules of the role tree (specification 2.5, decisions.md "Roles and permissions"),
 // called by the write path before a flush and by the CLI:
 //
-//   await checkRoleParent(em, role.Guid, role.Parent?.Guid)   // 400 RoleCycle
-//   await checkRoleDeletable(em, role.Guid)                   // 409 RoleHasChildren
+//   await checkRoleParent(sql, role.Guid, role.Parent?.Guid)   // 400 RoleCycle
+//   await checkRoleDeletable(sql, role.Guid)                   // 409 RoleHasChildren
 //
-// Both read through the session's transaction. Changes of the same flush that the database
+// Both read through the caller's connection (persistence/sql.ts). Changes of the same flush that the database
 // does not hold yet are passed in (`pendingParents`, `removing`), so a flush that re-parents
 // or deletes several roles at once is judged as a whole.
 
-import type { EntityManager } from '@mikro-orm/core'
 import { ServiceError } from '../errors.ts'
+import type { Sql } from '../persistence/sql.ts'
 
 interface RoleRow {
   readonly Guid: string
@@ -25,15 +25,13 @@ const MAX_DEPTH = 10_000
  * a cycle (a role its own ancestor). null or undefined: no parent, always fine.
  */
 export async function checkRoleParent(
-  em: EntityManager,
+  sql: Sql,
   roleGuid: string,
   newParentGuid: string | null | undefined,
   pendingParents: ReadonlyMap<string, string | null> = new Map(),
 ): Promise<void> {
   if (!newParentGuid) return
-  const roles = await em
-    .getConnection()
-    .execute<RoleRow[]>('select "Guid", "Name", "Parent_Guid" from "Role"', [], 'all', em.getTransactionContext())
+  const roles = await sql<RoleRow>('select "Guid", "Name", "Parent_Guid" from "Role"')
   const parentOf = new Map<string, string | null>(roles.map((r: RoleRow) => [r.Guid, r.Parent_Guid]))
   const nameOf = new Map<string, string>(roles.map((r: RoleRow) => [r.Guid, r.Name]))
   for (const [guid, parent] of pendingParents) parentOf.set(guid, parent)
@@ -54,20 +52,11 @@ export async function checkRoleParent(
 }
 
 /** Throws 409 RoleHasChildren when the role still has child roles (other than ones being removed with it). */
-export async function checkRoleDeletable(em: EntityManager, roleGuid: string, removing: ReadonlySet<string> = new Set()): Promise<void> {
-  const rows = await em
-    .getConnection()
-    .execute<RoleRow[]>(
-      'select "Guid", "Name" from "Role" where "Parent_Guid" = ? order by "Name"',
-      [roleGuid],
-      'all',
-      em.getTransactionContext(),
-    )
+export async function checkRoleDeletable(sql: Sql, roleGuid: string, removing: ReadonlySet<string> = new Set()): Promise<void> {
+  const rows = await sql<RoleRow>('select "Guid", "Name" from "Role" where "Parent_Guid" = $1 order by "Name"', [roleGuid])
   const children = rows.filter((r: RoleRow) => !removing.has(r.Guid))
   if (children.length === 0) return
-  const [{ Name: name } = { Name: roleGuid }] = await em
-    .getConnection()
-    .execute<RoleRow[]>('select "Name" from "Role" where "Guid" = ?', [roleGuid], 'all', em.getTransactionContext())
+  const [{ Name: name } = { Name: roleGuid }] = await sql<RoleRow>('select "Name" from "Role" where "Guid" = $1', [roleGuid])
   throw new ServiceError(
     'RoleHasChildren',
     `Role '${name}' has ${children.length} child role(s) (${children.map((c: RoleRow) => `'${c.Name}'`).join(', ')}); re-parent or remove them first.`,

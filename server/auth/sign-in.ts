@@ -14,7 +14,7 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { DECOY_HASH, verifyPassword } from './passwords.ts'
 import { bodyObject, requiredString } from './request-body.ts'
 import { newSecret, parseSecret } from './secrets.ts'
-import { inTransaction } from '../persistence/pool-transaction.ts'
+import { inTransaction } from '../persistence/sql.ts'
 
 export interface TokenPair {
   readonly accessToken: string

@@ -4,8 +4,8 @@
 
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { checkPasswordStrength, hashPassword } from './passwords.ts'
-import { newGuid } from '../persistence/guid.ts'
-import { byName } from '../persistence/entity-name.ts'
+import { openUnit } from '../persistence/session.ts'
+import { inTransaction, plainSql } from '../persistence/sql.ts'
 
 export class UserAdminError extends Error {
   constructor(message: string) {
@@ -27,25 +27,23 @@ export async function addUser(db: TenantDatabase, username: string, password: st
   if (strength !== true) throw new UserAdminError(`Password rejected: ${strength}.`)
   if (!username || username.trim().length === 0) throw new UserAdminError('A username is required.')
   const passwordHash = await hashPassword(password)
-  const em = db.fork()
-  const existing = await em.getConnection().execute('select 1 from "User" where "Username" = ?', [username.trim()])
-  if (existing.length > 0) throw new UserAdminError(`User '${username.trim()}' already exists in tenant '${db.tenant}'.`)
-  const guid = newGuid()
-  await em.transactional(async (tx) => {
-    tx.create(byName('User'), { Guid: guid, Username: username.trim(), HasFullAccess: fullAccess, Disabled: false, Title: username.trim() })
-    await tx.flush()
-    await tx.getConnection().execute(
-      'insert into "_Credential" ("UserGuid", "PasswordHash") values (?, ?)',
-      [guid, passwordHash],
-      'run',
-      tx.getTransactionContext(),
-    )
+  const existing = await db.pool.query('select 1 from "User" where "Username" = $1', [username.trim()])
+  if (existing.rowCount) throw new UserAdminError(`User '${username.trim()}' already exists in tenant '${db.tenant}'.`)
+  // The user and its credential in one transaction: a user never exists without a password.
+  const guid = await inTransaction(db.pool, async (client) => {
+    const sql = plainSql(client)
+    const unit = openUnit(db, sql)
+    const user = unit.create(db.model.entities.get('User')!)
+    Object.assign(user.values, { Username: username.trim(), HasFullAccess: fullAccess, Disabled: false, Title: username.trim() })
+    await unit.flush()
+    await sql('insert into "_Credential" ("UserGuid", "PasswordHash") values ($1, $2)', [user.key, passwordHash])
+    return user.key
   })
   return { guid, username: username.trim(), hasFullAccess: fullAccess, disabled: false, roles: [] }
 }
 
 export async function listUsers(db: TenantDatabase): Promise<UserSummary[]> {
-  const rows = await db.fork().getConnection().execute<any[]>(
+  const { rows } = await db.pool.query(
     `select u."Guid", u."Username", coalesce(u."HasFullAccess", false) as "HasFullAccess", coalesce(u."Disabled", false) as "Disabled",
             coalesce(array_agg(r."Name" order by r."Name") filter (where r."Name" is not null), '{}') as "Roles"
        from "User" u left join "UserRole" ur on ur."User_Guid" = u."Guid" left join "Role" r on r."Guid" = ur."Role_Guid"

@@ -79,6 +79,13 @@ export const INTERNAL_TABLES: readonly string[] = [
      for each row execute function "_entityctl_disable_fallback_pats"()`,
   `create or replace trigger "_disable_fallback_pats" after update of "HasFullAccess" on "User"
      for each row execute function "_entityctl_disable_fallback_pats"()`,
+  // A flush (persistence/unit-of-work.ts) is one statement that ends by checking every row it
+  // updated or deleted still had the version it was read with; this aborts it otherwise, with
+  // the SQLSTATE of a serialization failure, which tells the session to run the unit again.
+  `create or replace function "_conflict"(reason text) returns int language plpgsql as $$
+   begin
+     raise exception using errcode = '40001', message = reason;
+   end $$`,
   `create table if not exists "_EncryptionCheck" (
      "Id" int primary key check ("Id" = 1),
      "Canary" text not null)`,

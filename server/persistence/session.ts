@@ -1,61 +1,62 @@
 // A request's access to its tenant database. Reads run one statement on the pool (as a
 // named prepared statement, so PostgreSQL plans each query shape once per connection);
-// writes run a MikroORM unit of work in one transaction. A workflow substitutes its own
-// session, so handlers never know whether they run inside one.
+// writes run a unit of work, whose flush runs the business rules and writes everything in
+// one statement. A workflow substitutes its own session, so handlers never know whether
+// they run inside one.
 
-import { createHash } from 'node:crypto'
-import type { EntityManager } from '@mikro-orm/postgresql'
+import { RequestError, ServiceError } from '../errors.ts'
+import { applyRules } from '../rules/apply-rules.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { preparedSql, type Sql } from './sql.ts'
+import { isWriteConflict, UnitOfWork, type UnitOptions } from './unit-of-work.ts'
 
 export interface Session {
   readonly tenant: TenantDatabase
   /** Runs one read statement; rows as PostgreSQL returns them. */
   query<T = Record<string, unknown>>(sql: string, params: readonly unknown[]): Promise<T[]>
-  /** Runs a unit of work in a transaction; its flush runs the business rules. */
-  write<T>(work: (em: EntityManager) => Promise<T>): Promise<T>
-  /** A unit of work for reading entities (read-only methods); flushing it is refused. */
-  read<T>(work: (em: EntityManager) => Promise<T>): Promise<T>
+  /** Runs `work` on a unit of work, then flushes it: the rules run, one statement writes. */
+  write<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
+  /** A unit of work for reading entities (read-only methods); a change it makes is refused. */
+  read<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
 }
 
-const statementNames = new Map<string, string>()
-
-/** Names a statement by its text, so identical query shapes share one prepared plan. */
-function statementName(sql: string): string {
-  let name = statementNames.get(sql)
-  if (!name) {
-    name = `q${createHash('sha1').update(sql).digest('base64url').slice(0, 20)}`
-    if (statementNames.size > 5000) statementNames.clear()
-    statementNames.set(sql, name)
-  }
-  return name
-}
+/**
+ * How often a unit runs again when a row it read changed before its flush (optimistic
+ * concurrency, persistence/unit-of-work.ts); enough for any realistic burst on one row.
+ */
+const MAX_ATTEMPTS = 10
 
 export function poolSession(tenant: TenantDatabase): Session {
+  const sql = preparedSql(tenant.pool)
   return {
     tenant,
-    async query<T>(sql: string, params: readonly unknown[]) {
-      const result = await tenant.pool.query({ name: statementName(sql), text: sql, values: params as unknown[] })
-      return result.rows as T[]
+    query: (text, params) => sql(text, params),
+    async write(work) {
+      for (let attempt = 1; ; attempt++) {
+        const unit = openUnit(tenant, sql)
+        try {
+          const result = await work(unit)
+          await unit.flush()
+          return result
+        } catch (error) {
+          if (!isWriteConflict(error)) throw error
+          if (attempt === MAX_ATTEMPTS) throw RequestError.conflict(`The data changed under ${MAX_ATTEMPTS} attempts of this write by concurrent writes; send it again.`)
+        }
+      }
     },
-    write: (work) => tenant.fork().transactional((em) => work(em as EntityManager)),
-    read: (work) => readOnly(tenant.fork() as EntityManager, work),
+    read: (work) => readOnly(openUnit(tenant, sql), work),
   }
 }
 
-/** Runs work in a transaction that is always rolled back, so nothing it writes survives. */
-export async function readOnly<T>(em: EntityManager, work: (em: EntityManager) => Promise<T>): Promise<T> {
-  const marker = new ReadOnlyRollback()
-  let result: T | undefined
-  try {
-    await em.transactional(async (tx) => {
-      await tx.getConnection().execute('set transaction read only', [], 'run', tx.getTransactionContext())
-      result = await work(tx as EntityManager)
-      throw marker
-    })
-  } catch (error) {
-    if (error !== marker) throw error
-  }
-  return result as T
+/** A unit of work on `sql` with the tenant's model, rules and encryption key. */
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite'> = {}): UnitOfWork {
+  return new UnitOfWork({ model: tenant.model, sql, rules: applyRules, cipher: tenant.cipher, ...options })
 }
 
-class ReadOnlyRollback extends Error {}
+/** Runs `work` on a unit that must not change anything: nothing is flushed, a change is a 403. */
+export async function readOnly<T>(unit: UnitOfWork, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
+  const result = await work(unit)
+  const changed = unit.entries().some((entry) => entry.state === 'new' || entry.removed || (entry.state === 'loaded' && unit.changes(entry).length > 0))
+  if (changed) throw new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
+  return result
+}

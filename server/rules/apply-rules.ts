@@ -1,28 +1,26 @@
-// The business rules of every write, run by the flush subscriber before MikroORM computes
-// its change sets, whatever started the write (HTTP, a method, the CLI, a workflow):
+// The business rules of every write, run by every flush of a unit of work before anything
+// is written, whatever started the write (HTTP, a method, the CLI, a workflow):
 //
 //   defaults (new entities, empty properties) → corrections (values set) → computed
 //   (in dependency order, recomputed when what they read changed, across entities) →
 //   field constraints and validations (all failures reported together).
 //
-// A failure throws ValidationFailed before anything is written; the caller's transaction
-// rolls back, so nothing of the unit of work is committed.
+// A failure throws ValidationFailed before anything is written, so nothing of the unit of
+// work is stored.
 
-import { helper, LockMode, Reference, type EntityManager, type UnitOfWork } from '@mikro-orm/core'
 import { validationFailed, type ErrorDetail } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
 import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
+import { sameValue, type Entry, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
 import { checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
-import { byName } from '../persistence/entity-name.ts'
 
 interface Pending {
-  readonly entity: object
-  readonly meta: EntityModel
+  readonly entry: Entry
   readonly created: boolean
   /** Properties whose value changed (set by the client or by a rule). */
   readonly changed: Set<string>
@@ -30,61 +28,50 @@ interface Pending {
   readonly navigations: Set<string>
 }
 
-/** Parents locked (and loaded fresh) in a transaction before their collection is read, per unit of work. */
-const locks = new WeakMap<EntityManager, WeakSet<object>>()
-
-function lockedIn(em: EntityManager): WeakSet<object> {
-  let locked = locks.get(em)
-  if (!locked) locks.set(em, (locked = new WeakSet()))
-  return locked
-}
-
 /** Bounds the propagation between entities; a plugin's rules that never settle are a bug. */
 const MAX_ROUNDS = 20
 
-export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWork, now = new Date()): Promise<void> {
-  const scope = new ViewScope(model)
-  const removed = new Set<object>([...uow.getRemoveStack()])
-  const pending = collectChanges(model, uow, removed)
+export async function applyRules(unit: UnitOfWork): Promise<void> {
+  const scope = new ViewScope(unit)
+  const removed = new Set(unit.entries().filter((entry) => entry.removed && entry.state === 'loaded'))
+  const pending = collectChanges(unit)
   if (pending.size === 0 && removed.size === 0) return
   const context: RuleContext = {
     before: undefined,
-    now,
-    today: now.toISOString().slice(0, 10),
-    find: (entity, where) => findViews(em, scope, entity, where),
+    now: unit.now,
+    today: unit.now.toISOString().slice(0, 10),
+    find: (entity, where) => findViews(unit, scope, entity, where),
   }
-  const touched = new Map<object, Pending>()
-  for (const entity of removed) await propagate(em, model, pending, removed, entity, entityModel(model, entity), null)
+  const touched = new Map<Entry, Pending>()
+  for (const entry of removed) await propagate(unit, pending, entry, null)
 
   for (let round = 0; pending.size > 0; round++) {
-    if (round >= MAX_ROUNDS) throw new Error(`business rules did not settle after ${MAX_ROUNDS} rounds: check the computed rules of ${[...pending.values()].map((p) => p.meta.name).join(', ')}`)
+    if (round >= MAX_ROUNDS) throw new Error(`business rules did not settle after ${MAX_ROUNDS} rounds: check the computed rules of ${[...pending.values()].map((p) => p.entry.entity.name).join(', ')}`)
     const batch = [...pending.values()]
     pending.clear()
-    await loadReferences(em, batch)
+    await loadReferences(unit, batch)
     for (const item of batch) {
-      const before = touched.get(item.entity)
+      const before = touched.get(item.entry)
       // What the caller changed propagates once, with the entity's first round of rules.
       const givenChanges = before ? [] : [...item.changed]
       if (before) {
         for (const name of item.changed) before.changed.add(name)
       } else {
-        touched.set(item.entity, item)
+        touched.set(item.entry, item)
       }
-      const changedNow = await runEntityRules(em, model, scope, removed, item, context)
-      for (const name of new Set([...givenChanges, ...changedNow])) {
-        await propagate(em, model, pending, removed, item.entity, item.meta, name)
-      }
-      if (item.created) await propagate(em, model, pending, removed, item.entity, item.meta, null)
+      const changedNow = await runEntityRules(unit, scope, item, context)
+      for (const name of new Set([...givenChanges, ...changedNow])) await propagate(unit, pending, item.entry, name)
+      if (item.created) await propagate(unit, pending, item.entry, null)
     }
   }
 
   const failures: ErrorDetail[] = []
   for (const item of touched.values()) {
-    if (removed.has(item.entity)) continue
-    const view = scope.view(item.entity)
-    failures.push(...checkFieldConstraints(item.meta, view))
-    const before = item.created ? undefined : originalView(item)
-    for (const [property, validate] of item.meta.rules.validations) {
+    if (item.entry.removed) continue
+    const view = scope.view(item.entry)
+    failures.push(...checkFieldConstraints(item.entry.entity, view))
+    const before = item.created ? undefined : originalView(item.entry)
+    for (const [property, validate] of item.entry.entity.rules.validations) {
       const verdict = await validate(view, { ...context, before })
       if (verdict !== true) {
         failures.push({ code: 'ValidationFailed', target: property, message: typeof verdict === 'string' ? verdict : `${property} is not valid` })
@@ -92,49 +79,30 @@ export async function applyRules(em: EntityManager, model: Model, uow: UnitOfWor
     }
   }
   if (failures.length > 0) throw validationFailed(failures)
-  await runRoleRules(em, model, touched.values(), removed)
-  await checkRestrictedDeletes(em, model, removed)
+  await runRoleRules(unit, touched.values(), removed)
+  await checkRestrictedDeletes(unit, removed)
 }
 
 /** New and changed entities of the unit of work, with what changed. */
-function collectChanges(model: Model, uow: UnitOfWork, removed: Set<object>): Map<object, Pending> {
-  const pending = new Map<object, Pending>()
-  const candidates = new Set<object>([...uow.getPersistStack(), ...uow.getIdentityMap().values()])
-  for (const entity of candidates) {
-    if (removed.has(entity)) continue
-    const meta = entityModel(model, entity)
-    if (!meta) continue
-    const original = helper(entity).__originalEntityData as Record<string, unknown> | undefined
-    if (!original) {
-      pending.set(entity, { entity, meta, created: true, changed: new Set(setProperties(meta, entity)), navigations: new Set() })
-      continue
-    }
-    const changed = new Set<string>()
-    for (const property of meta.properties.values()) {
-      if (property.kind === 'collection' || (property.kind === 'scalar' && (!property.column || property.foreignKeyOf))) continue
-      if (!sameValue(currentValue(entity, property.name), original[property.name])) changed.add(property.name)
-    }
-    if (changed.size > 0) pending.set(entity, { entity, meta, created: false, changed, navigations: new Set() })
+function collectChanges(unit: UnitOfWork): Map<Entry, Pending> {
+  const pending = new Map<Entry, Pending>()
+  for (const entry of unit.entries()) {
+    if (entry.removed || entry.state === 'stub') continue
+    const changed = new Set(unit.changes(entry))
+    if (entry.state === 'new' || changed.size > 0) pending.set(entry, { entry, created: entry.state === 'new', changed, navigations: new Set() })
   }
   return pending
 }
 
 /** Runs defaults, corrections and computed rules of one entity; returns what they changed. */
-async function runEntityRules(
-  em: EntityManager,
-  model: Model,
-  scope: ViewScope,
-  removed: Set<object>,
-  item: Pending,
-  context: RuleContext,
-): Promise<Set<string>> {
-  const { entity, meta } = item
-  const view = scope.view(entity)
-  const record = entity as Record<string, unknown>
+async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending, context: RuleContext): Promise<Set<string>> {
+  const { entry } = item
+  const meta = entry.entity
+  const view = scope.view(entry)
   const changed = new Set<string>()
   const set = (name: string, value: unknown) => {
-    if (sameValue(record[name], value)) return
-    record[name] = value
+    if (sameValue(entry.values[name], value)) return
+    entry.values[name] = value
     changed.add(name)
     item.changed.add(name)
   }
@@ -156,7 +124,7 @@ async function runEntityRules(
       return source.includes('.') ? item.navigations.has(head) || item.changed.has(head) : item.changed.has(head)
     })
     if (!stale) continue
-    await loadForComputed(em, scope, removed, meta, entity, rule.from)
+    await loadForComputed(unit, scope, entry, rule.from)
     const property = meta.properties.get(name)!
     const value = rule.value(view, context)
     if (property.kind !== 'scalar' || property.decl.virtual) continue
@@ -166,27 +134,18 @@ async function runEntityRules(
 }
 
 /**
- * Marks the entities whose computed rules read `property` of `entity` (null: the entity
+ * Marks the entities whose computed rules read `property` of `entry` (null: the entity
  * itself appeared or disappeared): parents through a collection ('Lines.LineTotal') and
  * children through a reference ('Order.Title').
  */
-async function propagate(
-  em: EntityManager,
-  model: Model,
-  pending: Map<object, Pending>,
-  removed: Set<object>,
-  entity: object,
-  meta: EntityModel,
-  property: string | null,
-): Promise<void> {
-  for (const { dependent, navigation, head, tail } of dependenciesOn(model, meta)) {
+async function propagate(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry, property: string | null): Promise<void> {
+  for (const { dependent, navigation, head, tail } of dependenciesOn(unit.model, entry.entity)) {
     if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
-      for (const parent of parentsOf(entity, navigation)) await mark(em, pending, model, parent, head)
+      for (const key of parentsOf(entry, navigation)) await mark(unit, pending, unit.reference(navigation.entity, key), head)
     }
     // A new entity has no stored children; new ones compute their own values.
-    if (navigation.kind === 'reference' && property === tail && helper(entity).__originalEntityData) {
-      const children = await em.find(byName(dependent.name), { [navigation.name]: entity } as never)
-      for (const child of children) if (!removed.has(child)) await mark(em, pending, model, child, head)
+    if (navigation.kind === 'reference' && property === tail && entry.state === 'loaded') {
+      for (const child of await unit.find(dependent, { [navigation.name]: entry.key })) await mark(unit, pending, child, head)
     }
   }
 }
@@ -223,166 +182,87 @@ function dependenciesOn(model: Model, target: EntityModel): readonly Dependency[
   return index.get(target) ?? []
 }
 
-/** The parent (and, when the reference changed, the previous parent) of a collection member. */
-function parentsOf(entity: object, collection: CollectionProperty): object[] {
-  const parents: object[] = []
-  const current = Reference.unwrapReference((entity as Record<string, any>)[collection.inverse.name] ?? undefined)
-  if (current) parents.push(current)
-  const original = helper(entity).__originalEntityData as Record<string, unknown> | undefined
-  const previousKey = original?.[collection.inverse.name]
-  if (previousKey && (!current || helper(current).getPrimaryKey() !== previousKey)) {
-    const previous = helper(entity).__em?.getReference(byName(collection.entity.name), previousKey as string)
-    if (previous) parents.push(previous)
-  }
-  return parents
+/** The keys of a member's parent and, when the reference changed, of its previous parent. */
+function parentsOf(entry: Entry, collection: CollectionProperty): string[] {
+  const current = entry.values[collection.inverse.name] as string | null | undefined
+  const previous = entry.original?.[collection.inverse.name] as string | null | undefined
+  return [...new Set([current, previous])].filter((key): key is string => typeof key === 'string')
 }
 
-async function mark(em: EntityManager, pending: Map<object, Pending>, model: Model, entity: object, navigation: string): Promise<void> {
-  let item = pending.get(entity)
+/**
+ * Queues an entity for recomputation because `navigation` changed. One known only by its key
+ * (the order of a changed line) is loaded first, with the collection its rules will read, in
+ * one statement.
+ */
+async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry, navigation: string): Promise<void> {
+  if (entry.removed) return
+  let item = pending.get(entry)
   if (!item) {
-    // A parent known only by its key (the order of a changed line) is loaded first, locked
-    // when it will be recomputed inside a transaction (see loadForComputed).
-    if (!helper(entity).__initialized) {
-      const locking = em.isInTransaction()
-      await em.findOne(byName(helper(entity).__meta.className), helper(entity).getPrimaryKey() as never, locking ? ({ lockMode: LockMode.PESSIMISTIC_WRITE } as never) : undefined)
-      if (locking) lockedIn(em).add(entity)
+    if (entry.state === 'stub') {
+      const collection = entry.entity.properties.get(navigation)
+      await unit.load([{ entity: entry.entity, key: entry.key, members: collection?.kind === 'collection' ? [collection] : [] }])
+      if (entry.state === 'stub') return
     }
-    const original = helper(entity).__originalEntityData
-    item = { entity, meta: entityModel(model, entity), created: !original, changed: new Set(), navigations: new Set() }
-    pending.set(entity, item)
+    item = { entry, created: entry.state === 'new', changed: new Set(), navigations: new Set() }
+    pending.set(entry, item)
   }
   item.navigations.add(navigation)
 }
 
-/** Loads every reference of the batch in one query per target type (defaults and validations read them). */
-async function loadReferences(em: EntityManager, batch: readonly Pending[]): Promise<void> {
-  const byType = new Map<string, object[]>()
+/** Loads every reference of the batch in one statement (defaults and validations read them). */
+async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Promise<void> {
+  const requests: (LoadRequest & { referrer: string })[] = []
   for (const item of batch) {
-    for (const property of item.meta.properties.values()) {
+    for (const property of item.entry.entity.properties.values()) {
       // New entities' defaults and validations may read any reference; on an update only a
       // reference that changed needs checking (computed rules load what their `from` names).
       if (property.kind !== 'reference' || (!item.created && !item.changed.has(property.name))) continue
-      const target = Reference.unwrapReference((item.entity as Record<string, any>)[property.name] ?? undefined)
-      if (target && !helper(target).__initialized) {
-        const list = byType.get(property.target.name) ?? []
-        list.push(target)
-        byType.set(property.target.name, list)
+      const key = item.entry.values[property.name]
+      if (typeof key === 'string' && unit.reference(property.target, key).state === 'stub') {
+        requests.push({ entity: property.target, key, referrer: property.name })
       }
     }
   }
-  const missing: ErrorDetail[] = []
-  for (const [type, targets] of byType) {
-    const keys = [...new Set(targets.map((t) => String(helper(t).getPrimaryKey())))]
-    const found = new Set((await em.find(byName(type), { Guid: { $in: keys } } as never)).map((e) => String(helper(e).getPrimaryKey())))
-    for (const key of keys) {
-      if (!found.has(key)) missing.push({ code: 'ValidationFailed', target: referrerOf(batch, type, key), message: `No ${type} has the Guid ${key}.` })
-    }
+  if (requests.length === 0) return
+  await unit.load(requests)
+  const missing = requests.filter((request) => unit.get(request.entity, request.key)?.state === 'stub')
+  const seen = new Set<string>()
+  const failures: ErrorDetail[] = []
+  for (const { entity, key, referrer } of missing) {
+    if (seen.has(`${entity.name}(${key})`)) continue
+    seen.add(`${entity.name}(${key})`)
+    failures.push({ code: 'ValidationFailed', target: referrer, message: `No ${entity.name} has the Guid ${key}.` })
   }
-  if (missing.length > 0) throw validationFailed(missing)
-}
-
-function referrerOf(batch: readonly Pending[], type: string, key: string): string {
-  for (const item of batch) {
-    for (const property of item.meta.properties.values()) {
-      if (property.kind !== 'reference' || property.target.name !== type) continue
-      const target = Reference.unwrapReference((item.entity as Record<string, any>)[property.name] ?? undefined)
-      if (target && String(helper(target).getPrimaryKey()) === key) return property.name
-    }
-  }
-  return type
+  if (failures.length > 0) throw validationFailed(failures)
 }
 
 /**
- * Makes the navigation data a computed rule reads available to its view. A collection is
- * read under a row lock on the parent, so two transactions changing members of the same
- * parent recompute it one after the other and neither loses the other's change.
+ * Makes the navigation data a computed rule reads available to its view. A parent recomputed
+ * from its members is written even if its value stays, so two units changing members of one
+ * parent meet on its row version and the later one runs again (persistence/unit-of-work.ts).
  */
-async function loadForComputed(
-  em: EntityManager,
-  scope: ViewScope,
-  removed: Set<object>,
-  meta: EntityModel,
-  entity: object,
-  from: readonly string[],
-): Promise<void> {
+async function loadForComputed(unit: UnitOfWork, scope: ViewScope, entry: Entry, from: readonly string[]): Promise<void> {
   for (const source of from) {
     const [head, tail] = source.split('.')
     if (!tail) continue
-    const navigation = meta.properties.get(head)
-    if (!navigation || navigation.kind === 'scalar' || scope.collection(entity, head)) continue
+    const navigation = entry.entity.properties.get(head)
+    if (!navigation || navigation.kind === 'scalar' || scope.collection(entry, head)) continue
     if (navigation.kind === 'reference') {
-      await loadReference(em, entity, navigation)
+      const key = entry.values[head]
+      if (typeof key === 'string' && unit.reference(navigation.target, key).state === 'stub') await unit.load([{ entity: navigation.target, key }])
       continue
     }
-    const isNew = !helper(entity).__originalEntityData
-    if (!isNew && em.isInTransaction() && !lockedIn(em).has(entity)) {
-      lockedIn(em).add(entity)
-      await em.findOne(byName(meta.name), helper(entity).getPrimaryKey() as never, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as never)
-    }
-    const stored = isNew ? [] : await em.find(byName(navigation.target.name), { [navigation.inverse.name]: entity } as never)
-    const members = new Set<object>(stored)
-    // Members this unit of work adds: new entities, and loaded ones moved here from another parent.
-    const unitOfWork = em.getUnitOfWork()
-    for (const candidate of new Set([...unitOfWork.getPersistStack(), ...unitOfWork.getIdentityMap().values()])) {
-      if (helper(candidate).__meta.className !== navigation.target.name) continue
-      const parent = Reference.unwrapReference((candidate as Record<string, any>)[navigation.inverse.name] ?? undefined)
-      if (parent === entity) members.add(candidate)
-    }
-    for (const member of [...members]) {
-      const parent = Reference.unwrapReference((member as Record<string, any>)[navigation.inverse.name] ?? undefined)
-      if (removed.has(member) || parent !== entity) members.delete(member)
-    }
-    scope.setCollection(entity, head, [...members])
+    unit.touch(entry)
+    scope.setCollection(entry, head, await unit.members(entry, navigation))
   }
 }
 
-async function loadReference(em: EntityManager, entity: object, reference: ReferenceProperty): Promise<void> {
-  const target = Reference.unwrapReference((entity as Record<string, any>)[reference.name] ?? undefined)
-  if (target && !helper(target).__initialized) await em.findOne(byName(reference.target.name), helper(target).getPrimaryKey() as never)
-}
-
-function originalView(item: Pending): EntityView {
-  const original = (helper(item.entity).__originalEntityData ?? {}) as Record<string, unknown>
+function originalView(entry: Entry): EntityView {
+  const original = entry.original ?? {}
   const view: EntityView = {}
-  for (const property of item.meta.properties.values()) {
-    if (property.kind === 'scalar') view[property.name] = toRuleValue(property, original[property.name])
+  for (const property of entry.entity.properties.values()) {
+    if (property.kind === 'scalar') view[property.name] = toRuleValue(property, original[property.foreignKeyOf?.name ?? property.name])
     else if (property.kind === 'reference') view[property.name] = original[property.name] ? { Guid: original[property.name] } : null
   }
   return view
-}
-
-function setProperties(meta: EntityModel, entity: object): string[] {
-  const record = entity as Record<string, unknown>
-  return [...meta.properties.keys()].filter((name) => record[name] !== undefined && record[name] !== null)
-}
-
-function currentValue(entity: object, name: string): unknown {
-  const value = (entity as Record<string, unknown>)[name]
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const target = Reference.unwrapReference(value as object)
-    return helper(target).getPrimaryKey()
-  }
-  return value
-}
-
-/**
- * Whether a value is unchanged. Decimals arrive from PostgreSQL as strings ('12.30') and from
- * clients and rules as numbers (12.3): a number meets a string numerically. Two strings
- * compare as written, so a text property changing from '1.0' to '1' is a change.
- */
-function sameValue(a: unknown, b: unknown): boolean {
-  const normal = (v: unknown) => {
-    if (v === undefined || v === null) return null
-    if (v instanceof Date) return v.toISOString()
-    if (typeof v === 'object') return String(helper(Reference.unwrapReference(v as object)).getPrimaryKey())
-    return v
-  }
-  const x = normal(a)
-  const y = normal(b)
-  if (typeof x === 'number' || typeof y === 'number') return x !== null && y !== null && Number(x) === Number(y)
-  return x === y || String(x) === String(y)
-}
-
-function entityModel(model: Model, entity: object): EntityModel {
-  return model.entities.get(helper(entity).__meta.className)!
 }

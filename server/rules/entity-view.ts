@@ -1,87 +1,74 @@
-// What rules and methods see of an entity: a plain-looking object over the managed MikroORM
-// entity. Scalars read as JSON-like values (decimals as numbers, dates as 'YYYY-MM-DD'),
-// references as views of the loaded target (undefined when not loaded), collections as
-// arrays of views. Writing a scalar writes the entity, so the unit of work sees the change.
+// What rules and methods see of an entity: a plain-looking object over its entry in the unit
+// of work. Scalars read as JSON-like values (decimals as numbers, dates as 'YYYY-MM-DD'),
+// references as views of the loaded target ({ Guid } when not loaded), collections as
+// arrays of views. Writing a scalar writes the entry, so the flush sees the change.
 
-import { Collection, helper, Reference } from '@mikro-orm/core'
-import type { EntityModel, Model } from '../model/model.ts'
+import type { Model } from '../model/model.ts'
+import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { toRuleValue } from './values.ts'
 
-const VIEW = Symbol('entityView')
+const ENTRY = Symbol('entry')
 
 export type EntityView = Record<string, any>
 
 /**
  * Views of one unit of work. The rules engine gives collections their members explicitly
- * (loaded rows, plus entities created in this unit of work, minus removed ones), so rules
- * see the state being saved without touching the ORM's collections.
+ * (stored ones, plus entities created or moved in by this unit, minus removed ones), so rules
+ * see the state being saved.
  */
 export class ViewScope {
-  readonly model: Model
-  readonly #views = new WeakMap<object, EntityView>()
-  readonly #collections = new WeakMap<object, Map<string, readonly object[]>>()
+  readonly unit: UnitOfWork
+  readonly #views = new WeakMap<Entry, EntityView>()
+  readonly #collections = new WeakMap<Entry, Map<string, readonly Entry[]>>()
 
-  constructor(model: Model) {
-    this.model = model
+  constructor(unit: UnitOfWork) {
+    this.unit = unit
   }
 
-  view(entity: object): EntityView {
-    return viewOf(this, entity)
+  get model(): Model {
+    return this.unit.model
   }
 
-  setCollection(entity: object, navigation: string, members: readonly object[]): void {
-    let byName = this.#collections.get(entity)
-    if (!byName) this.#collections.set(entity, (byName = new Map()))
+  view(entry: Entry): EntityView {
+    let view = this.#views.get(entry)
+    if (!view) this.#views.set(entry, (view = viewOf(this, entry)))
+    return view
+  }
+
+  setCollection(entry: Entry, navigation: string, members: readonly Entry[]): void {
+    let byName = this.#collections.get(entry)
+    if (!byName) this.#collections.set(entry, (byName = new Map()))
     byName.set(navigation, members)
   }
 
-  collection(entity: object, navigation: string): readonly object[] | undefined {
-    return this.#collections.get(entity)?.get(navigation)
-  }
-
-  cached(entity: object): EntityView | undefined {
-    return this.#views.get(entity)
-  }
-
-  remember(entity: object, view: EntityView): void {
-    this.#views.set(entity, view)
+  collection(entry: Entry, navigation: string): readonly Entry[] | undefined {
+    return this.#collections.get(entry)?.get(navigation)
   }
 }
 
-function viewOf(scope: ViewScope, entity: object): EntityView {
-  const model = scope.model
-  const existing = scope.cached(entity)
-  if (existing) return existing
-  const meta = model.entities.get(helper(entity).__meta.className)
-  if (!meta) throw new Error(`no model for ${helper(entity).__meta.className}`)
-  const view = new Proxy(entity as Record<string | symbol, any>, {
-    get(target, key) {
-      if (key === VIEW) return target
+function viewOf(scope: ViewScope, entry: Entry): EntityView {
+  const meta = entry.entity
+  return new Proxy(entry as unknown as Record<string | symbol, any>, {
+    get(_target, key) {
+      if (key === ENTRY) return entry
       if (typeof key !== 'string') return undefined
       const property = meta.properties.get(key)
       if (!property) return undefined
-      if (property.kind === 'scalar' && property.foreignKeyOf) {
-        const reference = target[property.foreignKeyOf.name]
-        return reference ? helper(Reference.unwrapReference(reference)).getPrimaryKey() : null
-      }
-      const value = target[key]
-      if (property.kind === 'scalar') return toRuleValue(property, value)
+      if (property.kind === 'scalar') return toRuleValue(property, entry.values[property.foreignKeyOf?.name ?? key])
       if (property.kind === 'reference') {
-        const loaded = Reference.unwrapReference(value ?? undefined)
-        return loaded && helper(loaded).__initialized ? viewOf(scope, loaded) : loaded ? { Guid: helper(loaded).getPrimaryKey() } : undefined
+        const targetKey = entry.values[key]
+        if (typeof targetKey !== 'string') return undefined
+        const target = scope.unit.get(property.target, targetKey)
+        return target && target.state !== 'stub' ? scope.view(target) : { Guid: targetKey }
       }
-      const members = scope.collection(target, key)
-      if (members) return members.map((item) => viewOf(scope, item))
-      const collection = value as Collection<object> | undefined
-      return collection?.isInitialized() ? collection.getItems().map((item) => viewOf(scope, item)) : undefined
+      return scope.collection(entry, key)?.map((member) => scope.view(member))
     },
-    set(target, key, value) {
-      if (typeof key !== 'string') return false
-      const property = meta.properties.get(key)
-      if (!property || property.kind !== 'scalar') {
-        throw new TypeError(`${meta.name}.${key} cannot be set here: only scalar properties are writable from rules and methods`)
+    set(_target, key, value) {
+      const property = typeof key === 'string' ? meta.properties.get(key) : undefined
+      if (!property || property.kind !== 'scalar' || property.decl.virtual) {
+        throw new TypeError(`${meta.name}.${String(key)} cannot be set here: only stored scalar properties are writable from rules and methods`)
       }
-      target[key] = value
+      entry.values[property.foreignKeyOf?.name ?? property.name] = value
       return true
     },
     has: (_target, key) => typeof key === 'string' && meta.properties.has(key),
@@ -89,15 +76,9 @@ function viewOf(scope: ViewScope, entity: object): EntityView {
     getOwnPropertyDescriptor: (_target, key) =>
       typeof key === 'string' && meta.properties.has(key) ? { enumerable: true, configurable: true } : undefined,
   })
-  scope.remember(entity, view)
-  return view
 }
 
-/** The managed entity behind a view (or the entity itself). */
-export function entityOf(view: object): object {
-  return (view as Record<symbol, object>)[VIEW] ?? view
-}
-
-export function entityModelOf(model: Model, entity: object): EntityModel {
-  return model.entities.get(helper(entity).__meta.className)!
+/** The entry behind a view. */
+export function entryOf(view: object): Entry | undefined {
+  return (view as Record<symbol, Entry | undefined>)[ENTRY]
 }

@@ -1,19 +1,13 @@
-// `find` for rules and methods: entities of a type matching a MikroORM-style filter
-// ({ Status: 'Open', OrderDate: { $lt: before } }), as views inside the same unit of work,
-// so a method sees what the request has changed so far.
+// `find` for rules and methods: entities of a type matching a filter
+// ({ Status: 'Open', OrderDate: { $lt: before } }, persistence/where.ts), as views inside the
+// same unit of work, so a method sees what the request has changed so far.
 
-import type { EntityManager } from '@mikro-orm/core'
 import { RequestError } from '../errors.ts'
+import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import type { EntityView, ViewScope } from './entity-view.ts'
-import { byName } from '../persistence/entity-name.ts'
 
-export async function findViews(
-  em: EntityManager,
-  scope: ViewScope,
-  entity: string,
-  where: Record<string, unknown> = {},
-): Promise<EntityView[]> {
-  if (!scope.model.entities.has(entity)) throw RequestError.invalid(`find: unknown entity '${entity}'`)
-  const rows = await em.find(byName(entity), where as never, { orderBy: { Guid: 'asc' } as never })
-  return rows.map((row) => scope.view(row))
+export async function findViews(unit: UnitOfWork, scope: ViewScope, entity: string, where: Record<string, unknown> = {}): Promise<EntityView[]> {
+  const meta = unit.model.entities.get(entity)
+  if (!meta) throw RequestError.invalid(`find: unknown entity '${entity}'`)
+  return (await unit.find(meta, where)).map((entry) => scope.view(entry))
 }

@@ -2,49 +2,35 @@
 // the role tree stays a tree (400 RoleCycle), a role with children is not deleted (409
 // RoleHasChildren), and no entity is deleted while a restricting reference points at it.
 
-import { helper, Reference, type EntityManager } from '@mikro-orm/core'
 import { RequestError } from '../errors.ts'
-import type { EntityModel, Model } from '../model/model.ts'
+import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { checkRoleDeletable, checkRoleParent } from '../auth/role-rules.ts'
-import { byName } from '../persistence/entity-name.ts'
 
 interface Touched {
-  readonly entity: object
-  readonly meta: EntityModel
+  readonly entry: Entry
   readonly created: boolean
   readonly changed: ReadonlySet<string>
 }
 
-export async function runRoleRules(em: EntityManager, _model: Model, touched: Iterable<Touched>, removed: ReadonlySet<object>): Promise<void> {
-  const changedRoles = [...touched].filter((t) => t.meta.name === 'Role' && !removed.has(t.entity) && (t.created || t.changed.has('Parent')))
-  const pendingParents = new Map<string, string | null>(changedRoles.map((t) => [keyOf(t.entity), parentKey(t.entity)]))
-  for (const role of changedRoles) await checkRoleParent(em, keyOf(role.entity), parentKey(role.entity), pendingParents)
-  const removedRoles = [...removed].filter((entity) => helper(entity).__meta.className === 'Role')
-  const removing = new Set(removedRoles.map(keyOf))
-  for (const role of removedRoles) await checkRoleDeletable(em, keyOf(role), removing)
+export async function runRoleRules(unit: UnitOfWork, touched: Iterable<Touched>, removed: ReadonlySet<Entry>): Promise<void> {
+  const changedRoles = [...touched].filter((t) => t.entry.entity.name === 'Role' && !t.entry.removed && (t.created || t.changed.has('Parent')))
+  const parentOf = (entry: Entry) => (entry.values.Parent as string | null | undefined) ?? null
+  const pendingParents = new Map<string, string | null>(changedRoles.map((t) => [t.entry.key, parentOf(t.entry)]))
+  for (const role of changedRoles) await checkRoleParent(unit.sql, role.entry.key, parentOf(role.entry), pendingParents)
+  const removedRoles = [...removed].filter((entry) => entry.entity.name === 'Role')
+  const removing = new Set(removedRoles.map((entry) => entry.key))
+  for (const role of removedRoles) await checkRoleDeletable(unit.sql, role.key, removing)
 }
 
 /** A restricting reference (onDelete 'restrict') keeps its target from being deleted: 409. */
-export async function checkRestrictedDeletes(em: EntityManager, model: Model, removed: ReadonlySet<object>): Promise<void> {
-  const removing = new Set([...removed].map(keyOf))
-  for (const entity of removed) {
-    const meta = model.entities.get(helper(entity).__meta.className)!
-    for (const property of meta.properties.values()) {
+export async function checkRestrictedDeletes(unit: UnitOfWork, removed: ReadonlySet<Entry>): Promise<void> {
+  for (const entry of removed) {
+    for (const property of entry.entity.properties.values()) {
       if (property.kind !== 'collection' || property.inverse.onDelete !== 'restrict') continue
-      const members = (await em.find(byName(property.target.name), { [property.inverse.name]: entity } as never)) as object[]
-      const blocking = members.filter((member) => !removing.has(keyOf(member)))
+      const blocking = await unit.find(property.target, { [property.inverse.name]: entry.key })
       if (blocking.length > 0) {
-        throw RequestError.conflict(`${meta.name} ${keyOf(entity)} still has ${blocking.length} ${property.target.setName} (${property.name}); delete or move them first.`)
+        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${blocking.length} ${property.target.setName} (${property.name}); delete or move them first.`)
       }
     }
   }
-}
-
-function keyOf(entity: object): string {
-  return String(helper(entity).getPrimaryKey())
-}
-
-function parentKey(role: object): string | null {
-  const parent = Reference.unwrapReference((role as Record<string, any>).Parent ?? undefined)
-  return parent ? keyOf(parent) : null
 }

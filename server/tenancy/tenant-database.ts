@@ -1,23 +1,22 @@
-// One tenant's database: its MikroORM instance (the write path's unit of work) and the pg
-// pool under it (the read path's single statements). Opened lazily, closed when idle.
+// One tenant's database: its MikroORM instance (the schema: migrations compare the model's
+// entity schemas with the database) and the pg pool under it, which the read path and the
+// unit of work (persistence/unit-of-work.ts) use directly. Opened lazily, closed when idle.
 
-import { MikroORM, type EntityManager } from '@mikro-orm/postgresql'
+import { MikroORM } from '@mikro-orm/postgresql'
 import type pg from 'pg'
 import type { Model } from '../model/model.ts'
 import { entitySchemas } from '../persistence/entity-schemas.ts'
-import { RulesSubscriber } from '../rules/rules-subscriber.ts'
 import { ParameterisedPostgreSqlDriver } from '../persistence/parameterised-driver.ts'
 import type { PropertyCipher } from './property-encryption.ts'
 
 export interface TenantDatabase {
   readonly tenant: string
   readonly url: string
+  readonly model: Model
   readonly orm: MikroORM
   readonly pool: pg.Pool
   /** Encrypts and decrypts the properties plugins mark encrypted, with this tenant's key. */
   readonly cipher: PropertyCipher | undefined
-  /** A fresh unit of work for one request. */
-  fork(): EntityManager
   close(): Promise<void>
 }
 
@@ -41,7 +40,6 @@ export async function openTenantDatabase(
     allowGlobalContext: false,
     forceUtcTimezone: true,
     ensureDatabase: false,
-    subscribers: [new RulesSubscriber(model)],
     // Internal tables (_Pat, _Workflow, …) and their triggers belong to their subsystems'
     // DDL (persistence/internal-tables.ts); the schema diff must not touch them.
     schemaGenerator: { skipTables: [/^_/], ignoreTriggers: true },
@@ -50,10 +48,10 @@ export async function openTenantDatabase(
   return {
     tenant,
     url,
+    model,
     orm,
     pool,
     cipher: options.cipher,
-    fork: () => orm.em.fork(),
     async close() {
       await orm.close(true)
       // MikroORM ends the pg pool only when its own query builder has used it; the read

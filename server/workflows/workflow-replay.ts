@@ -8,7 +8,7 @@ import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import Router from '@koa/router'
 import type { Middleware } from 'koa'
-import type { EntityManager } from '@mikro-orm/postgresql'
+import type { Sql } from '../persistence/sql.ts'
 import { ServiceError, type ErrorDetail } from '../errors.ts'
 import type { ApiState } from '../http/api-state.ts'
 import type { Services } from '../services.ts'
@@ -29,10 +29,10 @@ export class WorkflowReplayer {
     this.#dispatch = router.routes() as unknown as Middleware
   }
 
-  /** Runs `requests` again on `tx`, as `live`'s user; throws the first that no longer applies. */
-  async replay(live: ApiContext, tx: EntityManager, requests: readonly StoredRequest[]): Promise<void> {
+  /** Runs `requests` again on the transaction of `sql`, as `live`'s user; throws the first that no longer applies. */
+  async replay(live: ApiContext, sql: Sql, requests: readonly StoredRequest[]): Promise<void> {
     for (const request of requests) {
-      const session = new WorkflowSession(live.state.tenant!, tx, { at: request.at, guids: request.guids })
+      const session = new WorkflowSession(live.state.tenant!, sql, { at: request.at, guids: request.guids })
       const ctx = replayContext(live, request, session)
       try {
         await this.#dispatch(ctx, async () => {})

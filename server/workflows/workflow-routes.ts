@@ -24,8 +24,6 @@
 // WorkflowLimitExceeded. Row locks taken by the replay last one request, not the workflow.
 
 import type Router from '@koa/router'
-import type { EntityManager } from '@mikro-orm/postgresql'
-import { DeadlockException, LockWaitTimeoutException } from '@mikro-orm/core'
 import { AuthError } from '../errors.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import type { ApiState } from '../http/api-state.ts'
@@ -35,7 +33,8 @@ import type { Services } from '../services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { WorkflowError } from './workflow-errors.ts'
 import { WorkflowReplayer } from './workflow-replay.ts'
-import { WorkflowSession, sqlOn } from './workflow-session.ts'
+import { WorkflowSession } from './workflow-session.ts'
+import { inTransaction as inPoolTransaction, plainSql, type Sql } from '../persistence/sql.ts'
 import {
   abortWorkflow,
   createWorkflow,
@@ -43,9 +42,7 @@ import {
   loadReplayable,
   lockWorkflow,
   markCommitted,
-  poolSql,
   recordRequest,
-  type Sql,
   type StoredAnswer,
   type WorkflowRow,
 } from './workflow-store.ts'
@@ -73,7 +70,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const id = newGuid()
-    await createWorkflow(poolSql(tenant.pool), id, access.userGuid, idleMinutes)
+    await createWorkflow(plainSql(tenant.pool), id, access.userGuid, idleMinutes)
     ctx.body = {
       message:
         `Workflow started. Send each request with Workflow-Id: ${id} and Workflow-Index: 1, 2, 3, …; ` +
@@ -85,12 +82,12 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow/commit', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id, index } = requireHeaders(ctx as ApiContext)
-    await inTransaction(tenant, async (tx, sql) => {
+    await inTransaction(tenant, async (sql) => {
       const workflow = await lockWorkflow(sql, id, access.userGuid)
       if (workflow?.status === 'committed' && !workflow.expired && index === workflow.lastIndex) return // a retried commit
       const open = requireOpen(id, workflow, idleMinutes)
       if (index !== open.lastIndex + 1) throw WorkflowError.indexConflict(index, open.lastIndex + 1)
-      await replayer.replay(ctx as ApiContext, tx, await loadReplayable(sql, id))
+      await replayer.replay(ctx as ApiContext, sql, await loadReplayable(sql, id))
       await markCommitted(sql, id, index, idleMinutes)
     })
     ctx.body = { workflowId: id, committed: true }
@@ -100,7 +97,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow/abort', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id } = requireHeaders(ctx as ApiContext)
-    if (!(await abortWorkflow(poolSql(tenant.pool), id, access.userGuid))) throw WorkflowError.notFound(id)
+    if (!(await abortWorkflow(plainSql(tenant.pool), id, access.userGuid))) throw WorkflowError.notFound(id)
     ctx.body = { workflowId: id, aborted: true }
   })
 
@@ -111,15 +108,15 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
     if (SYSTEM_ROUTES.test(ctx.path)) throw WorkflowError.notInWorkflow(ctx.path)
     const live = ctx as ApiContext
     const { tenant, access } = signedIn(live)
-    await inTransaction(tenant, async (tx, sql) => {
+    await inTransaction(tenant, async (sql) => {
       const open = requireOpen(headers.id, await lockWorkflow(sql, headers.id, access.userGuid), idleMinutes)
       if (headers.index === open.lastIndex) return answerAgain(live, sql, headers)
       if (headers.index !== open.lastIndex + 1) throw WorkflowError.indexConflict(headers.index, open.lastIndex + 1)
       if (headers.index > maxRequests) throw WorkflowError.limitExceeded(maxRequests)
 
       await sql('savepoint workflow_replay')
-      await replayer.replay(live, tx, await loadReplayable(sql, headers.id))
-      const session = new WorkflowSession(tenant, tx)
+      await replayer.replay(live, sql, await loadReplayable(sql, headers.id))
+      const session = new WorkflowSession(tenant, sql)
       live.state.session = session
       await next()
       const answer = answerOf(live)
@@ -157,15 +154,16 @@ function requireOpen(id: string, workflow: WorkflowRow | undefined, idleMinutes:
   return workflow
 }
 
-/** One transaction for the whole request; a deadlock with another writer is a 409 to retry. */
-async function inTransaction(tenant: TenantDatabase, work: (tx: EntityManager, sql: Sql) => Promise<void>): Promise<void> {
+/**
+ * One transaction for the whole request; a deadlock with another writer, or a row another
+ * write changed under this one (persistence/unit-of-work.ts), is a 409 to retry.
+ */
+async function inTransaction(tenant: TenantDatabase, work: (sql: Sql) => Promise<void>): Promise<void> {
   try {
-    await tenant.fork().transactional((tx) => work(tx, sqlOn(tx)))
+    await inPoolTransaction(tenant.pool, (client) => work(plainSql(client)))
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (error instanceof DeadlockException || error instanceof LockWaitTimeoutException || code === '40P01' || code === '40001') {
-      throw WorkflowError.busy()
-    }
+    if (code === '40P01' || code === '40001' || code === '55P03') throw WorkflowError.busy()
     throw error
   }
 }

@@ -1,28 +1,15 @@
 // The Session of one request inside a workflow (persistence/session.ts): every read and
 // write runs on the workflow's transaction, so it sees what the workflow's earlier requests
 // did, and nothing of it outlives the request unless the commit says so. Each unit of work
-// gets a fresh EntityManager on that transaction, pinned to the request's clock and Guids
-// (persistence/unit-pins.ts), and reports the rows it changes with the version it found.
+// is pinned to the request's clock and Guids, so a replay writes what the first run wrote,
+// and reports the rows it changes with the version it found.
 
-import { CompiledQuery } from 'kysely'
-import { ChangeSetType, type FlushEventArgs, type UnitOfWork } from '@mikro-orm/core'
-import type { EntityManager } from '@mikro-orm/postgresql'
-import type { Session } from '../persistence/session.ts'
-import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { openUnit, readOnly, type Session } from '../persistence/session.ts'
+import type { Sql } from '../persistence/sql.ts'
+import type { UnitOfWork, WrittenRow } from '../persistence/unit-of-work.ts'
 import { newGuid } from '../persistence/guid.ts'
-import { pinUnit } from '../persistence/unit-pins.ts'
-import { VERSION_COLUMN } from '../model/model.ts'
-import type { Sql, Touch } from './workflow-store.ts'
-
-const CHANGES = new Set<string>([ChangeSetType.UPDATE, ChangeSetType.DELETE, ChangeSetType.UPDATE_EARLY, ChangeSetType.DELETE_EARLY])
-
-/** Statements on the transaction of `tx`, with PostgreSQL's own $1 placeholders. */
-export function sqlOn(tx: EntityManager): Sql {
-  return async <T>(text: string, params: readonly unknown[] = []) => {
-    const result = await tx.getKysely().executeQuery(CompiledQuery.raw(text, [...params]))
-    return result.rows as T[]
-  }
-}
+import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import type { Touch } from './workflow-store.ts'
 
 export class WorkflowSession implements Session {
   readonly tenant: TenantDatabase
@@ -32,15 +19,13 @@ export class WorkflowSession implements Session {
   readonly guids: string[] = []
   /** The rows this request changed or deleted, keyed `Entity(key)`, with the version each had before. */
   readonly touched = new Map<string, Touch>()
-  readonly #tx: EntityManager
   readonly #sql: Sql
   readonly #replayedGuids: string[]
 
   /** `replay`: the clock and Guids of the request's first run, to write exactly what it wrote. */
-  constructor(tenant: TenantDatabase, tx: EntityManager, replay?: { at: Date; guids: readonly string[] }) {
+  constructor(tenant: TenantDatabase, sql: Sql, replay?: { at: Date; guids: readonly string[] }) {
     this.tenant = tenant
-    this.#tx = tx
-    this.#sql = sqlOn(tx)
+    this.#sql = sql
     this.at = replay?.at ?? new Date()
     this.#replayedGuids = [...(replay?.guids ?? [])]
   }
@@ -49,26 +34,25 @@ export class WorkflowSession implements Session {
     return this.#sql<T>(sql, params)
   }
 
-  write<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    const em = this.#unitOfWork()
-    em.getEventManager().registerSubscriber({ onFlush: ({ uow }: FlushEventArgs) => this.#recordTouched(uow) })
+  write<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
+    const unit = this.#unitOfWork()
     return this.#inSavepoint(async () => {
-      const result = await work(em)
-      await em.flush()
+      const result = await work(unit)
+      await unit.flush()
       return result
     }, 'release')
   }
 
   /** A read-only unit of work: whatever it does is rolled back. */
-  read<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    const em = this.#unitOfWork()
-    return this.#inSavepoint(() => work(em), 'rollback')
+  read<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
+    return this.#inSavepoint(() => readOnly(this.#unitOfWork(), work), 'rollback')
   }
 
-  #unitOfWork(): EntityManager {
-    const em = this.#tx.fork({ clear: true, keepTransactionContext: true, cloneEventManager: true })
-    pinUnit(em, { now: this.at, newGuid: () => this.#nextGuid() })
-    return em
+  #unitOfWork(): UnitOfWork {
+    return openUnit(this.tenant, this.#sql, {
+      pins: { now: this.at, newGuid: () => this.#nextGuid() },
+      onWrite: (rows) => this.#recordTouched(rows),
+    })
   }
 
   #nextGuid(): string {
@@ -77,14 +61,10 @@ export class WorkflowSession implements Session {
     return guid
   }
 
-  /** onFlush: the change sets are computed, nothing is written yet, versions are as found. */
-  #recordTouched(uow: UnitOfWork): void {
-    for (const change of uow.getChangeSets()) {
-      if (!CHANGES.has(change.type)) continue
-      const entity = change.meta.className
-      const key = String(change.getPrimaryKey())
-      const id = `${entity}(${key})`
-      if (!this.touched.has(id)) this.touched.set(id, [entity, key, Number((change.entity as Record<string, unknown>)[VERSION_COLUMN])])
+  #recordTouched(rows: readonly WrittenRow[]): void {
+    for (const row of rows) {
+      const id = `${row[0]}(${row[1]})`
+      if (!this.touched.has(id)) this.touched.set(id, row)
     }
   }
 

@@ -3,18 +3,11 @@
 // replayed identically and, for the last one, answered again. Plain parameterised SQL, run
 // by whoever holds the connection: the workflow's transaction, or the pool.
 
-import type pg from 'pg'
-
-/** Runs one statement; rows as PostgreSQL returns them. */
-export type Sql = <T = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<T[]>
-
-/** Statements on the pool, each in its own transaction: for what needs no workflow lock. */
-export function poolSql(pool: pg.Pool): Sql {
-  return async <T>(text: string, params: readonly unknown[] = []) => (await pool.query(text, params as unknown[])).rows as T[]
-}
+import type { Sql } from '../persistence/sql.ts'
+import type { WrittenRow } from '../persistence/unit-of-work.ts'
 
 /** A row a request changed or deleted, with the row version it found: [entity, key, version]. */
-export type Touch = readonly [entity: string, key: string, version: number]
+export type Touch = WrittenRow
 
 export interface WorkflowRow {
   readonly lastIndex: number

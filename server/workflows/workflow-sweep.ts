@@ -8,7 +8,8 @@
 
 import { scheduleJob, type ScheduledJob } from '../scheduled-job.ts'
 import type { Services } from '../services.ts'
-import { poolSql, purgeExpiredWorkflows } from './workflow-store.ts'
+import { purgeExpiredWorkflows } from './workflow-store.ts'
+import { plainSql } from '../persistence/sql.ts'
 
 /** Runs on the schedule; `run()` sweeps every tenant now and returns how many workflows it discarded. */
 export type WorkflowSweep = ScheduledJob<number>
@@ -21,7 +22,7 @@ async function sweepAll(services: Services): Promise<number> {
   let total = 0
   for (const tenant of services.config.Tenants.keys()) {
     try {
-      const swept = (await services.tenants.use(tenant, (db) => purgeExpiredWorkflows(poolSql(db.pool)))) ?? 0
+      const swept = (await services.tenants.use(tenant, (db) => purgeExpiredWorkflows(plainSql(db.pool)))) ?? 0
       if (swept > 0) services.logger.info({ tenant, workflows: swept }, 'expired workflows discarded')
       total += swept
     } catch (error) {

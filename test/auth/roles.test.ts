@@ -10,6 +10,7 @@ import { AccessService } from '../../server/auth/access-service.ts'
 import { checkRoleDeletable, checkRoleParent } from '../../server/auth/role-rules.ts'
 import { addRole, grantResponsibility, grantRole, revokeRole, setRoleParent } from '../../server/auth/role-admin.ts'
 import { ServiceError } from '../../server/errors.ts'
+import { plainSql } from '../../server/persistence/sql.ts'
 import { ADMIN, call, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 import { cli, eventually, FIXTURE_PLUGINS, tokens } from './helpers.ts'
 
@@ -76,38 +77,38 @@ describe('role rules', () => {
   }
 
   it('rejects a parent that is the role itself or one of its descendants with 400 RoleCycle', async () => {
-    const em = db.fork()
-    const self = await failure(checkRoleParent(em, guid.Sales, guid.Sales))
+    const sql = plainSql(db.pool)
+    const self = await failure(checkRoleParent(sql, guid.Sales, guid.Sales))
     expect(self).toBeInstanceOf(ServiceError)
     expect([self.status, self.code]).toEqual([400, 'RoleCycle'])
-    const deep = await failure(checkRoleParent(em, guid.Sales, guid.Seniors))
+    const deep = await failure(checkRoleParent(sql, guid.Sales, guid.Seniors))
     expect(deep.code).toBe('RoleCycle')
     expect(deep.message).toContain("'Sales' → 'Managers' → 'Seniors' → 'Sales'")
     expect(deep.target).toBe('Parent')
   })
 
   it('accepts a parent outside the role’s subtree, and no parent at all', async () => {
-    const em = db.fork()
-    await checkRoleParent(em, guid.Seniors, guid.Clerks)
-    await checkRoleParent(em, guid.Sales, guid.Admins)
-    await checkRoleParent(em, guid.Sales, null)
+    const sql = plainSql(db.pool)
+    await checkRoleParent(sql, guid.Seniors, guid.Clerks)
+    await checkRoleParent(sql, guid.Sales, guid.Admins)
+    await checkRoleParent(sql, guid.Sales, null)
   })
 
   it('judges changes of the same flush together (pendingParents)', async () => {
-    const em = db.fork()
+    const sql = plainSql(db.pool)
     // Seniors moving under Admins at the same time makes Managers under Seniors fine…
-    await checkRoleParent(em, guid.Managers, guid.Seniors, new Map([[guid.Seniors, guid.Admins]]))
+    await checkRoleParent(sql, guid.Managers, guid.Seniors, new Map([[guid.Seniors, guid.Admins]]))
     // …and Admins under Seniors a cycle once Seniors is under Admins.
-    expect((await failure(checkRoleParent(em, guid.Admins, guid.Seniors, new Map([[guid.Seniors, guid.Admins]])))).code).toBe('RoleCycle')
+    expect((await failure(checkRoleParent(sql, guid.Admins, guid.Seniors, new Map([[guid.Seniors, guid.Admins]])))).code).toBe('RoleCycle')
   })
 
   it('refuses to delete a role with children with 409 RoleHasChildren, naming them', async () => {
-    const em = db.fork()
-    const error = await failure(checkRoleDeletable(em, guid.Sales))
+    const sql = plainSql(db.pool)
+    const error = await failure(checkRoleDeletable(sql, guid.Sales))
     expect([error.status, error.code]).toEqual([409, 'RoleHasChildren'])
     expect(error.message).toContain("'Clerks', 'Managers'")
-    await checkRoleDeletable(em, guid.Seniors)
-    await checkRoleDeletable(em, guid.Managers, new Set([guid.Seniors]))
+    await checkRoleDeletable(sql, guid.Seniors)
+    await checkRoleDeletable(sql, guid.Managers, new Set([guid.Seniors]))
   })
 
   it('applies both rules to CLI changes, with a one-line reason and a non-zero exit', async () => {

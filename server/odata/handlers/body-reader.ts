@@ -1,9 +1,8 @@
-// Applies a JSON request body to a managed entity: public names to properties, values
+// Applies a JSON request body to an entity of the unit of work: public names to properties, values
 // parsed by type, references bound (`Customer@odata.bind`, `CustomerGuid`, `{ "Guid": … }`),
 // related entities created (deep insert). Every problem of the body is gathered into one
 // ValidationFailed, so a client learns all of them at once.
 
-import type { EntityManager } from '@mikro-orm/core'
 import { AuthError, validationFailed, type ErrorDetail } from '../../errors.ts'
 import type { AccessContext } from '../../auth/access-context.ts'
 import { can } from '../../auth/access-context.ts'
@@ -11,50 +10,49 @@ import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts
 import { KEY } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
-import { unitGuid } from '../../persistence/unit-pins.ts'
+import type { Entry, UnitOfWork } from '../../persistence/unit-of-work.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
-import { byName } from '../../persistence/entity-name.ts'
 
 export type WriteMode = 'create' | 'patch' | 'put'
 
 export interface BodyContext {
-  readonly em: EntityManager
+  readonly unit: UnitOfWork
   readonly model: Model
   readonly naming: NamingPolicy
   readonly access: AccessContext | undefined
 }
 
-/** Creates an entity (and, nested, its related ones) from a body; returns the managed entity. */
-export function createFromBody(context: BodyContext, entity: EntityModel, body: unknown, path = ''): Record<string, any> {
+/** Creates an entity (and, nested, its related ones) from a body; returns its entry. */
+export function createFromBody(context: BodyContext, entity: EntityModel, body: unknown, path = ''): Entry {
   const failures: ErrorDetail[] = []
   const created = createEntity(context, entity, body, path, failures)
   if (failures.length) throw validationFailed(failures)
   return created
 }
 
-export function updateFromBody(context: BodyContext, entity: EntityModel, record: Record<string, any>, body: unknown, mode: 'patch' | 'put'): void {
+export function updateFromBody(context: BodyContext, entity: EntityModel, record: Entry, body: unknown, mode: 'patch' | 'put'): void {
   const failures: ErrorDetail[] = []
   assign(context, entity, record, body, mode, '', failures)
   if (failures.length) throw validationFailed(failures)
 }
 
-function createEntity(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): Record<string, any> {
+function createEntity(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): Entry {
   if (context.access && !can(context.access, entity.name, 'create')) {
     throw AuthError.forbidden(`Creating ${entity.setName} needs the create permission on ${entity.name}.`)
   }
-  // The key first: MikroORM tracks the entity by it from the moment it is created.
+  // The key first: the unit of work knows the entity by it from the moment it is created.
   const given = body && typeof body === 'object' ? (body as Record<string, unknown>)[context.naming.toPublic(KEY)] : undefined
-  const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : unitGuid(context.em)
+  const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : context.unit.newGuid()
   if (given !== undefined && key !== String(given).toLowerCase()) {
     failures.push({ code: 'ValidationFailed', target: `${path}${KEY}`, message: 'Guid must be a GUID.' })
   }
-  const record = context.em.create(byName(entity.name), { [KEY]: key } as never, { persist: true }) as Record<string, any>
+  const record = context.unit.create(entity, key)
   assign(context, entity, record, body, 'create', path, failures)
   return record
 }
 
-function assign(context: BodyContext, entity: EntityModel, record: Record<string, any>, body: unknown, mode: WriteMode, path: string, failures: ErrorDetail[]): void {
+function assign(context: BodyContext, entity: EntityModel, record: Entry, body: unknown, mode: WriteMode, path: string, failures: ErrorDetail[]): void {
   const fail = (target: string, message: string) => failures.push({ code: 'ValidationFailed', target: `${path}${target}`, message })
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     fail('', `The body must be a JSON object with the properties of ${entity.name}.`)
@@ -74,7 +72,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Record<string
     given.add(property.name)
     if (property.kind === 'scalar') {
       if (property.name === KEY) {
-        if (mode !== 'create' && String(value).toLowerCase() !== record[KEY]) fail(name, 'The key of an entity cannot be changed.')
+        if (mode !== 'create' && String(value).toLowerCase() !== record.key) fail(name, 'The key of an entity cannot be changed.')
         continue
       }
       if (property.decl.virtual) {
@@ -87,12 +85,12 @@ function assign(context: BodyContext, entity: EntityModel, record: Record<string
       }
       const parsed = parseClientValue(property, value)
       if ('problem' in parsed) fail(name, `${property.name} ${parsed.problem}.`)
-      else record[property.name] = parsed.value
+      else record.values[property.name] = parsed.value
       continue
     }
     if (property.kind === 'reference') {
       if (isBind || value === null || isKeyOnly(value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
-      else if (mode === 'create') record[property.name] = createEntity(context, property.target, value, `${path}${name}/`, failures)
+      else if (mode === 'create') record.values[property.name] = createEntity(context, property.target, value, `${path}${name}/`, failures).key
       else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
       continue
     }
@@ -110,13 +108,12 @@ function assign(context: BodyContext, entity: EntityModel, record: Record<string
         const key = keyFromBinding(context.model, item, property.target)
         if (!key) fail(`${name}/${i}`, `'${String(item)}' does not address a ${property.target.name}.`)
         else {
-          const member = context.em.getReference(byName(property.target.name), key) as Record<string, any>
-          member[property.inverse.name] = record
+          context.unit.reference(property.target, key).values[property.inverse.name] = record.key
         }
         return
       }
       const child = createEntity(context, property.target, item, `${path}${name}/${i}/`, failures)
-      child[property.inverse.name] = record
+      child.values[property.inverse.name] = record.key
     })
   }
   if (mode === 'put') {
@@ -124,7 +121,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Record<string
       if (given.has(property.name) || property.kind === 'collection' || property.name === KEY) continue
       if (property.kind === 'scalar' && (property.decl.virtual || property.foreignKeyOf)) continue
       if (property.kind === 'reference' && given.has(`${property.name}Guid`)) continue
-      record[property.name] = null
+      record.values[property.name] = null
     }
   }
 }
@@ -132,13 +129,13 @@ function assign(context: BodyContext, entity: EntityModel, record: Record<string
 function bindReference(
   context: BodyContext,
   reference: ReferenceProperty,
-  record: Record<string, any>,
+  record: Entry,
   value: unknown,
   name: string,
   fail: (target: string, message: string) => void,
 ): void {
   if (value === null) {
-    record[reference.name] = null
+    record.values[reference.name] = null
     return
   }
   const key = keyFromBinding(context.model, value, reference.target)
@@ -146,7 +143,7 @@ function bindReference(
     fail(name, `'${String(value)}' does not address a ${reference.target.name}: use "${reference.target.setName}(<Guid>)" or the Guid.`)
     return
   }
-  record[reference.name] = context.em.getReference(byName(reference.target.name), key)
+  record.values[reference.name] = key
 }
 
 function isKeyOnly(value: unknown): boolean {

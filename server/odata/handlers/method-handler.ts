@@ -1,15 +1,14 @@
 // Plugin methods as OData functions (read: GET) and actions (modify: POST), static or bound
 // to one entity (specification 4.3). Parameters come from the path, the query string or
-// the JSON body, typed by the plugin; a read method runs in a read-only transaction that
-// is rolled back, a modify method's changes pass the rules and commit together.
+// the JSON body, typed by the plugin; a read method's unit of work must change nothing, a
+// modify method's changes pass the rules and are written together.
 
-import type { EntityManager } from '@mikro-orm/core'
 import { AuthError, RequestError, ServiceError } from '../../errors.ts'
 import { can } from '../../auth/access-context.ts'
 import type { MethodDecl, PropertyDecl } from '../../model/declarations.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
-import { ViewScope, entityOf } from '../../rules/entity-view.ts'
+import { ViewScope, entryOf } from '../../rules/entity-view.ts'
 import { findViews } from '../../rules/find.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
@@ -20,9 +19,7 @@ import { serviceRoot, contextUrl } from '../serializer/urls.ts'
 import { bindContextFor, parseReadOptions, readCollection, readEntity } from './read-handler.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
-import { helper } from '@mikro-orm/core'
-import { byName } from '../../persistence/entity-name.ts'
-import { unitNow } from '../../persistence/unit-pins.ts'
+import type { UnitOfWork } from '../../persistence/unit-of-work.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
 
@@ -36,26 +33,25 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   }
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
   const input = readParameters(ctx, scope, method, target.inline, options.custom)
-  const run = async (em: EntityManager) => {
-    const views = new ViewScope(scope.services.model)
-    const now = unitNow(em)
+  const run = async (unit: UnitOfWork) => {
+    const views = new ViewScope(unit)
+    const now = unit.now
     const context = {
-      find: (type: string, where?: Record<string, unknown>) => findViews(em, views, type, where),
+      find: (type: string, where?: Record<string, unknown>) => findViews(unit, views, type, where),
       now,
       today: now.toISOString().slice(0, 10),
       user: access ? { guid: access.userGuid, username: access.username } : undefined,
     }
     let result: unknown
     if (target.key) {
-      const record = await em.findOne(byName(entity.name), { [KEY]: target.key } as never)
-      if (!record) throw RequestError.notFound(`${entity.setName}(${target.key}) does not exist.`)
+      const [record] = await unit.load([{ entity, key: target.key }])
+      if (record.state !== 'loaded') throw RequestError.notFound(`${entity.setName}(${target.key}) does not exist.`)
       result = await method.run(views.view(record), { ...context, params: input, ...input })
     } else {
       result = await method.run(input, context)
     }
-    // A read method's session is read-only: flushing its changes is refused (403), so a
-    // write attempt fails visibly instead of vanishing with the rollback.
-    await em.flush()
+    // A read method's changes are refused (403) rather than dropped, so a write attempt
+    // fails visibly; a modify method's are flushed by the session.
     return keysOf(result)
   }
   const result = method.kind === 'read' ? await scope.session.read(run) : await scope.session.write(run)
@@ -65,8 +61,9 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
 
 /** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */
 function keysOf(result: unknown): unknown {
-  if (Array.isArray(result)) return result.map((item) => (item && typeof item === 'object' ? { [KEY]: helper(entityOf(item)).getPrimaryKey() } : item))
-  if (result && typeof result === 'object') return { [KEY]: helper(entityOf(result)).getPrimaryKey() }
+  const keyOf = (item: object) => ({ [KEY]: entryOf(item)?.key ?? (item as Record<string, unknown>)[KEY] })
+  if (Array.isArray(result)) return result.map((item) => (item && typeof item === 'object' ? keyOf(item) : item))
+  if (result && typeof result === 'object') return keyOf(result)
   return result
 }
 

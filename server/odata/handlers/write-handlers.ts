@@ -1,28 +1,23 @@
 // POST (create, deep insert), PATCH/PUT (update) and DELETE (with cascades). Each applies
-// the body to a unit of work and flushes it in one transaction, where the business rules
-// run; the reply then comes from the read path, so a write answers exactly as a read would.
+// the body to a unit of work, whose flush runs the business rules and writes it all in one
+// statement; the reply then comes from the read path, so a write answers exactly as a read
+// would.
 
-import { helper, type EntityManager } from '@mikro-orm/core'
 import { AuthError, RequestError } from '../../errors.ts'
 import { can } from '../../auth/access-context.ts'
 import type { EntityModel } from '../../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../../model/model.ts'
 import { createBindContext } from '../semantic/bind-context.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { createFromBody, updateFromBody, type BodyContext } from './body-reader.ts'
 import { bindContextFor, parseReadOptions, readEntity } from './read-handler.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
-import { byName } from '../../persistence/entity-name.ts'
+import type { Entry, UnitOfWork } from '../../persistence/unit-of-work.ts'
 
 export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
   requireSystemWritable(entity)
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
-  const key = await scope.session.write(async (em) => {
-    const created = createFromBody(bodyContext(scope, em), entity, requestBody(ctx))
-    await em.flush()
-    return created[KEY] as string
-  })
+  const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, requestBody(ctx)).key)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
   if (prefers(ctx, 'return=minimal')) {
@@ -40,10 +35,9 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
   requireSystemWritable(entity)
   requirePermission(scope, entity, 'update', 'Changing')
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
-  await scope.session.write(async (em) => {
-    const record = await loadForWrite(em, entity, key, ctx.get('If-Match'))
-    updateFromBody(bodyContext(scope, em), entity, record, requestBody(ctx), mode)
-    await em.flush()
+  await scope.session.write(async (unit) => {
+    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'))
+    updateFromBody(bodyContext(scope, unit), entity, record, requestBody(ctx), mode)
   })
   afterWrite(scope, entity)
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
@@ -58,10 +52,9 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
 export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   requireSystemWritable(entity)
   requirePermission(scope, entity, 'delete', 'Deleting')
-  await scope.session.write(async (em) => {
-    const record = await loadForWrite(em, entity, key, ctx.get('If-Match'))
-    await removeWithCascades(scope, em, entity, record)
-    await em.flush()
+  await scope.session.write(async (unit) => {
+    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'))
+    await removeWithCascades(scope, unit, record)
   })
   afterWrite(scope, entity)
   ctx.status = 204
@@ -72,31 +65,30 @@ export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity:
  * the members, setNull clears their reference (restrict is checked by the rules on flush).
  * Members are loaded so the rules see them go (a parent's totals, for instance).
  */
-async function removeWithCascades(scope: RequestScope, em: EntityManager, entity: EntityModel, record: object): Promise<void> {
-  for (const property of entity.properties.values()) {
+async function removeWithCascades(scope: RequestScope, unit: UnitOfWork, record: Entry): Promise<void> {
+  for (const property of record.entity.properties.values()) {
     if (property.kind !== 'collection') continue
     const inverse = property.inverse
     // Restricting references are judged by the rules engine, which sees the whole flush.
     if (inverse.onDelete === 'restrict') continue
-    const members = await em.find(byName(property.target.name), { [inverse.name]: record } as never)
-    for (const member of members) {
+    for (const member of await unit.find(property.target, { [inverse.name]: record.key })) {
       if (inverse.onDelete === 'cascade') {
         requirePermission(scope, property.target, 'delete', 'Deleting (by cascade)')
-        await removeWithCascades(scope, em, property.target, member)
+        await removeWithCascades(scope, unit, member)
       } else {
         requirePermission(scope, property.target, 'update', 'Clearing the reference of')
-        ;(member as Record<string, unknown>)[inverse.name] = null
+        member.values[inverse.name] = null
       }
     }
   }
-  em.remove(record)
+  unit.remove(record)
 }
 
-async function loadForWrite(em: EntityManager, entity: EntityModel, key: string, ifMatch: string): Promise<Record<string, any>> {
-  const record = (await em.findOne(byName(entity.name), { [KEY]: key } as never)) as Record<string, any> | null
-  if (!record) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
+async function loadForWrite(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: string): Promise<Entry> {
+  const [record] = await unit.load([{ entity, key }])
+  if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
   if (ifMatch && ifMatch.trim() !== '*') {
-    const current = `W/"${record[VERSION_COLUMN]}"`
+    const current = `W/"${record.version}"`
     const accepted = ifMatch.split(',').map((tag) => tag.trim())
     if (!accepted.includes(current) && !accepted.includes(current.slice(2))) throw RequestError.preconditionFailed()
   }
@@ -116,8 +108,8 @@ async function reply(ctx: ApiContext, scope: RequestScope, entity: EntityModel, 
   ctx.body = found.body
 }
 
-function bodyContext(scope: RequestScope, em: EntityManager): BodyContext {
-  return { em, model: scope.services.model, naming: scope.services.naming, access: scope.state.access }
+function bodyContext(scope: RequestScope, unit: UnitOfWork): BodyContext {
+  return { unit, model: scope.services.model, naming: scope.services.naming, access: scope.state.access }
 }
 
 export function requestBody(ctx: ApiContext): unknown {

@@ -1,0 +1,54 @@
+// Plain parameterised SQL on whatever holds the connection: the tenant's pool (each statement
+// its own transaction) or one client inside a transaction (a workflow, an admin command).
+// The read path, the unit of work and the subsystems with tables of their own all speak it.
+
+import { createHash } from 'node:crypto'
+import type pg from 'pg'
+
+/** Runs one statement; rows as PostgreSQL returns them. */
+export type Sql = <T = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<T[]>
+
+const statementNames = new Map<string, string>()
+
+/** Names a statement by its text, so identical query shapes share one prepared plan. */
+function statementName(text: string): string {
+  let name = statementNames.get(text)
+  if (!name) {
+    name = `q${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`
+    if (statementNames.size > 5000) statementNames.clear()
+    statementNames.set(text, name)
+  }
+  return name
+}
+
+/**
+ * Statements as named prepared statements, so PostgreSQL plans each shape once per
+ * connection (the pool recycles connections after `maxUses`, bounding what they keep).
+ */
+export function preparedSql(client: pg.Pool | pg.PoolClient): Sql {
+  return async <T>(text: string, params: readonly unknown[] = []) => {
+    const result = await client.query({ name: statementName(text), text, values: params as unknown[] })
+    return result.rows as T[]
+  }
+}
+
+/** Statements sent as they are: for DDL, transaction control and one-off administration. */
+export function plainSql(client: pg.Pool | pg.PoolClient): Sql {
+  return async <T>(text: string, params: readonly unknown[] = []) => (await client.query(text, params as unknown[])).rows as T[]
+}
+
+/** One transaction on a pooled connection; rolled back when `work` throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  try {
+    await client.query('begin')
+    const result = await work(client)
+    await client.query('commit')
+    return result
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}

@@ -1,0 +1,363 @@
+// The write path's unit of work: the entities one write loads, creates, changes and removes,
+// and the flush that saves them. A flush runs the business rules first, then writes every
+// change in ONE statement (a data-modifying WITH: inserts and updates batched per table),
+// so a write costs its loads plus one statement, and is atomic without BEGIN/COMMIT.
+//
+// Concurrency is optimistic: every row updated or deleted must still carry the version it
+// was loaded with, and a parent recomputed from its members (an order's total) is always
+// written, so two writes feeding it are ordered on its row. A stale version aborts the whole
+// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again.
+//
+//   const unit = new UnitOfWork({ model, sql, rules })
+//   const line = (await unit.load([{ entity: OrderLine, key }]))[0]
+//   line.values.Quantity = 7
+//   await unit.flush()
+
+import type { CollectionProperty, EntityModel, Model } from '../model/model.ts'
+import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import type { PropertyCipher } from '../tenancy/property-encryption.ts'
+import { columnsOf, decodeRow, encodeValue, quote, selectList, type Column } from './entity-columns.ts'
+import { newGuid } from './guid.ts'
+import type { Sql } from './sql.ts'
+import { matches, whereSql, type Where } from './where.ts'
+
+/** One entity of the unit. */
+export interface Entry {
+  readonly entity: EntityModel
+  readonly key: string
+  /** Values as rules read them; a reference holds its target's key (or null). */
+  values: Record<string, unknown>
+  /** The values as loaded; undefined for a new entity and a stub. */
+  original: Readonly<Record<string, unknown>> | undefined
+  /** The row version as loaded. */
+  version: number | undefined
+  /** new: created here; loaded: read from the database; stub: known by its key only. */
+  state: 'new' | 'loaded' | 'stub'
+  removed: boolean
+}
+
+/** An entity to load, and the collections of it to load with it, in one statement with the others. */
+export interface LoadRequest {
+  readonly entity: EntityModel
+  readonly key: string
+  readonly members?: readonly CollectionProperty[]
+}
+
+/** A row a flush updates or deletes, with the version it was loaded with. */
+export type WrittenRow = readonly [entity: string, key: string, version: number]
+
+/** What a unit takes from the world: its clock and the keys it generates (a workflow pins both). */
+export interface UnitPins {
+  readonly now: Date
+  newGuid(): string
+}
+
+export interface UnitOptions {
+  readonly model: Model
+  readonly sql: Sql
+  /** The business rules, run by every flush before anything is written. */
+  readonly rules: (unit: UnitOfWork) => Promise<void>
+  readonly cipher?: PropertyCipher
+  readonly pins?: UnitPins
+  /** Told the rows a flush is about to update or delete (workflows record them). */
+  readonly onWrite?: (rows: readonly WrittenRow[]) => void
+}
+
+const CONFLICT = '40001'
+
+/** The error a flush raises when a row changed since it was loaded: run the unit again. */
+export function isWriteConflict(error: unknown): boolean {
+  return (error as { code?: string })?.code === CONFLICT
+}
+
+export class UnitOfWork {
+  readonly model: Model
+  readonly sql: Sql
+  readonly now: Date
+  readonly #options: UnitOptions
+  readonly #entries = new Map<string, Entry>()
+  /** Stored members of collections loaded so far, per parent and navigation. */
+  readonly #members = new Map<Entry, Map<string, Entry[]>>()
+  readonly #touched = new Set<Entry>()
+
+  constructor(options: UnitOptions) {
+    this.#options = options
+    this.model = options.model
+    this.sql = options.sql
+    this.now = options.pins?.now ?? new Date()
+  }
+
+  get(entity: EntityModel, key: string): Entry | undefined {
+    return this.#entries.get(identity(entity, key.toLowerCase()))
+  }
+
+  /** The entry of `key`, as a stub (known by its key only) when the unit has not met it. */
+  reference(entity: EntityModel, key: string): Entry {
+    return this.get(entity, key) ?? this.#add({ entity, key: key.toLowerCase(), values: {}, original: undefined, version: undefined, state: 'stub', removed: false })
+  }
+
+  create(entity: EntityModel, givenKey = this.newGuid()): Entry {
+    const key = givenKey.toLowerCase()
+    const existing = this.get(entity, key)
+    if (existing && existing.state !== 'stub') return existing
+    const entry: Entry = { entity, key, values: { [KEY]: key }, original: undefined, version: undefined, state: 'new', removed: false }
+    return this.#add(entry)
+  }
+
+  remove(entry: Entry): void {
+    entry.removed = true
+  }
+
+  /** The row is written (its version checked and raised) even if none of its values changes. */
+  touch(entry: Entry): void {
+    if (entry.state === 'loaded') this.#touched.add(entry)
+  }
+
+  newGuid(): string {
+    return this.#options.pins?.newGuid() ?? newGuid()
+  }
+
+  entries(): Entry[] {
+    return [...this.#entries.values()]
+  }
+
+  /** Properties whose value differs from the loaded one (all set ones for a new entity). */
+  changes(entry: Entry): string[] {
+    if (entry.state === 'new') return Object.keys(entry.values).filter((name) => entry.values[name] !== undefined && entry.values[name] !== null)
+    if (entry.state === 'stub' || !entry.original) return Object.keys(entry.values)
+    return columnsOf(entry.entity)
+      .map((column) => column.property)
+      .filter((name) => name in entry.values && !sameValue(entry.values[name], entry.original![name]))
+  }
+
+  /** Loads what is not loaded yet, every entity and collection asked for in one statement. */
+  async load(requests: readonly LoadRequest[]): Promise<Entry[]> {
+    const rowKeys = new Map<EntityModel, string[]>()
+    const memberParents = new Map<CollectionProperty, Entry[]>()
+    for (const request of requests) {
+      const entry = this.reference(request.entity, request.key)
+      if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(request.key)) addTo(rowKeys, request.entity, request.key)
+      for (const collection of request.members ?? []) {
+        if (entry.state === 'new' || this.#members.get(entry)?.has(collection.name)) continue
+        const parents = memberParents.get(collection) ?? []
+        if (!parents.includes(entry)) parents.push(entry)
+        memberParents.set(collection, parents)
+      }
+    }
+    const parts: Part[] = []
+    for (const [entity, keys] of rowKeys) {
+      parts.push({ entity, sql: (p) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where t.${quote(KEY)} = any(${p(keys, 'uuid')})` })
+    }
+    for (const [collection, parents] of memberParents) {
+      parts.push({
+        entity: collection.target,
+        sql: (p) => `select ${selectList(collection.target, 't')} from ${quote(collection.target.table)} t where t.${quote(collection.inverse.column)} = any(${p(parents.map((e) => e.key), 'uuid')})`,
+        collection,
+        parents,
+      })
+    }
+    if (parts.length > 0) await this.#run(parts)
+    return requests.map((request) => this.get(request.entity, request.key)!)
+  }
+
+  /** Entities matching `where`: the stored ones as this unit sees them, and its own new ones. */
+  async find(entity: EntityModel, where: Where = {}): Promise<Entry[]> {
+    const found = await this.#run([{ entity, sql: (p, params) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where ${whereSql(entity, where, 't', params)}` }])
+    const candidates = new Set([...found, ...this.entries().filter((e) => e.entity === entity)])
+    return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && matches(entity, where, e.values)).sort(byKey)
+  }
+
+  /** The current members of a parent's collection: stored ones still there, and ones this unit added or moved in. */
+  async members(parent: Entry, collection: CollectionProperty): Promise<Entry[]> {
+    if (parent.state !== 'new' && !this.#members.get(parent)?.has(collection.name)) {
+      await this.load([{ entity: parent.entity, key: parent.key, members: [collection] }])
+    }
+    const inverse = collection.inverse.name
+    const candidates = new Set([...(this.#members.get(parent)?.get(collection.name) ?? []), ...this.entries().filter((e) => e.entity === collection.target)])
+    return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && e.values[inverse] === parent.key).sort(byKey)
+  }
+
+  /** Runs the rules, then writes every change in one statement. */
+  async flush(): Promise<void> {
+    const assignedStubs = this.entries().filter((e) => e.state === 'stub' && Object.keys(e.values).length > 0)
+    if (assignedStubs.length > 0) await this.load(assignedStubs.map((e) => ({ entity: e.entity, key: e.key })))
+    await this.#options.rules(this)
+    const statement = this.#writeStatement()
+    if (!statement) return
+    this.#options.onWrite?.(statement.written)
+    await this.sql(statement.text, statement.params)
+    this.#settle()
+  }
+
+  #add(entry: Entry): Entry {
+    this.#entries.set(identity(entry.entity, entry.key), entry)
+    return entry
+  }
+
+  /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
+  async #run(parts: readonly Part[]): Promise<Entry[]> {
+    const params: unknown[] = []
+    const bind = (values: unknown[], type: string) => {
+      params.push(values)
+      return `$${params.length}::${type}[]`
+    }
+    const text = parts.map((part, i) => `select ${i} as "part", to_json(r) as "row" from (${part.sql(bind, params)}) r`).join('\nunion all\n')
+    const rows = await this.sql<{ part: number; row: Record<string, unknown> }>(text, params)
+    const found: Entry[] = []
+    const members = new Map<Part, Map<string, Entry[]>>()
+    for (const { part: index, row } of rows) {
+      const part = parts[index]
+      const entry = this.#register(part.entity, row)
+      found.push(entry)
+      if (part.collection) {
+        const byParent = members.get(part) ?? new Map<string, Entry[]>()
+        const parentKey = row[part.collection.inverse.column] as string
+        byParent.set(parentKey, [...(byParent.get(parentKey) ?? []), entry])
+        members.set(part, byParent)
+      }
+    }
+    for (const part of parts) {
+      if (!part.collection) continue
+      for (const parent of part.parents ?? []) {
+        let byName = this.#members.get(parent)
+        if (!byName) this.#members.set(parent, (byName = new Map()))
+        byName.set(part.collection.name, members.get(part)?.get(parent.key) ?? [])
+      }
+    }
+    return found
+  }
+
+  /** A loaded row joins the unit; what the unit already holds of it wins (its changes stay). */
+  #register(entity: EntityModel, row: Record<string, unknown>): Entry {
+    const { values, version } = decodeRow(entity, row, this.#options.cipher)
+    const key = values[KEY] as string
+    const entry = this.get(entity, key)
+    if (entry && entry.state !== 'stub') return entry
+    if (entry) {
+      entry.values = { ...values, ...entry.values }
+      entry.original = values
+      entry.version = version
+      entry.state = 'loaded'
+      return entry
+    }
+    return this.#add({ entity, key, values: { ...values }, original: values, version, state: 'loaded', removed: false })
+  }
+
+  /**
+   * The flush statement: inserts and updates batched per table (one array parameter per
+   * column), deletes, and a final check that every updated or deleted row still had its
+   * version; otherwise `_conflict` raises and nothing of the statement stays.
+   */
+  #writeStatement(): { text: string; params: unknown[]; written: WrittenRow[] } | undefined {
+    const params: unknown[] = []
+    const bind = (values: unknown[], type: string) => {
+      params.push(values)
+      return `$${params.length}::${type}[]`
+    }
+    const cipher = this.#options.cipher
+    const inserts = new Map<EntityModel, Entry[]>()
+    const updates = new Map<string, { entity: EntityModel; columns: Column[]; entries: Entry[] }>()
+    const deletes = new Map<EntityModel, Entry[]>()
+    for (const entry of this.#entries.values()) {
+      if (entry.state === 'new' && !entry.removed) addTo(inserts, entry.entity, entry)
+      if (entry.state !== 'loaded') continue
+      if (entry.removed) {
+        addTo(deletes, entry.entity, entry)
+        continue
+      }
+      const changed = new Set(this.changes(entry))
+      if (changed.size === 0 && !this.#touched.has(entry)) continue
+      const columns = columnsOf(entry.entity).filter((c) => changed.has(c.property))
+      const shape = `${entry.entity.name}:${columns.map((c) => c.column).join(',')}`
+      const group = updates.get(shape) ?? { entity: entry.entity, columns, entries: [] }
+      group.entries.push(entry)
+      updates.set(shape, group)
+    }
+    const steps: string[] = []
+    const checked: string[] = []
+    const written: WrittenRow[] = []
+    for (const [entity, entries] of inserts) {
+      const columns = columnsOf(entity)
+      const arrays = columns.map((c) => bind(entries.map((e) => encodeValue(c, e.values[c.property], cipher)), c.sqlType))
+      steps.push(`insert into ${quote(entity.table)} (${[...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')})
+        select *, 1 from unnest(${arrays.join(', ')}) returning 1`)
+    }
+    for (const { entity, columns, entries } of updates.values()) {
+      const names = [KEY, VERSION_COLUMN, ...columns.map((c) => c.column)].map(quote)
+      const arrays = [
+        bind(entries.map((e) => e.key), 'uuid'),
+        bind(entries.map((e) => e.version), 'int'),
+        ...columns.map((c) => bind(entries.map((e) => encodeValue(c, e.values[c.property], cipher)), c.sqlType)),
+      ]
+      const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = t.${quote(VERSION_COLUMN)} + 1`]
+      checked.push(`"w${steps.length}"`)
+      steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
+        from unnest(${arrays.join(', ')}) as v(${names.join(', ')})
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+      for (const e of entries) written.push([entity.name, e.key, e.version!])
+    }
+    for (const [entity, entries] of deletes) {
+      checked.push(`"w${steps.length}"`)
+      steps.push(`delete from ${quote(entity.table)} t using unnest(${bind(entries.map((e) => e.key), 'uuid')}, ${bind(entries.map((e) => e.version), 'int')}) as v(${quote(KEY)}, ${quote(VERSION_COLUMN)})
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+      for (const e of entries) written.push([entity.name, e.key, e.version!])
+    }
+    if (steps.length === 0) return undefined
+    const expected = written.length
+    const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
+    params.push(expected)
+    const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
+      select case when ${found} = $${params.length}::int then 0 else "_conflict"('a row changed since it was read') end as "ok"`
+    return { text, params, written }
+  }
+
+  /** After a successful write the unit holds what is stored. */
+  #settle(): void {
+    for (const [id, entry] of this.#entries) {
+      if (entry.removed && entry.state !== 'stub') {
+        this.#entries.delete(id)
+        continue
+      }
+      if (entry.state === 'stub') continue
+      const written = entry.state === 'new' || this.#touched.has(entry) || this.changes(entry).length > 0
+      if (!written) continue
+      entry.version = entry.state === 'new' ? 1 : entry.version! + 1
+      entry.original = { ...entry.values }
+      entry.state = 'loaded'
+    }
+    this.#touched.clear()
+    this.#members.clear()
+  }
+}
+
+interface Part {
+  readonly entity: EntityModel
+  readonly sql: (bind: (values: unknown[], type: string) => string, params: unknown[]) => string
+  readonly collection?: CollectionProperty
+  readonly parents?: readonly Entry[]
+}
+
+function identity(entity: EntityModel, key: string): string {
+  return `${entity.name}(${key})`
+}
+
+function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+function byKey(a: Entry, b: Entry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+}
+
+/**
+ * Whether a value is unchanged. A number meets a numeric string numerically ('12.30' and
+ * 12.3); two strings compare as written, so a text changing from '1.0' to '1' is a change.
+ */
+export function sameValue(a: unknown, b: unknown): boolean {
+  const x = a instanceof Date ? a.toISOString() : (a ?? null)
+  const y = b instanceof Date ? b.toISOString() : (b ?? null)
+  if (typeof x === 'number' || typeof y === 'number') return x !== null && y !== null && Number(x) === Number(y)
+  return x === y
+}
