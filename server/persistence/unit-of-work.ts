@@ -13,7 +13,7 @@
 //   line.values.Quantity = 7
 //   await unit.flush()
 
-import type { CollectionProperty, EntityModel, Model } from '../model/model.ts'
+import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnsOf, decodeRow, encodeValue, quote, selectList, type Column } from './entity-columns.ts'
@@ -36,11 +36,19 @@ export interface Entry {
   removed: boolean
 }
 
-/** An entity to load, and the collections of it to load with it, in one statement with the others. */
+/** An entity to load, with collections of it and parents of it, in one statement with the others. */
 export interface LoadRequest {
   readonly entity: EntityModel
   readonly key: string
   readonly members?: readonly CollectionProperty[]
+  /** Parents the write will recompute (rules/dependencies.ts), loaded through the entity's reference. */
+  readonly parents?: readonly ParentPrefetch[]
+}
+
+/** A parent reached through `reference`, with its `members` (the collection whose inverse that is). */
+export interface ParentPrefetch {
+  readonly reference: ReferenceProperty
+  readonly members: CollectionProperty
 }
 
 /** A row a flush updates or deletes, with the version it was loaded with. */
@@ -134,26 +142,47 @@ export class UnitOfWork {
   async load(requests: readonly LoadRequest[]): Promise<Entry[]> {
     const rowKeys = new Map<EntityModel, string[]>()
     const memberParents = new Map<CollectionProperty, Entry[]>()
-    for (const request of requests) {
-      const entry = this.reference(request.entity, request.key)
-      if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(request.key)) addTo(rowKeys, request.entity, request.key)
-      for (const collection of request.members ?? []) {
-        if (entry.state === 'new' || this.#members.get(entry)?.has(collection.name)) continue
-        const parents = memberParents.get(collection) ?? []
-        if (!parents.includes(entry)) parents.push(entry)
-        memberParents.set(collection, parents)
-      }
+    const wanted = (entry: Entry, collection: CollectionProperty) => {
+      if (entry.state === 'new' || this.#members.get(entry)?.has(collection.name)) return
+      const parents = memberParents.get(collection) ?? []
+      if (!parents.includes(entry)) parents.push(entry)
+      memberParents.set(collection, parents)
     }
     const parts: Part[] = []
+    for (const request of requests) {
+      const entry = this.reference(request.entity, request.key)
+      if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(entry.key)) addTo(rowKeys, request.entity, entry.key)
+      for (const collection of request.members ?? []) wanted(entry, collection)
+      for (const { reference, members } of request.parents ?? []) {
+        const parentKey = entry.values[reference.name]
+        if (entry.state !== 'stub') {
+          if (typeof parentKey === 'string') wanted(this.reference(members.entity, parentKey), members)
+          continue
+        }
+        // The parent's key is in the row being loaded: reach it (and its members) through it.
+        const viaChild = (bind: Bind, column: string) =>
+          `${column} in (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where s.${quote(KEY)} = any(${bind([entry.key], 'uuid')}))`
+        parts.push({ entity: members.entity, sql: (p) => `select ${selectList(members.entity, 't')} from ${quote(members.entity.table)} t where ${viaChild(p, `t.${quote(KEY)}`)}` })
+        parts.push({
+          entity: members.target,
+          sql: (p) => `select ${selectList(members.target, 't')} from ${quote(members.target.table)} t where ${viaChild(p, `t.${quote(reference.column)}`)}`,
+          collection: members,
+          parentKeys: () => {
+            const key = entry.values[reference.name]
+            return typeof key === 'string' ? [key] : []
+          },
+        })
+      }
+    }
     for (const [entity, keys] of rowKeys) {
-      parts.push({ entity, sql: (p) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where t.${quote(KEY)} = any(${p(keys, 'uuid')})` })
+      parts.unshift({ entity, sql: (p) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where t.${quote(KEY)} = any(${p(keys, 'uuid')})` })
     }
     for (const [collection, parents] of memberParents) {
       parts.push({
         entity: collection.target,
         sql: (p) => `select ${selectList(collection.target, 't')} from ${quote(collection.target.table)} t where t.${quote(collection.inverse.column)} = any(${p(parents.map((e) => e.key), 'uuid')})`,
         collection,
-        parents,
+        parentKeys: () => parents.map((e) => e.key),
       })
     }
     if (parts.length > 0) await this.#run(parts)
@@ -218,10 +247,11 @@ export class UnitOfWork {
     }
     for (const part of parts) {
       if (!part.collection) continue
-      for (const parent of part.parents ?? []) {
+      for (const parentKey of part.parentKeys!()) {
+        const parent = this.reference(part.collection.entity, parentKey)
         let byName = this.#members.get(parent)
         if (!byName) this.#members.set(parent, (byName = new Map()))
-        byName.set(part.collection.name, members.get(part)?.get(parent.key) ?? [])
+        byName.set(part.collection.name, members.get(part)?.get(parentKey) ?? [])
       }
     }
     return found
@@ -330,11 +360,15 @@ export class UnitOfWork {
   }
 }
 
+/** Adds an array parameter; returns its placeholder with the cast (`$2::uuid[]`). */
+type Bind = (values: unknown[], type: string) => string
+
 interface Part {
   readonly entity: EntityModel
-  readonly sql: (bind: (values: unknown[], type: string) => string, params: unknown[]) => string
+  readonly sql: (bind: Bind, params: unknown[]) => string
+  /** Set on a part loading members: the collection, and (once loaded) the keys of the parents asked for. */
   readonly collection?: CollectionProperty
-  readonly parents?: readonly Entry[]
+  readonly parentKeys?: () => string[]
 }
 
 function identity(entity: EntityModel, key: string): string {

@@ -10,7 +10,7 @@
 
 import { validationFailed, type ErrorDetail } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
-import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
+import type { CollectionProperty } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
 import { sameValue, type Entry, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, type EntityView } from './entity-view.ts'
@@ -18,6 +18,7 @@ import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
 import { checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
+import { dependenciesOn } from './dependencies.ts'
 
 interface Pending {
   readonly entry: Entry
@@ -148,38 +149,6 @@ async function propagate(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: 
       for (const child of await unit.find(dependent, { [navigation.name]: entry.key })) await mark(unit, pending, child, head)
     }
   }
-}
-
-/** A computed rule of `dependent` reading `tail` of another entity through `navigation` (`head`). */
-interface Dependency {
-  readonly dependent: EntityModel
-  readonly navigation: ReferenceProperty | CollectionProperty
-  readonly head: string
-  readonly tail: string
-}
-
-const dependencyIndexes = new WeakMap<Model, Map<EntityModel, Dependency[]>>()
-
-/** The computed rules that read an entity type through a navigation; indexed once per model. */
-function dependenciesOn(model: Model, target: EntityModel): readonly Dependency[] {
-  let index = dependencyIndexes.get(model)
-  if (!index) {
-    index = new Map()
-    for (const dependent of model.entities.values()) {
-      for (const rule of dependent.rules.computed.values()) {
-        for (const source of rule.from) {
-          const [head, tail] = source.split('.')
-          const navigation = tail ? dependent.properties.get(head) : undefined
-          if (!navigation || navigation.kind === 'scalar') continue
-          const list = index.get(navigation.target) ?? []
-          list.push({ dependent, navigation, head, tail })
-          index.set(navigation.target, list)
-        }
-      }
-    }
-    dependencyIndexes.set(model, index)
-  }
-  return index.get(target) ?? []
 }
 
 /** The keys of a member's parent and, when the reference changed, of its previous parent. */

@@ -32,9 +32,11 @@ export async function openTenantDatabase(
     entities: entitySchemas(model, options.cipher),
     discovery: { warnWhenNoEntities: false },
     pool: { min: 0, max: options.poolSize, idleTimeoutMillis: 30_000 },
-    // Reads are named prepared statements, one per query shape, kept by each connection for
-    // its life; recycling a connection after this many uses bounds what it accumulates.
-    driverOptions: { maxUses: 10_000 },
+    // Statements are named prepared statements, one per query shape, kept by each connection
+    // for its life; recycling a connection after this many uses bounds what it accumulates.
+    // Each shape is planned once (generic plan) instead of at every execution: planning the
+    // unit of work's statements cost more than running them (0.6 ms vs 0.1 ms for a load).
+    driverOptions: { maxUses: 10_000, options: '-c plan_cache_mode=force_generic_plan' },
     debug: options.debug ?? false,
     // Entities are plain data here; MikroORM must not try to validate class instances.
     allowGlobalContext: false,

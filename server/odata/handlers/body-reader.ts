@@ -146,6 +146,17 @@ function bindReference(
   record.values[reference.name] = key
 }
 
+/** The declared names of the properties a body sets (unknown names are left to assign to report). */
+export function propertiesNamedIn(naming: NamingPolicy, entity: EntityModel, body: unknown): string[] {
+  if (!body || typeof body !== 'object') return []
+  const properties = publicProperties(entity, naming)
+  return Object.keys(body).flatMap((name) => {
+    const property = properties.get(name.endsWith('@odata.bind') ? name.slice(0, -'@odata.bind'.length) : name)
+    if (!property) return []
+    return property.kind === 'scalar' && property.foreignKeyOf ? [property.foreignKeyOf.name] : [property.name]
+  })
+}
+
 function isKeyOnly(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.keys(value).filter((k) => !k.startsWith('@')).join() === KEY
 }

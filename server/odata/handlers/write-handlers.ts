@@ -9,10 +9,11 @@ import type { EntityModel } from '../../model/model.ts'
 import { createBindContext } from '../semantic/bind-context.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
-import { createFromBody, updateFromBody, type BodyContext } from './body-reader.ts'
+import { createFromBody, propertiesNamedIn, updateFromBody, type BodyContext } from './body-reader.ts'
+import { parentsReachedBy } from '../../rules/dependencies.ts'
 import { bindContextFor, parseReadOptions, readEntity } from './read-handler.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
-import type { Entry, UnitOfWork } from '../../persistence/unit-of-work.ts'
+import type { Entry, ParentPrefetch, UnitOfWork } from '../../persistence/unit-of-work.ts'
 
 export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
   requireSystemWritable(entity)
@@ -35,9 +36,12 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
   requireSystemWritable(entity)
   requirePermission(scope, entity, 'update', 'Changing')
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  const body = requestBody(ctx)
+  // A PUT replaces every property; a PATCH reaches the parents its properties feed.
+  const reached = parentsReachedBy(scope.services.model, entity, mode === 'put' ? undefined : propertiesNamedIn(scope.services.naming, entity, body))
   await scope.session.write(async (unit) => {
-    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'))
-    updateFromBody(bodyContext(scope, unit), entity, record, requestBody(ctx), mode)
+    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'), reached)
+    updateFromBody(bodyContext(scope, unit), entity, record, body, mode)
   })
   afterWrite(scope, entity)
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
@@ -53,7 +57,7 @@ export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity:
   requireSystemWritable(entity)
   requirePermission(scope, entity, 'delete', 'Deleting')
   await scope.session.write(async (unit) => {
-    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'))
+    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'), parentsReachedBy(scope.services.model, entity))
     await removeWithCascades(scope, unit, record)
   })
   afterWrite(scope, entity)
@@ -84,8 +88,9 @@ async function removeWithCascades(scope: RequestScope, unit: UnitOfWork, record:
   unit.remove(record)
 }
 
-async function loadForWrite(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: string): Promise<Entry> {
-  const [record] = await unit.load([{ entity, key }])
+/** The entity to change, with the parents its change will recompute (one statement). */
+async function loadForWrite(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: string, parents: readonly ParentPrefetch[]): Promise<Entry> {
+  const [record] = await unit.load([{ entity, key, parents }])
   if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
   if (ifMatch && ifMatch.trim() !== '*') {
     const current = `W/"${record.version}"`

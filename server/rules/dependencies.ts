@@ -1,0 +1,69 @@
+// Which computed rules read an entity through a navigation, indexed once per model: the
+// rules engine follows them to recompute parents and children, and a write loads ahead what
+// they will read, so following them costs no extra round trip.
+
+import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
+import type { ParentPrefetch } from '../persistence/unit-of-work.ts'
+
+/** A computed rule of `dependent` reading `tail` of another entity through `navigation` (`head`). */
+export interface Dependency {
+  readonly dependent: EntityModel
+  readonly navigation: ReferenceProperty | CollectionProperty
+  readonly head: string
+  readonly tail: string
+}
+
+const dependencyIndexes = new WeakMap<Model, Map<EntityModel, Dependency[]>>()
+
+/** The computed rules that read `target` through a navigation. */
+export function dependenciesOn(model: Model, target: EntityModel): readonly Dependency[] {
+  let index = dependencyIndexes.get(model)
+  if (!index) {
+    index = new Map()
+    for (const dependent of model.entities.values()) {
+      for (const rule of dependent.rules.computed.values()) {
+        for (const source of rule.from) {
+          const [head, tail] = source.split('.')
+          const navigation = tail ? dependent.properties.get(head) : undefined
+          if (!navigation || navigation.kind === 'scalar') continue
+          const list = index.get(navigation.target) ?? []
+          list.push({ dependent, navigation, head, tail })
+          index.set(navigation.target, list)
+        }
+      }
+    }
+    dependencyIndexes.set(model, index)
+  }
+  return index.get(target) ?? []
+}
+
+/**
+ * The parents (and their members) whose computed rules a change of `changing` on `entity`
+ * reaches, directly or through the entity's own computed properties: a line's Quantity feeds
+ * its LineTotal, which the order's Total reads through Lines. `changing` undefined: the
+ * entity goes (a delete reaches every such parent).
+ */
+export function parentsReachedBy(model: Model, entity: EntityModel, changing?: Iterable<string>): ParentPrefetch[] {
+  const reached = changing ? ownClosure(entity, new Set(changing)) : undefined
+  const prefetch: ParentPrefetch[] = []
+  for (const { navigation, tail } of dependenciesOn(model, entity)) {
+    if (navigation.kind !== 'collection') continue
+    if (reached && !reached.has(tail) && !reached.has(navigation.inverse.name)) continue
+    if (!prefetch.some((p) => p.members === navigation)) prefetch.push({ reference: navigation.inverse, members: navigation })
+  }
+  return prefetch
+}
+
+/** `names` and every own computed property that reads one of them, transitively. */
+function ownClosure(entity: EntityModel, names: Set<string>): Set<string> {
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const [name, rule] of entity.rules.computed) {
+      if (!names.has(name) && rule.from.some((source) => !source.includes('.') && names.has(source))) {
+        names.add(name)
+        grew = true
+      }
+    }
+  }
+  return names
+}
