@@ -72,7 +72,11 @@ function entitySchema(entity: EntityModel, cipher: PropertyCipher | undefined): 
       properties[property.name] = {
         name: property.name,
         fieldName: property.column,
-        columnType: columnType(property) + (isText && !property.decl.encrypted ? ' collate "C"' : ''),
+        columnType: columnType(property),
+        // Strings compare and sort by code point whatever the database's default collation;
+        // declared as a collation (not in the type), so the schema diff of a database whose
+        // default is another collation does not see every text column as changed.
+        ...(isText && !property.decl.encrypted ? { collation: 'C' } : {}),
         type: property.name === KEY ? 'uuid' : 'unknown',
         ...(property.decl.encrypted ? { customType: new EncryptedType(cipher), columnType: 'text' } : {}),
         primary: property.name === KEY,

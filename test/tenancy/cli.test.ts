@@ -120,6 +120,40 @@ export default plugin({ entities: [entity('Note', { properties: { Text: p.text()
     expect(forced.code, forced.stderr).toBe(0)
   })
 
+  it('migrates a database the admin created, whose default collation is not C, once', async () => {
+    const own = `${database}_own`
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })
+    await admin.connect()
+    // Any libc locale of the server other than C (C.UTF-8 on Debian): the schema diff compared
+    // column collations with the database default.
+    const { rows } = await admin.query(`select collcollate from pg_collation
+      where collprovider = 'c' and collcollate not in ('C', 'POSIX') and collencoding in (-1, 6) order by collcollate = 'C.UTF-8' desc limit 1`)
+    const locale = rows[0]?.collcollate ?? 'C'
+    await admin.query(`create database "${own}" template template0 encoding 'UTF8' lc_collate '${locale}' lc_ctype '${locale}'`)
+    await admin.end()
+    const ownConfig = join(dir, 'own.json')
+    writeFileSync(
+      ownConfig,
+      JSON.stringify({
+        Server: { PluginsDir: plugins, LogLevel: 'silent' },
+        Database: { ConnectionString: TEST_DATABASE_URL },
+        JWT: { SigningKey: randomBytes(32).toString('base64url') },
+        Tenants: { own: { Database: own, EncryptionKey: randomBytes(32).toString('base64') } },
+      }),
+    )
+    try {
+      const migrate = () => entityctl('--config', ownConfig, 'migrate', '--json')
+      const first = await migrate()
+      expect(first.code, first.stderr).toBe(0)
+      // Text columns carry collation C; the database's default must not make them look changed.
+      const second = await migrate()
+      expect(second.code, second.stderr).toBe(0)
+      expect(JSON.parse(second.stdout)).toEqual([expect.objectContaining({ tenant: 'own', statements: 0 })])
+    } finally {
+      await dropDatabase(TEST_DATABASE_URL, own)
+    }
+  })
+
   it('removes a tenant only when confirmed', async () => {
     const refused = await entityctl('tenant', 'remove', tenant)
     expect(refused.code).not.toBe(0)
