@@ -27,11 +27,15 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
+const LOG_FLUSH_MS = 1000
+
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig(options.configPath)
-  // Asynchronous log writes: a synchronous write per request line blocks the event loop
-  // while the terminal or pipe drains. Flushed on stop.
-  const logger = options.logger ?? pino({ level: config.Server.LogLevel }, pino.destination({ sync: false }))
+  // Asynchronous, buffered log writes: a write per request line was a system call per
+  // request (3% of a key lookup's CPU). Lines wait at most a second (LOG_FLUSH_MS) and are
+  // flushed on stop.
+  const logger = options.logger ?? pino({ level: config.Server.LogLevel }, pino.destination({ sync: false, minLength: 4096 }))
+  const logFlush = setInterval(() => logger.flush(), LOG_FLUSH_MS).unref()
   const model = await loadModel(projectPath(config.Server.PluginsDir))
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const database = await openDatabaseServer(config, logger)
@@ -59,10 +63,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await tenants!.close()
       await database.stop()
       logger.info('stopped')
-      logger.flush()
+      clearInterval(logFlush)
+      await flushed(logger)
     })
     return { url, config, stop }
   } catch (error) {
+    clearInterval(logFlush)
+    await flushed(logger)
     await tenants?.close()
     await database.stop()
     throw error
@@ -107,3 +114,8 @@ function once(work: () => Promise<void>): () => Promise<void> {
 }
 
 export type { DatabaseServer }
+
+/** Resolves once the logger's buffered lines are written (or the write failed: nothing to wait for). */
+function flushed(logger: Logger): Promise<void> {
+  return new Promise((resolve) => logger.flush(() => resolve()))
+}
