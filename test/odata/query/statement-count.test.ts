@@ -1,47 +1,25 @@
 // A read is one SQL statement, however many rows and expanded levels it returns: no N+1.
 // The server runs in this process, so the test counts the statements that reach the tenant
-// database by wrapping the `query` of pg's Client, in both copies of pg the server loads
-// (its own and MikroORM's), and runs each read twice: a first time to warm the caches of
-// authentication, then the time that is counted.
+// database (support/statement-recorder.ts), and runs each read twice: a first time to warm
+// the caches of authentication, then the time that is counted.
 
-import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { data } from './cases.ts'
 import { startQueryServer, url, type QueryServer } from './query-server.ts'
-
-interface ClientLike {
-  readonly database?: string
-  query(...args: unknown[]): unknown
-}
-type ClientClass = { prototype: ClientLike }
-
-const require = createRequire(import.meta.url)
-const ormRequire = createRequire(require.resolve('@mikro-orm/postgresql'))
-const clientClasses: ClientClass[] = [...new Set([require('pg').Client, ormRequire('pg').Client])]
+import { recordStatements, type StatementRecorder } from '../../support/statement-recorder.ts'
 
 let server: QueryServer
 let database = ''
-let recording: string[] | undefined
-const originals = new Map<ClientClass, ClientLike['query']>()
+let recorder: StatementRecorder
 
 beforeAll(async () => {
   server = await startQueryServer()
   database = new URL(server.databaseUrl).pathname.slice(1)
-  for (const Client of clientClasses) {
-    const original = Client.prototype.query
-    originals.set(Client, original)
-    Client.prototype.query = function (this: ClientLike, ...args: unknown[]) {
-      if (recording && this.database === database) {
-        const config = args[0] as string | { text?: string }
-        recording.push(typeof config === 'string' ? config : (config?.text ?? String(config)))
-      }
-      return original.apply(this, args)
-    }
-  }
+  recorder = recordStatements(() => database)
 })
 
 afterAll(async () => {
-  for (const [Client, original] of originals) Client.prototype.query = original
+  recorder?.restore()
   await server?.stop()
 })
 
@@ -49,14 +27,9 @@ afterAll(async () => {
 async function statementsOf(path: string): Promise<{ statements: string[]; body: any }> {
   const warm = await server.get(path)
   expect(warm.status, warm.text).toBe(200)
-  recording = []
-  try {
-    const response = await server.get(path)
-    expect(response.status, response.text).toBe(200)
-    return { statements: recording, body: response.body ?? response.text }
-  } finally {
-    recording = undefined
-  }
+  const { result: response, statements } = await recorder.during(() => server.get(path))
+  expect(response.status, response.text).toBe(200)
+  return { statements, body: response.body ?? response.text }
 }
 
 const { employees: E, customers: C, orders: O } = data

@@ -1,0 +1,207 @@
+// The write path's unit of work (persistence/unit-of-work.ts) against a real server and
+// PostgreSQL: a write is its loads plus ONE statement, without BEGIN/COMMIT; the parents a
+// change recomputes are loaded with the entity; a row changed by someone else between load
+// and flush makes the flush write nothing, and the session runs the unit again.
+
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../server/config/load-config.ts'
+import { loadModel } from '../../server/model/load-plugins.ts'
+import { openUnit, poolSession } from '../../server/persistence/session.ts'
+import { preparedSql } from '../../server/persistence/sql.ts'
+import { isWriteConflict } from '../../server/persistence/unit-of-work.ts'
+import { matches } from '../../server/persistence/where.ts'
+import { parentsReachedBy } from '../../server/rules/dependencies.ts'
+import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
+import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
+import { recordStatements, type StatementRecorder } from '../support/statement-recorder.ts'
+import { call, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+
+let server: TestServer
+let registry: TenantRegistry
+let db: TenantDatabase
+let recorder: StatementRecorder
+let token = ''
+let customer = ''
+const products: string[] = []
+
+beforeAll(async () => {
+  server = await startTestServer()
+  token = await server.token()
+  const config = loadConfig(server.configPath, {})
+  registry = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
+  db = (await registry.get(server.tenants[0]))!
+  recorder = recordStatements(() => config.Tenants.get(server.tenants[0])!.Database)
+  customer = (await post('Customers', { Name: 'Petra Hoffmann', Country: 'de' })).Guid
+  for (const [code, price] of [['P1', 12.99], ['P2', 63.78], ['P3', 3.57]] as const) {
+    products.push((await post('Products', { Code: code, Name: `Product ${code}`, Price: price })).Guid)
+  }
+})
+
+afterAll(async () => {
+  recorder?.restore()
+  await registry?.close()
+  await server?.stop()
+})
+
+async function post(set: string, body: unknown): Promise<any> {
+  const response = await call(`${server.api}/${set}`, { method: 'POST', token, body })
+  expect(response.status, response.text).toBe(200)
+  return response.body
+}
+
+let number = 5000
+/** An order with lines of quantity 2, 3 and 5 of the three products; returns its and its lines' keys. */
+async function newOrder(): Promise<{ order: string; lines: string[] }> {
+  const lines = products.map(() => randomUUID())
+  const order = randomUUID()
+  await post('Orders', {
+    Guid: order,
+    Number: number++,
+    'Customer@odata.bind': `Customers(${customer})`,
+    Lines: products.map((product, i) => ({ Guid: lines[i], 'Product@odata.bind': `Products(${product})`, Quantity: [2, 3, 5][i] })),
+  })
+  return { order, lines }
+}
+
+async function total(order: string): Promise<number> {
+  return (await call(`${server.api}/Orders(${order})?$select=Total`, { token })).body.Total
+}
+
+describe('a write is its loads and one statement', () => {
+  it('creates an order with three lines: the references in one load, one write, the reply', async () => {
+    await newOrder() // warms the caches of authentication
+    const { result: response, statements } = await recorder.during(() =>
+      call(`${server.api}/Orders?$select=Total`, {
+        method: 'POST',
+        token,
+        body: { Number: number++, 'Customer@odata.bind': `Customers(${customer})`, Lines: products.map((p, i) => ({ 'Product@odata.bind': `Products(${p})`, Quantity: [2, 3, 5][i] })) },
+      }),
+    )
+    expect(response.status, response.text).toBe(200)
+    expect(response.body.Total).toBe(235.17)
+    expect(statements).toHaveLength(3)
+    expect(statements[0]).toMatch(/"Customer".*union all.*"Product"|"Product".*union all.*"Customer"/s)
+    expect(statements[1]).toMatch(/^with "w0" as \(insert into "Order"/)
+    expect(statements[1]).toContain('insert into "OrderLine"')
+    expect(statements.join('\n')).not.toMatch(/^\s*(begin|commit)/im)
+  })
+
+  it("changes a line's quantity: the line with its order and the order's lines in one load, then one write", async () => {
+    const { order, lines } = await newOrder()
+    const { result: response, statements } = await recorder.during(() =>
+      call(`${server.api}/OrderLines(${lines[0]})`, { method: 'PATCH', token, body: { Quantity: 7 } }),
+    )
+    expect(response.status, response.text).toBe(204)
+    expect(statements).toHaveLength(2)
+    expect(statements[0]).toContain('from "Order" t where t."Guid" in (select s."Order_Guid" from "OrderLine" s')
+    expect(statements[1]).toMatch(/update "OrderLine" t set "Quantity" = v\."Quantity", "LineTotal" = v\."LineTotal"/)
+    expect(statements[1]).toMatch(/update "Order" t set "Total" = v\."Total"/)
+    expect(await total(order)).toBe(300.12)
+  })
+
+  it('loads no parent when the change reaches none of its rules', () => {
+    const model = db.model
+    const line = model.entities.get('OrderLine')!
+    expect(parentsReachedBy(model, line, ['Title']).map((p) => p.members.name)).toEqual([])
+    expect(parentsReachedBy(model, line, ['Quantity']).map((p) => `${p.members.entity.name}.${p.members.name}`)).toEqual(['Order.Lines'])
+    expect(parentsReachedBy(model, line, ['Order']).map((p) => p.members.name)).toEqual(['Lines'])
+    expect(parentsReachedBy(model, line).map((p) => p.members.name)).toEqual(['Lines'])
+  })
+
+  it('deletes an order and its lines in one statement after the loads', async () => {
+    const { order, lines } = await newOrder()
+    const { result: response, statements } = await recorder.during(() => call(`${server.api}/Orders(${order})`, { method: 'DELETE', token }))
+    expect(response.status, response.text).toBe(204)
+    expect(statements.filter((s) => s.startsWith('with'))).toHaveLength(1)
+    expect(statements.at(-1)).toMatch(/delete from "Order".*delete from "OrderLine"|delete from "OrderLine".*delete from "Order"/s)
+    expect((await call(`${server.api}/OrderLines(${lines[0]})`, { token })).status).toBe(404)
+  })
+})
+
+describe('optimistic concurrency', () => {
+  const OrderLine = () => db.model.entities.get('OrderLine')!
+
+  /** Loads a line as a PATCH of its quantity would; returns the unit and the line. */
+  async function loadLine(key: string) {
+    const unit = openUnit(db, preparedSql(db.pool))
+    const [line] = await unit.load([{ entity: OrderLine(), key, parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }])
+    return { unit, line }
+  }
+
+  it('writes nothing when a row it read changed before its flush (40001)', async () => {
+    const { order, lines } = await newOrder()
+    const { unit, line } = await loadLine(lines[0])
+    line.values.Quantity = 9
+    // Someone else changes another line of the same order: the order's total (and version) moves.
+    expect((await call(`${server.api}/OrderLines(${lines[1]})`, { method: 'PATCH', token, body: { Quantity: 4 } })).status).toBe(204)
+    const failure = await unit.flush().then(() => undefined, (error: unknown) => error)
+    expect(isWriteConflict(failure)).toBe(true)
+    const stored = (await call(`${server.api}/OrderLines(${lines[0]})?$select=Quantity`, { token })).body
+    expect(stored.Quantity).toBe(2)
+    expect(await total(order)).toBe(298.95) // 2 × 12.99 + 4 × 63.78 + 5 × 3.57
+  })
+
+  it('runs the unit again in the session, and both changes count', async () => {
+    const { order, lines } = await newOrder()
+    let attempts = 0
+    await poolSession(db).write(async (unit) => {
+      attempts++
+      const [line] = await unit.load([{ entity: OrderLine(), key: lines[0], parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }])
+      if (attempts === 1) {
+        const concurrent = await call(`${server.api}/OrderLines(${lines[1]})`, { method: 'PATCH', token, body: { Quantity: 4 } })
+        expect(concurrent.status).toBe(204)
+      }
+      line.values.Quantity = 9
+    })
+    expect(attempts).toBe(2)
+    expect(await total(order)).toBe(389.88) // 9 × 12.99 + 4 × 63.78 + 5 × 3.57
+  })
+
+  it('keeps every one of many concurrent changes to lines of one order', async () => {
+    const { order, lines } = await newOrder()
+    const patches = Array.from({ length: 12 }, (_, i) =>
+      call(`${server.api}/OrderLines(${lines[i % 3]})`, { method: 'PATCH', token, body: { Quantity: (i % 3) + 6 } }),
+    )
+    expect((await Promise.all(patches)).map((r) => r.status)).toEqual(Array(12).fill(204))
+    expect(await total(order)).toBe(552.96) // 6 × 12.99 + 7 × 63.78 + 8 × 3.57
+  })
+})
+
+describe('find', () => {
+  it.each([
+    ['equality', { Status: 'Open' }],
+    ['a comparison on a decimal', { Total: { $gt: 300 } }],
+    ['a range on a date', { OrderDate: { $gte: '2026-01-01', $lt: '2027-01-01' } }],
+    ['$in and $ne', { Number: { $in: [5000, 5001, 5002] }, Status: { $ne: 'Closed' } }],
+    ['null', { OrderDate: null }],
+    ['$or', { $or: [{ Number: 5000 }, { Total: { $lte: 300 } }] }],
+    ['a reference by key', { Customer: '00000000-0000-4000-8000-000000000000' }],
+  ])('selects in SQL what it matches in memory: %s', async (_, where) => {
+    await newOrder()
+    const Order = db.model.entities.get('Order')!
+    const unit = openUnit(db, preparedSql(db.pool))
+    const all = await unit.find(Order)
+    const found = await openUnit(db, preparedSql(db.pool)).find(Order, where)
+    expect(found.map((e) => e.key)).toEqual(all.filter((e) => matches(Order, where, e.values)).map((e) => e.key))
+  })
+
+  it('sees what the unit changed and created but has not written', async () => {
+    const Order = db.model.entities.get('Order')!
+    const unit = openUnit(db, preparedSql(db.pool))
+    const [open] = await unit.find(Order, { Status: 'Open' })
+    open.values.Status = 'Closed'
+    const created = unit.create(Order)
+    Object.assign(created.values, { Number: 99, Status: 'Open', Customer: customer })
+    const keys = (await unit.find(Order, { Status: 'Open' })).map((e) => e.key)
+    expect(keys).toContain(created.key)
+    expect(keys).not.toContain(open.key)
+  })
+
+  it('refuses an unknown property or operator with a readable message', async () => {
+    const unit = openUnit(db, preparedSql(db.pool))
+    const Order = db.model.entities.get('Order')!
+    await expect(unit.find(Order, { Nope: 1 })).rejects.toThrow("find: Order has no stored property 'Nope'")
+    await expect(unit.find(Order, { Total: { $regex: 'x' } })).rejects.toThrow('find: unknown operator $regex on Order.Total')
+  })
+})
