@@ -1,29 +1,21 @@
 // Database exceptions, mapped once: callers see a meaning (conflict, unavailable), never an
-// SQL error text. Works on MikroORM's exception hierarchy and on raw pg errors (SQLSTATE).
+// SQL error text. Works on pg's errors, by SQLSTATE.
 
-import {
-  ConnectionException,
-  ForeignKeyConstraintViolationException,
-  NotNullConstraintViolationException,
-  OptimisticLockError,
-  UniqueConstraintViolationException,
-} from '@mikro-orm/core'
 import { QueryError, RequestError, ServiceError } from '../errors.ts'
 
 export function translateDatabaseError(thrown: unknown): ServiceError | undefined {
   const error = thrown as { code?: string; detail?: string; constraint?: string; table?: string; message?: string }
-  if (thrown instanceof OptimisticLockError) return RequestError.preconditionFailed()
-  if (thrown instanceof UniqueConstraintViolationException || error?.code === '23505') {
+  if (error?.code === '23505') {
     return RequestError.conflict(`Another entity already has this natural key${describeKey(error)}.`)
   }
-  if (thrown instanceof ForeignKeyConstraintViolationException || error?.code === '23503') {
+  if (error?.code === '23503') {
     const detail = (thrown as { detail?: string }).detail ?? ''
     if (/is still referenced/.test(detail) || /update or delete/.test(error?.message ?? '')) {
       return RequestError.conflict(`The entity is still referenced by ${error.table ?? 'another entity'} and cannot be deleted.`)
     }
     return RequestError.invalid('A reference points to an entity that does not exist.')
   }
-  if (thrown instanceof NotNullConstraintViolationException || error?.code === '23502') {
+  if (error?.code === '23502') {
     return RequestError.invalid('A required value is missing.')
   }
   if (error?.code === '22P02' || error?.code === '22007' || error?.code === '22008' || error?.code === '22003') {
@@ -39,7 +31,6 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
     return new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
   }
   if (
-    thrown instanceof ConnectionException ||
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300'].includes(error?.code ?? '') ||
     // Refused at connection (database not accepting connections, missing, credentials): FATAL.
     ((error as { severity?: string })?.severity === 'FATAL' && ['55000', '3D000', '28000', '28P01'].includes(error?.code ?? ''))

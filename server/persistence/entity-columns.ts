@@ -34,7 +34,7 @@ export function columnsOf(entity: EntityModel): readonly Column[] {
         list.push({
           property: property.name,
           column: property.column,
-          sqlType: encrypted ? 'text' : columnType(property),
+          sqlType: columnType(property),
           kind: 'scalar',
           encrypted,
           dateTime: property.type === 'DateTimeOffset',

@@ -1,9 +1,9 @@
 // Model → MikroORM EntitySchemas: one per entity, tables and columns named as the model
-// names them (table = entity name, column = property name, reference = `<Name>_Guid`), so
-// the SQL compiler of the read path and the ORM of the write path agree on every name.
+// names them (table = entity name, column = property name, reference = `<Name>_Guid`). MikroORM
+// compares them with the database to plan migrations; the read path's SQL compiler and the
+// unit of work use the same names.
 
-import { EntitySchema, Type, type EntityProperty } from '@mikro-orm/core'
-import type { PropertyCipher } from '../tenancy/property-encryption.ts'
+import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
 
@@ -24,46 +24,22 @@ const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string>
 }
 
 function textType(property: ScalarProperty): string {
-  // Encrypted values are longer than their plaintext, so they get an unbounded column;
-  // the length rule is checked on the plaintext by the rules engine.
-  if (property.decl.encrypted || property.decl.maxLength === undefined) return 'text'
-  return `varchar(${property.decl.maxLength})`
+  return property.decl.maxLength === undefined ? 'text' : `varchar(${property.decl.maxLength})`
 }
 
+/**
+ * The column's SQL type. An encrypted property of any type is stored as its ciphertext, in an
+ * unbounded text column; its length rule is checked on the plaintext by the rules engine.
+ */
 export function columnType(property: ScalarProperty): string {
-  return COLUMN_TYPE[property.type](property)
+  return property.decl.encrypted ? 'text' : COLUMN_TYPE[property.type](property)
 }
 
-/** Encrypted properties: ciphertext in the database, plain values in the unit of work. */
-class EncryptedType extends Type<unknown, string | null> {
-  // A plain field: MikroORM copies type instances, which private (#) fields do not survive.
-  readonly cipher: PropertyCipher | undefined
-  constructor(cipher: PropertyCipher | undefined) {
-    super()
-    this.cipher = cipher
-  }
-  override convertToDatabaseValue(value: unknown): string | null {
-    if (!this.cipher) throw new Error('this database was opened without its EncryptionKey')
-    return this.cipher.encrypt(value)
-  }
-  override convertToJSValue(value: string | null): unknown {
-    if (!this.cipher) throw new Error('this database was opened without its EncryptionKey')
-    return this.cipher.decrypt(value)
-  }
-  override getColumnType(): string {
-    return 'text'
-  }
-  /** Compared as plain values: a fresh IV per write must not make every entity look dirty. */
-  override compareAsType(): string {
-    return 'any'
-  }
+export function entitySchemas(model: Model): EntitySchema[] {
+  return [...model.entities.values()].map(entitySchema)
 }
 
-export function entitySchemas(model: Model, cipher?: PropertyCipher): EntitySchema[] {
-  return [...model.entities.values()].map((entity) => entitySchema(entity, cipher))
-}
-
-function entitySchema(entity: EntityModel, cipher: PropertyCipher | undefined): EntitySchema {
+function entitySchema(entity: EntityModel): EntitySchema {
   const properties: Record<string, Partial<EntityProperty>> = {}
   for (const property of entity.properties.values()) {
     if (property.kind === 'scalar') {
@@ -78,7 +54,6 @@ function entitySchema(entity: EntityModel, cipher: PropertyCipher | undefined): 
         // default is another collation does not see every text column as changed.
         ...(isText && !property.decl.encrypted ? { collation: 'C' } : {}),
         type: property.name === KEY ? 'uuid' : 'unknown',
-        ...(property.decl.encrypted ? { customType: new EncryptedType(cipher), columnType: 'text' } : {}),
         primary: property.name === KEY,
         nullable: property.name !== KEY && !property.decl.required,
         unique: false,

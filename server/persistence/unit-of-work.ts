@@ -13,6 +13,7 @@
 //   line.values.Quantity = 7
 //   await unit.flush()
 
+import { validationFailed } from '../errors.ts'
 import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
@@ -208,8 +209,16 @@ export class UnitOfWork {
 
   /** Runs the rules, then writes every change in one statement. */
   async flush(): Promise<void> {
+    // Entities changed by key only (members bound to a new parent) are loaded first, so their
+    // change is a change like any other; one that does not exist is the client's mistake.
     const assignedStubs = this.entries().filter((e) => e.state === 'stub' && Object.keys(e.values).length > 0)
-    if (assignedStubs.length > 0) await this.load(assignedStubs.map((e) => ({ entity: e.entity, key: e.key })))
+    if (assignedStubs.length > 0) {
+      await this.load(assignedStubs.map((e) => ({ entity: e.entity, key: e.key })))
+      const missing = assignedStubs.filter((e) => e.state === 'stub')
+      if (missing.length > 0) {
+        throw validationFailed(missing.map((e) => ({ code: 'ValidationFailed', target: e.entity.setName, message: `No ${e.entity.name} has the Guid ${e.key}.` })))
+      }
+    }
     await this.#options.rules(this)
     const statement = this.#writeStatement()
     if (!statement) return

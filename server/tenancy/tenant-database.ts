@@ -29,7 +29,7 @@ export async function openTenantDatabase(
   const orm = await MikroORM.init({
     driver: ParameterisedPostgreSqlDriver,
     clientUrl: url,
-    entities: entitySchemas(model, options.cipher),
+    entities: entitySchemas(model),
     discovery: { warnWhenNoEntities: false },
     pool: { min: 0, max: options.poolSize, idleTimeoutMillis: 30_000 },
     // Statements are named prepared statements, one per query shape, kept by each connection

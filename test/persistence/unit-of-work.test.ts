@@ -119,6 +119,28 @@ describe('a write is its loads and one statement', () => {
   })
 })
 
+describe('members bound to a new parent', () => {
+  it('move there, and both parents are recomputed', async () => {
+    const { order: from, lines } = await newOrder()
+    const created = await post('Orders?$select=Total', { Number: number++, 'Customer@odata.bind': `Customers(${customer})`, 'Lines@odata.bind': [`OrderLines(${lines[1]})`] })
+    expect(created.Total).toBe(191.34) // 3 × 63.78
+    expect(await total(from)).toBe(43.83) // 2 × 12.99 + 5 × 3.57
+  })
+
+  it('that do not exist are a 400 naming them, and nothing is written', async () => {
+    const missing = randomUUID()
+    const before = (await call(`${server.api}/Orders/$count`, { token })).text
+    const response = await call(`${server.api}/Orders`, {
+      method: 'POST',
+      token,
+      body: { Number: number++, 'Customer@odata.bind': `Customers(${customer})`, 'Lines@odata.bind': [`OrderLines(${missing})`] },
+    })
+    expect(response.status).toBe(400)
+    expect(response.body.error.details).toEqual([expect.objectContaining({ message: `No OrderLine has the Guid ${missing}.` })])
+    expect((await call(`${server.api}/Orders/$count`, { token })).text).toBe(before)
+  })
+})
+
 describe('optimistic concurrency', () => {
   const OrderLine = () => db.model.entities.get('OrderLine')!
 
