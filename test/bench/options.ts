@@ -51,7 +51,7 @@ const USAGE = `npm run bench -- [options]
   --entityctl-database <d> that server's tenant database: cleaned, vacuumed, statements counted
   --tenant --username --password   its credentials (default bench / bench / bench-password)
   --database-url <url>     PostgreSQL server (default $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
-  --workload-dir <dir>     WORKLOAD.md, workload.json, gen-dataset.mjs (default $BENCH_WORKLOAD_DIR or ../shared/bench)
+  --workload-dir <dir>     WORKLOAD.md, workload.json, gen-dataset.mjs (default $BENCH_WORKLOAD_DIR or test/bench/workload)
   --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant
                            (default 8; with --tenants, entityctl's own default)
   --keep-databases         do not drop the bench_ databases at the end
@@ -115,7 +115,7 @@ export function parseOptions(argv: string[]): Options {
     username: values.username,
     password: values.password,
     serverUrl: values['database-url'] ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    workloadDir: resolve(values['workload-dir'] ?? process.env.BENCH_WORKLOAD_DIR ?? join(REPO_ROOT, '..', 'shared', 'bench')),
+    workloadDir: resolve(values['workload-dir'] ?? process.env.BENCH_WORKLOAD_DIR ?? join(BENCH_DIR, 'workload')),
     poolSize: values['pool-size'] !== undefined ? positive(values['pool-size'], 'pool-size') : 8,
     poolSizeGiven: values['pool-size'] !== undefined,
     keepDatabases: values['keep-databases'],
