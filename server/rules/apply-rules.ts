@@ -18,7 +18,7 @@ import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
 import { checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
-import { dependenciesOn } from './dependencies.ts'
+import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
 
 interface Pending {
   readonly entry: Entry
@@ -178,17 +178,24 @@ async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry
   item.navigations.add(navigation)
 }
 
-/** Loads every reference of the batch in one statement (defaults and validations read them). */
+/**
+ * Loads every reference of the batch in one statement (defaults and validations read them),
+ * with the members of those that are parents the new or moved entity will recompute (a line
+ * added to an order brings the order's lines).
+ */
 async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Promise<void> {
   const requests: (LoadRequest & { referrer: string })[] = []
   for (const item of batch) {
+    const parents = parentsReachedBy(unit.model, item.entry.entity, item.created ? undefined : item.changed)
     for (const property of item.entry.entity.properties.values()) {
       // New entities' defaults and validations may read any reference; on an update only a
       // reference that changed needs checking (computed rules load what their `from` names).
       if (property.kind !== 'reference' || (!item.created && !item.changed.has(property.name))) continue
       const key = item.entry.values[property.name]
-      if (typeof key === 'string' && unit.reference(property.target, key).state === 'stub') {
-        requests.push({ entity: property.target, key, referrer: property.name })
+      if (typeof key !== 'string') continue
+      const members = parents.filter((parent) => parent.reference === property).map((parent) => parent.members)
+      if (unit.reference(property.target, key).state === 'stub' || members.length > 0) {
+        requests.push({ entity: property.target, key, members, referrer: property.name })
       }
     }
   }

@@ -100,6 +100,21 @@ describe('a write is its loads and one statement', () => {
     expect(await total(order)).toBe(300.12)
   })
 
+  it("adds a line to an order: the order with its lines and the product in one load, one write, the reply", async () => {
+    const { order } = await newOrder()
+    const { result: response, statements } = await recorder.during(() =>
+      call(`${server.api}/OrderLines?$select=LineTotal`, {
+        method: 'POST',
+        token,
+        body: { 'Order@odata.bind': `Orders(${order})`, 'Product@odata.bind': `Products(${products[0]})`, Quantity: 1 },
+      }),
+    )
+    expect(response.status, response.text).toBe(200)
+    expect(statements).toHaveLength(3)
+    expect(statements[0]).toContain('t."Order_Guid" = any(')
+    expect(await total(order)).toBe(248.16) // 235.17 + 12.99
+  })
+
   it('loads no parent when the change reaches none of its rules', () => {
     const model = db.model
     const line = model.entities.get('OrderLine')!
