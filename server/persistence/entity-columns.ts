@@ -46,9 +46,18 @@ export function columnsOf(entity: EntityModel): readonly Column[] {
   return columns
 }
 
-/** `"Guid", "Number", "Customer_Guid", …, "_Version"`: what a load selects. */
+const selectLists = new WeakMap<EntityModel, Map<string, string>>()
+
+/** `t."Guid", t."Number", t."Customer_Guid", …, t."_Version"`: what a load selects (built once). */
 export function selectList(entity: EntityModel, alias: string): string {
-  return [...columnsOf(entity).map((c) => `${alias}.${quote(c.column)}`), `${alias}.${quote(VERSION_COLUMN)}`].join(', ')
+  let byAlias = selectLists.get(entity)
+  if (!byAlias) selectLists.set(entity, (byAlias = new Map()))
+  let list = byAlias.get(alias)
+  if (!list) {
+    list = [...columnsOf(entity).map((c) => `${alias}.${quote(c.column)}`), `${alias}.${quote(VERSION_COLUMN)}`].join(', ')
+    byAlias.set(alias, list)
+  }
+  return list
 }
 
 /** A row loaded as JSON (to_json of the select list) → the entity's values and row version. */

@@ -33,14 +33,19 @@ export function poolSession(tenant: TenantDatabase): Session {
     query: (text, params) => sql(text, params),
     async write(work) {
       for (let attempt = 1; ; attempt++) {
-        const unit = openUnit(tenant, sql)
+        // One connection for the unit's few statements: taken from the pool once, not per
+        // statement (the pool drops it on release if it broke).
+        const client = await tenant.pool.connect()
         try {
+          const unit = openUnit(tenant, preparedSql(client))
           const result = await work(unit)
           await unit.flush()
           return result
         } catch (error) {
           if (!isWriteConflict(error)) throw error
           if (attempt === MAX_ATTEMPTS) throw RequestError.conflict(`The data changed under ${MAX_ATTEMPTS} attempts of this write by concurrent writes; send it again.`)
+        } finally {
+          client.release()
         }
       }
     },
