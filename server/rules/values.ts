@@ -1,5 +1,5 @@
 // Conversions of scalar values between the three places they live: JSON bodies (what a
-// client sends), the managed entity (what MikroORM stores), and rule views (what plugin code
+// client sends), the unit of work (what a write holds and stores), and rule views (what plugin code
 // reads). Checking a client value against its property's type is here too.
 
 import type { ScalarProperty } from '../model/model.ts'
