@@ -69,8 +69,11 @@ async function entityctl(setup: EntityctlSetup, args: string[]): Promise<string>
  * Returns the tenant's database name, for the loader.
  */
 export async function prepareEntityctl(setup: EntityctlSetup): Promise<string> {
-  const previous = previousTenantDatabase(setup)
-  if (previous) await dropDatabase(setup.serverUrl, previous)
+  // `tenant add` names the database entityctl_<tenant> (README, Tenants:<name>:Database); one
+  // that a run from another clone or with --keep-databases left is dropped as well, since its
+  // data was encrypted with that run's key.
+  const leftovers = new Set([previousTenantDatabase(setup), `entityctl_${setup.tenant.replaceAll('-', '_')}`])
+  for (const database of leftovers) if (database) await dropDatabase(setup.serverUrl, database)
   writeFileSync(configPath(setup), JSON.stringify(configuration(setup), null, 2))
   const addTenant = async () =>
     JSON.parse(await entityctl(setup, ['tenant', 'add', setup.tenant, '--json'])) as Record<string, unknown>
