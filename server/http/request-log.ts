@@ -12,14 +12,17 @@ export function requestLog(logger: Logger) {
     const started = process.hrtime.bigint()
     const requestId = (ctx.get('X-Request-Id') || randomUUID()).slice(0, 64)
     ctx.state.requestId = requestId
-    ctx.state.log = logger.child({ requestId })
+    // The request's own logger is made when something logs through it (an error, a debug
+    // statement); most requests only write their one line.
+    let child: Logger | undefined
+    Object.defineProperty(ctx.state, 'log', { get: () => (child ??= logger.child({ requestId })), configurable: true, enumerable: true })
     ctx.set('X-Request-Id', requestId)
     try {
       await next()
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
-      ctx.state.log.info(
-        { method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant: ctx.state.access?.tenant },
+      logger.info(
+        { requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant: ctx.state.access?.tenant },
         'request',
       )
     }

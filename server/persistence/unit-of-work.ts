@@ -162,7 +162,7 @@ export class UnitOfWork {
         }
         // The parent's key is in the row being loaded: reach it (and its members) through it.
         const viaChild = (bind: Bind, column: string) =>
-          `${column} in (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where s.${quote(KEY)} = any(${bind([entry.key], 'uuid')}))`
+          `${column} = (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where ${keyIn(bind, `s.${quote(KEY)}`, [entry.key])})`
         parts.push({ entity: members.entity, sql: (p) => `select ${selectList(members.entity, 't')} from ${quote(members.entity.table)} t where ${viaChild(p, `t.${quote(KEY)}`)}` })
         parts.push({
           entity: members.target,
@@ -176,12 +176,12 @@ export class UnitOfWork {
       }
     }
     for (const [entity, keys] of rowKeys) {
-      parts.unshift({ entity, sql: (p) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where t.${quote(KEY)} = any(${p(keys, 'uuid')})` })
+      parts.unshift({ entity, sql: (p) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where ${keyIn(p, `t.${quote(KEY)}`, keys)}` })
     }
     for (const [collection, parents] of memberParents) {
       parts.push({
         entity: collection.target,
-        sql: (p) => `select ${selectList(collection.target, 't')} from ${quote(collection.target.table)} t where t.${quote(collection.inverse.column)} = any(${p(parents.map((e) => e.key), 'uuid')})`,
+        sql: (p) => `select ${selectList(collection.target, 't')} from ${quote(collection.target.table)} t where ${keyIn(p, `t.${quote(collection.inverse.column)}`, parents.map((e) => e.key))}`,
         collection,
         parentKeys: () => parents.map((e) => e.key),
       })
@@ -235,9 +235,9 @@ export class UnitOfWork {
   /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
   async #run(parts: readonly Part[]): Promise<Entry[]> {
     const params: unknown[] = []
-    const bind = (values: unknown[], type: string) => {
-      params.push(values)
-      return `$${params.length}::${type}[]`
+    const bind: Bind = (value, type) => {
+      params.push(value)
+      return `$${params.length}::${type}`
     }
     const text = parts.map((part, i) => `select ${i} as "part", to_json(r) as "row" from (${part.sql(bind, params)}) r`).join('\nunion all\n')
     const rows = await this.sql<{ part: number; row: Record<string, unknown> }>(text, params)
@@ -369,8 +369,16 @@ export class UnitOfWork {
   }
 }
 
-/** Adds an array parameter; returns its placeholder with the cast (`$2::uuid[]`). */
-type Bind = (values: unknown[], type: string) => string
+/** Adds a parameter; returns its placeholder with the cast (`$2::uuid`, `$3::uuid[]`). */
+type Bind = (value: unknown, type: string) => string
+
+/**
+ * `column = $1` for one key, `column = any($1)` for several: with generic plans, PostgreSQL
+ * plans an array of unknown length as ten rows (a bitmap scan), one key as a plain index scan.
+ */
+function keyIn(bind: Bind, column: string, keys: readonly string[]): string {
+  return keys.length === 1 ? `${column} = ${bind(keys[0], 'uuid')}` : `${column} = any(${bind([...keys], 'uuid[]')})`
+}
 
 interface Part {
   readonly entity: EntityModel

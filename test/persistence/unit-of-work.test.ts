@@ -94,7 +94,7 @@ describe('a write is its loads and one statement', () => {
     )
     expect(response.status, response.text).toBe(204)
     expect(statements).toHaveLength(2)
-    expect(statements[0]).toContain('from "Order" t where t."Guid" in (select s."Order_Guid" from "OrderLine" s')
+    expect(statements[0]).toContain('from "Order" t where t."Guid" = (select s."Order_Guid" from "OrderLine" s')
     expect(statements[1]).toMatch(/update "OrderLine" t set "Quantity" = v\."Quantity", "LineTotal" = v\."LineTotal"/)
     expect(statements[1]).toMatch(/update "Order" t set "Total" = v\."Total"/)
     expect(await total(order)).toBe(300.12)
@@ -111,7 +111,7 @@ describe('a write is its loads and one statement', () => {
     )
     expect(response.status, response.text).toBe(200)
     expect(statements).toHaveLength(3)
-    expect(statements[0]).toContain('t."Order_Guid" = any(')
+    expect(statements[0]).toMatch(/from "OrderLine" t where t\."Order_Guid" = \$\d+::uuid/)
     expect(await total(order)).toBe(248.16) // 235.17 + 12.99
   })
 
