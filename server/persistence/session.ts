@@ -4,6 +4,7 @@
 // one statement. A workflow substitutes its own session, so handlers never know whether
 // they run inside one.
 
+import { setTimeout as delay } from 'node:timers/promises'
 import { RequestError, ServiceError } from '../errors.ts'
 import { applyRules } from '../rules/apply-rules.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
@@ -33,6 +34,8 @@ export function poolSession(tenant: TenantDatabase): Session {
     query: (text, params) => sql(text, params),
     async write(work) {
       for (let attempt = 1; ; attempt++) {
+        // Writers that lost the same row spread out before trying again, off their connection.
+        if (attempt > 1) await delay(Math.random() * 2 * attempt)
         // One connection for the unit's few statements: taken from the pool once, not per
         // statement (the pool drops it on release if it broke).
         const client = await tenant.pool.connect()
