@@ -57,9 +57,16 @@ describe('sign-in', () => {
     ]
     const answers = []
     for (const fields of cases) {
-      const started = performance.now()
-      const response = await signIn(server, fields)
-      answers.push({ status: response.status, body: response.text, ms: performance.now() - started, auth: response.headers.get('www-authenticate') })
+      // Each case twice, the faster counting: one sample can stall on a busy machine. (Twice
+      // stays under MaxFailures, 3, so the clerk is not throttled for the tests below.)
+      let fastest = Infinity
+      let response!: Awaited<ReturnType<typeof signIn>>
+      for (let i = 0; i < 2; i++) {
+        const started = performance.now()
+        response = await signIn(server, fields)
+        fastest = Math.min(fastest, performance.now() - started)
+      }
+      answers.push({ status: response.status, body: response.text, ms: fastest, auth: response.headers.get('www-authenticate') })
     }
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401])
     expect(new Set(answers.map((a) => a.body)).size).toBe(1)
