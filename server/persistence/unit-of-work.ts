@@ -163,10 +163,10 @@ export class UnitOfWork {
         // The parent's key is in the row being loaded: reach it (and its members) through it.
         const viaChild = (bind: Bind, column: string) =>
           `${column} = (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where ${keyIn(bind, `s.${quote(KEY)}`, [entry.key])})`
-        parts.push({ entity: members.entity, sql: (p) => `select ${selectList(members.entity, 't')} from ${quote(members.entity.table)} t where ${viaChild(p, `t.${quote(KEY)}`)}` })
+        parts.push({ entity: members.entity, sql: (p) => selectWhere(members.entity, viaChild(p, `t.${quote(KEY)}`)) })
         parts.push({
           entity: members.target,
-          sql: (p) => `select ${selectList(members.target, 't')} from ${quote(members.target.table)} t where ${viaChild(p, `t.${quote(reference.column)}`)}`,
+          sql: (p) => selectWhere(members.target, viaChild(p, `t.${quote(reference.column)}`)),
           collection: members,
           parentKeys: () => {
             const key = entry.values[reference.name]
@@ -176,12 +176,12 @@ export class UnitOfWork {
       }
     }
     for (const [entity, keys] of rowKeys) {
-      parts.unshift({ entity, sql: (p) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where ${keyIn(p, `t.${quote(KEY)}`, keys)}` })
+      parts.unshift({ entity, sql: (p) => selectWhere(entity, keyIn(p, `t.${quote(KEY)}`, keys)) })
     }
     for (const [collection, parents] of memberParents) {
       parts.push({
         entity: collection.target,
-        sql: (p) => `select ${selectList(collection.target, 't')} from ${quote(collection.target.table)} t where ${keyIn(p, `t.${quote(collection.inverse.column)}`, parents.map((e) => e.key))}`,
+        sql: (p) => selectWhere(collection.target, keyIn(p, `t.${quote(collection.inverse.column)}`, parents.map((e) => e.key))),
         collection,
         parentKeys: () => parents.map((e) => e.key),
       })
@@ -192,7 +192,7 @@ export class UnitOfWork {
 
   /** Entities matching `where`: the stored ones as this unit sees them, and its own new ones. */
   async find(entity: EntityModel, where: Where = {}): Promise<Entry[]> {
-    const found = await this.#run([{ entity, sql: (p, params) => `select ${selectList(entity, 't')} from ${quote(entity.table)} t where ${whereSql(entity, where, 't', params)}` }])
+    const found = await this.#run([{ entity, sql: (_, params) => selectWhere(entity, whereSql(entity, where, 't', params)) }])
     const candidates = new Set([...found, ...this.entries().filter((e) => e.entity === entity)])
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && matches(entity, where, e.values)).sort(byKey)
   }
@@ -224,7 +224,7 @@ export class UnitOfWork {
     if (!statement) return
     this.#options.onWrite?.(statement.written)
     await this.sql(statement.text, statement.params)
-    this.#settle()
+    this.#settle(statement.entries)
   }
 
   #add(entry: Entry): Entry {
@@ -234,11 +234,7 @@ export class UnitOfWork {
 
   /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
   async #run(parts: readonly Part[]): Promise<Entry[]> {
-    const params: unknown[] = []
-    const bind: Bind = (value, type) => {
-      params.push(value)
-      return `$${params.length}::${type}`
-    }
+    const { params, bind } = parameters()
     const text = parts.map((part, i) => `select ${i} as "part", to_json(r) as "row" from (${part.sql(bind, params)}) r`).join('\nunion all\n')
     const rows = await this.sql<{ part: number; row: Record<string, unknown> }>(text, params)
     const found: Entry[] = []
@@ -249,8 +245,7 @@ export class UnitOfWork {
       found.push(entry)
       if (part.collection) {
         const byParent = members.get(part) ?? new Map<string, Entry[]>()
-        const parentKey = row[part.collection.inverse.column] as string
-        byParent.set(parentKey, [...(byParent.get(parentKey) ?? []), entry])
+        addTo(byParent, row[part.collection.inverse.column] as string, entry)
         members.set(part, byParent)
       }
     }
@@ -287,12 +282,9 @@ export class UnitOfWork {
    * column), deletes, and a final check that every updated or deleted row still had its
    * version; otherwise `_conflict` raises and nothing of the statement stays.
    */
-  #writeStatement(): { text: string; params: unknown[]; written: WrittenRow[] } | undefined {
-    const params: unknown[] = []
-    const bind = (values: unknown[], type: string) => {
-      params.push(values)
-      return `$${params.length}::${type}[]`
-    }
+  #writeStatement(): { text: string; params: unknown[]; written: WrittenRow[]; entries: Entry[] } | undefined {
+    const { params, bind } = parameters()
+    const array = (values: unknown[], type: string) => bind(values, `${type}[]`)
     const cipher = this.#options.cipher
     const inserts = new Map<EntityModel, Entry[]>()
     const updates = new Map<string, { entity: EntityModel; columns: Column[]; entries: Entry[] }>()
@@ -317,16 +309,16 @@ export class UnitOfWork {
     const written: WrittenRow[] = []
     for (const [entity, entries] of inserts) {
       const columns = columnsOf(entity)
-      const arrays = columns.map((c) => bind(entries.map((e) => encodeValue(c, e.values[c.property], cipher)), c.sqlType))
+      const arrays = columns.map((c) => array(entries.map((e) => encodeValue(c, e.values[c.property], cipher)), c.sqlType))
       steps.push(`insert into ${quote(entity.table)} (${[...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')})
         select *, 1 from unnest(${arrays.join(', ')}) returning 1`)
     }
     for (const { entity, columns, entries } of updates.values()) {
       const names = [KEY, VERSION_COLUMN, ...columns.map((c) => c.column)].map(quote)
       const arrays = [
-        bind(entries.map((e) => e.key), 'uuid'),
-        bind(entries.map((e) => e.version), 'int'),
-        ...columns.map((c) => bind(entries.map((e) => encodeValue(c, e.values[c.property], cipher)), c.sqlType)),
+        array(entries.map((e) => e.key), 'uuid'),
+        array(entries.map((e) => e.version), 'int'),
+        ...columns.map((c) => array(entries.map((e) => encodeValue(c, e.values[c.property], cipher)), c.sqlType)),
       ]
       const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = t.${quote(VERSION_COLUMN)} + 1`]
       checked.push(`"w${steps.length}"`)
@@ -337,33 +329,31 @@ export class UnitOfWork {
     }
     for (const [entity, entries] of deletes) {
       checked.push(`"w${steps.length}"`)
-      steps.push(`delete from ${quote(entity.table)} t using unnest(${bind(entries.map((e) => e.key), 'uuid')}, ${bind(entries.map((e) => e.version), 'int')}) as v(${quote(KEY)}, ${quote(VERSION_COLUMN)})
+      steps.push(`delete from ${quote(entity.table)} t using unnest(${array(entries.map((e) => e.key), 'uuid')}, ${array(entries.map((e) => e.version), 'int')}) as v(${quote(KEY)}, ${quote(VERSION_COLUMN)})
         where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
       for (const e of entries) written.push([entity.name, e.key, e.version!])
     }
     if (steps.length === 0) return undefined
-    const expected = written.length
     const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
-    params.push(expected)
     const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
-      select case when ${found} = $${params.length}::int then 0 else "_conflict"('a row changed since it was read') end as "ok"`
-    return { text, params, written }
+      select case when ${found} = ${bind(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
+    const entries = [...inserts.values(), ...[...updates.values()].map((group) => group.entries), ...deletes.values()].flat()
+    return { text, params, written, entries }
   }
 
-  /** After a successful write the unit holds what is stored. */
-  #settle(): void {
-    for (const [id, entry] of this.#entries) {
-      if (entry.removed && entry.state !== 'stub') {
-        this.#entries.delete(id)
+  /** After a successful write the unit holds what is stored: `written` as the statement left them. */
+  #settle(written: readonly Entry[]): void {
+    for (const entry of written) {
+      if (entry.removed) {
+        this.#entries.delete(identity(entry.entity, entry.key))
         continue
       }
-      if (entry.state === 'stub') continue
-      const written = entry.state === 'new' || this.#touched.has(entry) || this.changes(entry).length > 0
-      if (!written) continue
       entry.version = entry.state === 'new' ? 1 : entry.version! + 1
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }
+    // Created and then removed in the same unit: never stored, gone all the same.
+    for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
     this.#touched.clear()
     this.#members.clear()
   }
@@ -371,6 +361,22 @@ export class UnitOfWork {
 
 /** Adds a parameter; returns its placeholder with the cast (`$2::uuid`, `$3::uuid[]`). */
 type Bind = (value: unknown, type: string) => string
+
+function parameters(): { params: unknown[]; bind: Bind } {
+  const params: unknown[] = []
+  return {
+    params,
+    bind: (value, type) => {
+      params.push(value)
+      return `$${params.length}::${type}`
+    },
+  }
+}
+
+/** The entity's columns (and version) from its table `t`, where `condition` holds. */
+function selectWhere(entity: EntityModel, condition: string): string {
+  return `select ${selectList(entity, 't')} from ${quote(entity.table)} t where ${condition}`
+}
 
 /**
  * `column = $1` for one key, `column = any($1)` for several: with generic plans, PostgreSQL
