@@ -7,6 +7,7 @@ import type { EntityModel } from '../model/model.ts'
 import { VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnType } from './entity-schemas.ts'
+import { quoteIdentifier as quote } from './sql.ts'
 
 export interface Column {
   /** The property holding the value (a reference holds its target's key). */
@@ -81,8 +82,4 @@ export function encodeValue(column: Column, value: unknown, cipher: PropertyCiph
 function decrypter(cipher: PropertyCipher | undefined): PropertyCipher {
   if (!cipher) throw new Error('this database was opened without its EncryptionKey')
   return cipher
-}
-
-export function quote(identifier: string): string {
-  return `"${identifier.replaceAll('"', '""')}"`
 }

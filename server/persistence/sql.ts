@@ -5,6 +5,11 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 
+/** An identifier in double quotes (names come from the model or validated configuration, never a request). */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
 /** Runs one statement; rows as PostgreSQL returns them. */
 export type Sql = <T = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<T[]>
 

@@ -17,9 +17,9 @@ import { validationFailed } from '../errors.ts'
 import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
-import { columnsOf, decodeRow, encodeValue, quote, selectList, type Column } from './entity-columns.ts'
+import { columnsOf, decodeRow, encodeValue, selectList, type Column } from './entity-columns.ts'
 import { newGuid } from './guid.ts'
-import type { Sql } from './sql.ts'
+import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
 /** One entity of the unit. */

@@ -6,7 +6,7 @@
 import { RequestError } from '../errors.ts'
 import type { EntityModel } from '../model/model.ts'
 import { KEY } from '../model/model.ts'
-import { quote } from './entity-columns.ts'
+import { quoteIdentifier as quote } from './sql.ts'
 
 export type Where = Readonly<Record<string, unknown>>
 

@@ -5,6 +5,7 @@ import pg from 'pg'
 import type { Config } from '../config/load-config.ts'
 import { projectPath } from '../config/load-config.ts'
 import { startEmbeddedPostgres } from '../persistence/embedded-postgres/start-embedded.ts'
+import { quoteIdentifier } from '../persistence/sql.ts'
 
 export interface DatabaseServer {
   /** Connection string of the server's maintenance database (`postgres`). */
@@ -40,11 +41,6 @@ export async function withServerClient<T>(serverUrl: string, work: (client: pg.C
   } finally {
     await client.end()
   }
-}
-
-/** Database names come from validated tenant names, never from a request. */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
 }
 
 export async function databaseExists(serverUrl: string, database: string): Promise<boolean> {

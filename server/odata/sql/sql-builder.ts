@@ -27,9 +27,7 @@ export function sqlType(type: ValueType): string {
   return CAST[type]
 }
 
-export function ident(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
+export { quoteIdentifier as ident } from '../../persistence/sql.ts'
 
 /**
  * A value as the JSON body writes it. Timestamps are written in UTC with a Z, whatever the
