@@ -61,9 +61,9 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
   const properties = publicProperties(entity, context.naming)
   const given = new Set<string>()
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (name.startsWith('@') || (name.includes('@') && !name.endsWith('@odata.bind'))) continue
-    const isBind = name.endsWith('@odata.bind')
-    const propertyName = isBind ? name.slice(0, -'@odata.bind'.length) : name
+    if (name.startsWith('@') || (name.includes('@') && !name.endsWith(BIND))) continue
+    const isBind = name.endsWith(BIND)
+    const propertyName = propertyNameOf(name)
     const property = properties.get(propertyName)
     if (!property) {
       fail(propertyName, `${entity.name} has no property '${propertyName}'.`)
@@ -151,10 +151,17 @@ export function propertiesNamedIn(naming: NamingPolicy, entity: EntityModel, bod
   if (!body || typeof body !== 'object') return []
   const properties = publicProperties(entity, naming)
   return Object.keys(body).flatMap((name) => {
-    const property = properties.get(name.endsWith('@odata.bind') ? name.slice(0, -'@odata.bind'.length) : name)
+    const property = properties.get(propertyNameOf(name))
     if (!property) return []
     return property.kind === 'scalar' && property.foreignKeyOf ? [property.foreignKeyOf.name] : [property.name]
   })
+}
+
+const BIND = '@odata.bind'
+
+/** `Customer@odata.bind` names the property Customer. */
+function propertyNameOf(bodyName: string): string {
+  return bodyName.endsWith(BIND) ? bodyName.slice(0, -BIND.length) : bodyName
 }
 
 function isKeyOnly(value: unknown): boolean {
