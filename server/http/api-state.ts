@@ -1,17 +1,46 @@
 // What each stage of a request finds on ctx.state, filled in pipeline order:
 // request-log → error-boundary → authenticate → (handler).
 
-import type { Logger } from 'pino'
+import type { Level, Logger } from 'pino'
 import type { AccessContext } from '../auth/access-context.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import type { Session } from '../persistence/session.ts'
 
-export interface ApiState {
-  requestId: string
-  log: Logger
+export class ApiState {
+  readonly requestId: string
   /** Set by authenticate(); absent on sign-in and refresh. */
   access?: AccessContext
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session
+  readonly #root: Logger
+  #log?: Logger
+
+  constructor(requestId: string, root: Logger) {
+    this.requestId = requestId
+    this.#root = root
+  }
+
+  /**
+   * The request's logger: its lines carry the request id. Made on first use, because most
+   * requests only write their one request line, and a pino child per request was a
+   * noticeable share of a key lookup's CPU.
+   */
+  get log(): Logger {
+    return (this.#log ??= this.#root.child({ requestId: this.requestId }))
+  }
+
+  /** Whether lines of `level` are written at all: ask before building an expensive one. */
+  logs(level: Level): boolean {
+    return this.#root.isLevelEnabled(level)
+  }
+
+  /** The same request, user and tenant, run on `session` (a workflow replaying it). */
+  inSession(session: Session): ApiState {
+    const state = new ApiState(this.requestId, this.#root)
+    state.access = this.access
+    state.tenant = this.tenant
+    state.session = session
+    return state
+  }
 }

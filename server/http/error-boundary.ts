@@ -16,9 +16,9 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       ctx.status = error.status
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
       ctx.body = { error: errorBody(error) }
-      ctx.state.log?.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
+      ctx.state.log.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
     } else {
-      ctx.state.log?.error({ err: thrown }, 'unhandled error')
+      ctx.state.log.error({ err: thrown }, 'unhandled error')
       ctx.status = 500
       ctx.body = {
         error: { code: 'InternalError', message: `An internal error occurred; quote request id ${ctx.state.requestId} when reporting it.` },

@@ -1,21 +1,17 @@
-// Gives every request an id and a pino child logger, and logs one line when it ends:
-// method, path, status, duration. Query strings are logged; bodies and headers are not,
+// Gives every request an id and its state (ApiState, whose logger carries the id), and logs
+// one line when it ends: method, path, status, duration. Query strings are logged; bodies and headers are not,
 // so secrets (passwords, tokens) never reach the log.
 
 import { randomUUID } from 'node:crypto'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
-import type { ApiState } from './api-state.ts'
+import { ApiState } from './api-state.ts'
 
 export function requestLog(logger: Logger) {
   return async function logRequest(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
     const started = process.hrtime.bigint()
     const requestId = (ctx.get('X-Request-Id') || randomUUID()).slice(0, 64)
-    ctx.state.requestId = requestId
-    // The request's own logger is made when something logs through it (an error, a debug
-    // statement); most requests only write their one line.
-    let child: Logger | undefined
-    Object.defineProperty(ctx.state, 'log', { get: () => (child ??= logger.child({ requestId })), configurable: true, enumerable: true })
+    ctx.state = new ApiState(requestId, logger)
     ctx.set('X-Request-Id', requestId)
     try {
       await next()

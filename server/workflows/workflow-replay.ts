@@ -54,7 +54,7 @@ function replayContext(live: ApiContext, request: StoredRequest, session: Workfl
   req.url = request.path
   req.headers = { host: live.get('Host'), ...lowerCased(request.headers) }
   const ctx = live.app.createContext(req, new ServerResponse(req)) as unknown as ApiContext
-  ctx.state = { ...live.state, session }
+  ctx.state = live.state.inSession(session)
   ;(ctx.request as { body?: unknown }).body = request.body ?? undefined
   return ctx
 }

@@ -47,6 +47,8 @@ describe('entityctl serve', () => {
     expect(response.status).toBe(200)
     expect(await served.exited).toBe(0)
     expect(served.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['shutting down: finishing in-flight requests', 'stopped']))
+    // Request lines are batched (http/log-lines.ts): the stop writes the last ones out.
+    expect(served.lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', status: 200, requestId: expect.any(String) }))
     await expect(fetch(`${api}/`)).rejects.toThrow()
   })
 

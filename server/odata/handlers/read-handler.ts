@@ -129,5 +129,5 @@ function isPagingOption(option: string): boolean {
 
 /** At debug level, the statement of each read (without its values), for EXPLAIN and index design. */
 function logStatement(scope: RequestScope, sql: string): void {
-  if (scope.state.log?.isLevelEnabled('debug')) scope.state.log.debug({ sql }, 'read statement')
+  if (scope.state.logs('debug')) scope.state.log.debug({ sql }, 'read statement')
 }

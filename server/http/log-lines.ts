@@ -1,0 +1,44 @@
+// Where the server's log lines go: stdout, a few kilobytes per write.
+//
+// pino's destination (sonic-boom) does the writing: partial writes, EAGAIN on a full pipe,
+// flushing on stop. The batching happens here because sonic-boom's own (`minLength`)
+// re-measures its whole pending buffer on every line, which cost a key lookup a tenth of its
+// CPU; keeping the lines in an array and joining them once per batch costs next to nothing.
+// Lines wait at most until the next `flush` (start.ts calls it every second and on stop).
+
+import pino from 'pino'
+
+type Destination = ReturnType<typeof pino.destination>
+
+export class LogLines {
+  readonly #destination: Destination
+  readonly #batchChars: number
+  #pending: string[] = []
+  #size = 0
+
+  // minLength 1: sonic-boom's flush waits only for writes in flight when minLength is set.
+  constructor(destination: Destination = pino.destination({ sync: false, minLength: 1 }), batchChars = 4096) {
+    this.#destination = destination
+    this.#batchChars = batchChars
+  }
+
+  /** pino calls this with each serialised line. */
+  write(line: string): void {
+    this.#pending.push(line)
+    this.#size += line.length
+    if (this.#size >= this.#batchChars) this.#hand()
+  }
+
+  /** pino's `logger.flush(cb)` lands here: everything pending is written, then `done` runs. */
+  flush(done?: (error?: Error) => void): void {
+    this.#hand()
+    this.#destination.flush(done)
+  }
+
+  #hand(): void {
+    if (this.#size === 0) return
+    this.#destination.write(this.#pending.join(''))
+    this.#pending = []
+    this.#size = 0
+  }
+}

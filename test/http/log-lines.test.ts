@@ -1,0 +1,43 @@
+// The log's batching: lines wait in memory until a batch is full or a flush comes, and reach
+// the file whole and in order.
+
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pino from 'pino'
+import { describe, expect, it } from 'vitest'
+import { LogLines } from '../../server/http/log-lines.ts'
+
+function logFile() {
+  const path = join(mkdtempSync(join(tmpdir(), 'entityctl-log-')), 'server.log')
+  const destination = pino.destination({ dest: path, sync: false, minLength: 1 })
+  return { path, destination, read: () => readFileSync(path, 'utf8') }
+}
+
+const flushed = (lines: LogLines) => new Promise<void>((resolve) => lines.flush(() => resolve()))
+
+describe('LogLines', () => {
+  it('holds lines until the batch is full, then writes them in one piece, in order', async () => {
+    const file = logFile()
+    await new Promise((resolve) => file.destination.once('ready', resolve))
+    const lines = new LogLines(file.destination, 100)
+    lines.write('one\n')
+    lines.write('two\n')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(file.read()).toBe('')
+    lines.write(`${'x'.repeat(100)}\n`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(file.read()).toBe(`one\ntwo\n${'x'.repeat(100)}\n`)
+  })
+
+  it('writes whatever is pending on flush, and calls back when it is on disk', async () => {
+    const file = logFile()
+    const logger = pino({ base: undefined, timestamp: false }, new LogLines(file.destination))
+    for (let i = 0; i < 3; i++) logger.info({ i }, 'request')
+    await new Promise<void>((resolve) => logger.flush(() => resolve()))
+    expect(file.read().trim().split('\n').map((line) => JSON.parse(line))).toEqual([0, 1, 2].map((i) => ({ level: 30, i, msg: 'request' })))
+    const again = new LogLines(file.destination)
+    await flushed(again)
+    expect(file.read().trim().split('\n')).toHaveLength(3)
+  })
+})
