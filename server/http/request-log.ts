@@ -1,6 +1,6 @@
 // Gives every request an id and its state (ApiState, whose logger carries the id), and logs
-// one line when it ends: method, path, status, duration. Query strings are logged; bodies and headers are not,
-// so secrets (passwords, tokens) never reach the log.
+// one line when it ends: method, path, status, duration. Query strings are logged; bodies
+// and headers are not, so secrets (passwords, tokens) never reach the log.
 
 import { randomUUID } from 'node:crypto'
 import type { Context, Next } from 'koa'
