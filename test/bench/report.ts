@@ -88,7 +88,17 @@ function checkLabel(check: Check): string {
 }
 
 export function saveResults(results: RunResults, workDir: string): string {
-  const file = join(workDir, `results-${results.startedAt.replace(/[:.]/g, '-')}.json`)
-  writeFileSync(file, JSON.stringify(results, null, 2))
+  return saveRun(workDir, 'results', results)
+}
+
+/** Writes a run's JSON as `<kind>-<startedAt>.json` in `workDir`; returns the file's path. */
+export function saveRun<Run extends { startedAt: string }>(workDir: string, kind: string, run: Run): string {
+  const file = join(workDir, `${kind}-${run.startedAt.replace(/[:.]/g, '-')}.json`)
+  writeFileSync(file, JSON.stringify(run, null, 2))
   return file
+}
+
+/** Progress lines of a run, stamped with the seconds since `started`: `[soak  12.3s] …`. */
+export function progressLog(label: string, started: number): (line: string) => void {
+  return (line) => console.log(`[${label} ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`)
 }

@@ -17,7 +17,7 @@ import { loadDataset } from './load-dataset.ts'
 import { runLoadPhase } from './load-phase.ts'
 import { BENCH_DIR, REPO_ROOT, WORK_DIR, parseOptions } from './options.ts'
 import type { Options } from './options.ts'
-import { formatProblems, formatTable, ratioOf, saveResults } from './report.ts'
+import { formatProblems, formatTable, progressLog, ratioOf, saveResults } from './report.ts'
 import type { OperationResult, RunResults } from './report.ts'
 import { openStatementCounter } from './statement-count.ts'
 import { externalEntityctl, floorSystem, managedEntityctl } from './systems.ts'
@@ -34,7 +34,7 @@ process.on('SIGINT', () => process.exit(130))
 if (options.soakSeconds !== undefined) process.exit(await (await import('./soak.ts')).runSoak(options, options.soakSeconds))
 if (options.tenants !== undefined) process.exit(await (await import('./tenants-run.ts')).runTenants(options, options.tenants))
 const started = Date.now()
-const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`)
+const log = progressLog('bench', started)
 const timings: Record<string, number> = {}
 const timed = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
   const t0 = Date.now()

@@ -6,7 +6,7 @@
 // later sample with the one at the end of minute 1. Samples, verdict and load figures go to
 // .work/soak-<timestamp>.json; the tenant database is dropped unless --keep-databases.
 import { cpus } from 'node:os'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { cleanAndVacuum, databaseUrl, dropDatabase, serverVersion } from './databases.ts'
 import { ensureDataset } from './dataset.ts'
@@ -18,6 +18,7 @@ import { loadMix } from './load-test.ts'
 import type { LoadTarget } from './load-test.ts'
 import { judgeMemory, sampleMemory } from './memory-sampler.ts'
 import { REPO_ROOT, WORK_DIR } from './options.ts'
+import { progressLog, saveRun } from './report.ts'
 import type { Options } from './options.ts'
 import { managedEntityctl } from './systems.ts'
 import { readWorkload } from './workload.ts'
@@ -33,7 +34,7 @@ const W2_ORDERS = 64
 /** Runs the soak; the exit code is 0 when memory stayed flat and every request succeeded. */
 export async function runSoak(options: Options, seconds: number): Promise<number> {
   const started = Date.now()
-  const log = (line: string) => console.log(`[soak ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`)
+  const log = progressLog('soak', started)
   const workDir = join(WORK_DIR, 'soak')
   mkdirSync(workDir, { recursive: true })
   rmSync(join(workDir, 'entityctl.log'), { force: true })
@@ -75,13 +76,12 @@ export async function runSoak(options: Options, seconds: number): Promise<number
     console.log(`\nRSS at ${verdict.referenceSeconds} s: ${verdict.referenceMb} MB; later max ${verdict.maxLaterMb} MB ` +
       `(${signed(verdict.maxGrowthPercent)}%), final ${verdict.finalMb} MB (${signed(verdict.finalGrowthPercent)}%): ` +
       `${verdict.pass ? 'PASS' : 'FAIL'} (limit +${verdict.limitPercent}%)${failed ? `; ${failed} requests FAILED` : ''}\n`)
-    const file = join(WORK_DIR, `soak-${new Date(started).toISOString().replace(/[:.]/g, '-')}.json`)
-    writeFileSync(file, JSON.stringify({
+    const file = saveRun(WORK_DIR, 'soak', {
       startedAt: new Date(started).toISOString(),
       settings: { seconds, connections: options.connections, operations: [...READS, 'W2'], poolSize: options.poolSize, sampleEveryMs: SAMPLE_EVERY_MS },
       environment: { node: process.version, cpus: cpus().length, postgres: await serverVersion(options.serverUrl) },
       verdict, load, samples,
-    }, null, 2))
+    })
     log(`results saved to ${file}`)
     return verdict.pass && failed === 0 ? 0 : 1
   } finally {

@@ -6,7 +6,7 @@
 // (access listeners included) and every request succeeds. Results in
 // .work/tenants-<timestamp>.json; the databases are dropped unless --keep-databases.
 import { cpus } from 'node:os'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { SECTIONS } from '../../server/config/schema.ts'
 import { maxConnectionsOf, sampleConnections } from './connection-sampler.ts'
@@ -15,6 +15,7 @@ import { startEntityctl } from './entityctl-process.ts'
 import type { EntityctlSetup } from './entityctl-process.ts'
 import { closeHttpAgent } from './http-request.ts'
 import { REPO_ROOT, WORK_DIR } from './options.ts'
+import { progressLog, saveRun } from './report.ts'
 import type { Options } from './options.ts'
 import { freePort } from './server-process.ts'
 import type { ServerProcess } from './server-process.ts'
@@ -27,7 +28,7 @@ const SAMPLE_EVERY_MS = 250
 /** Runs the measurement; the exit code is 0 when the bound held and every request succeeded. */
 export async function runTenants(options: Options, count: number): Promise<number> {
   const started = Date.now()
-  const log = (line: string) => console.log(`[tenants ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`)
+  const log = progressLog('tenants', started)
   const workDir = join(WORK_DIR, 'tenants')
   mkdirSync(workDir, { recursive: true })
   rmSync(join(workDir, 'entityctl.log'), { force: true })
@@ -64,13 +65,12 @@ export async function runTenants(options: Options, count: number): Promise<numbe
       `listeners) against a bound of ${bound}; cluster at most ${connections.maxCluster} of max_connections ` +
       `${connections.clusterMaxConnections}; ${clients.failed} requests failed, ` +
       `${clients.tenantsWithoutRead.length} tenants without a read: ${pass ? 'PASS' : 'FAIL'}\n`)
-    const file = join(WORK_DIR, `tenants-${new Date(started).toISOString().replace(/[:.]/g, '-')}.json`)
-    writeFileSync(file, JSON.stringify({
+    const file = saveRun(WORK_DIR, 'tenants', {
       startedAt: new Date(started).toISOString(),
       settings: { tenants: count, seconds: options.durationSeconds, read: TENANT_READ, maxConnections: bound, poolSizePerTenant: poolSize },
       environment: { node: process.version, cpus: cpus().length, postgres: await serverVersion(options.serverUrl) },
       pass, connections, clients, samples,
-    }, null, 2))
+    })
     log(`results saved to ${file}`)
     return pass ? 0 : 1
   } finally {
