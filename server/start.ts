@@ -34,8 +34,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const config = loadConfig(options.configPath)
   // Asynchronous, batched log writes (http/log-lines.ts): a write per request line was a
   // system call per request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
-  const logger = options.logger ?? pino({ level: config.Server.LogLevel }, new LogLines())
-  const logFlush = setInterval(() => logger.flush(), LOG_FLUSH_MS).unref()
+  const lines = options.logger ? undefined : new LogLines()
+  const logger = options.logger ?? pino({ level: config.Server.LogLevel }, lines)
+  const logFlush = setInterval(() => lines?.writePending(), LOG_FLUSH_MS).unref()
   const model = await loadModel(projectPath(config.Server.PluginsDir))
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const database = await openDatabaseServer(config, logger)

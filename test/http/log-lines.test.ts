@@ -40,4 +40,26 @@ describe('LogLines', () => {
     await flushed(again)
     expect(file.read().trim().split('\n')).toHaveLength(3)
   })
+
+  it('writes pending lines every second without syncing the file; only flush syncs', async () => {
+    const file = logFile()
+    await new Promise((resolve) => file.destination.once('ready', resolve))
+    const syncs: number[] = []
+    const flush = file.destination.flush.bind(file.destination)
+    file.destination.flush = (done?: (error?: Error) => void) => {
+      syncs.push(Date.now())
+      flush(done)
+    }
+    const lines = new LogLines(file.destination)
+    lines.write('one\n')
+    lines.writePending()
+    lines.writePending() // nothing pending: nothing written
+    await new Promise<void>((resolve) => file.destination.once('write', () => resolve()))
+    expect(file.read()).toBe('one\n')
+    expect(syncs).toHaveLength(0)
+    lines.write('two\n')
+    await flushed(lines)
+    expect(file.read()).toBe('one\ntwo\n')
+    expect(syncs).toHaveLength(1)
+  })
 })
