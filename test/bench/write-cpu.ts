@@ -1,0 +1,82 @@
+// CPU per W2 write without HTTP, for working on the write engine: entityctl's unit of work
+// (load, rules, one write statement) against the floor's one hand-written statement, each
+// run in this process, one write after another, on the databases a bench run kept
+// (`npm run bench -- --keep-databases`). process.cpuUsage() counts this process only, so
+// neither PostgreSQL nor a load generator nor the HTTP stack blurs the figure.
+//
+//   node test/bench/write-cpu.ts [--writes 3000] [--rounds 3]
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { loadConfig, projectPath } from '../../server/config/load-config.ts'
+import { loadModel } from '../../server/model/load-plugins.ts'
+import { poolSession } from '../../server/persistence/session.ts'
+import { parentsReachedBy } from '../../server/rules/dependencies.ts'
+import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
+import { patchLineQuantity } from './floor-sql.ts'
+import { WORK_DIR } from './options.ts'
+
+const { values: args } = parseArgs({
+  options: {
+    writes: { type: 'string', default: '3000' },
+    rounds: { type: 'string', default: '3' },
+    tenant: { type: 'string', default: 'bench' },
+    'floor-database': { type: 'string', default: 'bench_floor' },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (args.help) {
+  process.stdout.write(`node test/bench/write-cpu.ts [--writes n] [--rounds n] [--tenant bench] [--floor-database bench_floor]
+CPU (user and system µs) per W2 write in this process: entityctl's unit of work against the
+floor's statement, alternating, after \`npm run bench -- --keep-databases\`.\n`)
+  process.exit(0)
+}
+const writes = Number(args.writes)
+const WARM_UP = 300
+
+// The configuration the bench run wrote: its Database:ConnectionString, tenant and keys.
+const config = loadConfig(join(WORK_DIR, 'entityctl.json'))
+const model = await loadModel(projectPath(config.Server.PluginsDir))
+const tenants = new TenantRegistry(config, model, config.Database.ConnectionString)
+const floorUrl = new URL(config.Database.ConnectionString)
+floorUrl.pathname = `/${args['floor-database']}`
+const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: 1 })
+const OrderLine = model.entities.get('OrderLine')!
+
+try {
+  await tenants.use(args.tenant, async (database) => {
+    const { rows } = await database.pool.query<{ Guid: string }>(
+      `select distinct on ("Order_Guid") "Guid" from "OrderLine" order by "Order_Guid", "Guid" limit 2000`,
+    )
+    const lines = rows.map((row) => row.Guid)
+    const session = poolSession(database)
+    const reached = parentsReachedBy(model, OrderLine, ['Quantity'])
+    const entityctlWrite = (i: number) =>
+      session.write(async (unit) => {
+        const [line] = await unit.load([{ entity: OrderLine, key: lines[i % lines.length], parents: reached }])
+        line.values.Quantity = 1 + (i % 7)
+      })
+    const floorWrite = (i: number) => floor.query({ name: 'w2', text: patchLineQuantity, values: [lines[i % lines.length], 1 + (i % 7)] })
+
+    for (let round = 1; round <= Number(args.rounds); round++) {
+      const ours = await measure(entityctlWrite)
+      const theirs = await measure(floorWrite)
+      process.stdout.write(
+        `round ${round}: entityctl user ${ours.user} sys ${ours.system} µs/write, ` +
+          `floor user ${theirs.user} sys ${theirs.system} µs/write, ` +
+          `floor/entityctl CPU ${((theirs.user + theirs.system) / (ours.user + ours.system)).toFixed(2)}\n`,
+      )
+    }
+  })
+} finally {
+  await floor.end()
+  await tenants.close()
+}
+
+async function measure(write: (i: number) => Promise<unknown>): Promise<{ user: number; system: number }> {
+  for (let i = 0; i < WARM_UP; i++) await write(i)
+  const before = process.cpuUsage()
+  for (let i = 0; i < writes; i++) await write(i)
+  const used = process.cpuUsage(before)
+  return { user: Math.round(used.user / writes), system: Math.round(used.system / writes) }
+}
