@@ -4,7 +4,7 @@
 // (`npm run bench -- --keep-databases`). process.cpuUsage() counts this process only, so
 // neither PostgreSQL nor a load generator nor the HTTP stack blurs the figure.
 //
-//   node test/bench/write-cpu.ts [--writes 3000] [--rounds 3]
+//   node test/bench/write-cpu.ts [--writes 3000] [--rounds 3] [--concurrency 1]
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -20,18 +20,21 @@ const { values: args } = parseArgs({
   options: {
     writes: { type: 'string', default: '3000' },
     rounds: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '1' },
     tenant: { type: 'string', default: 'bench' },
     'floor-database': { type: 'string', default: 'bench_floor' },
     help: { type: 'boolean', default: false },
   },
 })
 if (args.help) {
-  process.stdout.write(`node test/bench/write-cpu.ts [--writes n] [--rounds n] [--tenant bench] [--floor-database bench_floor]
+  process.stdout.write(`node test/bench/write-cpu.ts [--writes n] [--rounds n] [--concurrency n] [--tenant bench] [--floor-database bench_floor]
 CPU (user and system µs) per W2 write in this process: entityctl's unit of work against the
-floor's statement, alternating, after \`npm run bench -- --keep-databases\`.\n`)
+floor's statement, alternating, after \`npm run bench -- --keep-databases\`. --concurrency n
+keeps n writes in flight (on different orders), as n HTTP connections would.\n`)
   process.exit(0)
 }
 const writes = Number(args.writes)
+const concurrency = Number(args.concurrency)
 const WARM_UP = 300
 
 // The configuration the bench run wrote: its Database:ConnectionString, tenant and keys.
@@ -40,7 +43,8 @@ const model = await loadModel(projectPath(config.Server.PluginsDir))
 const tenants = new TenantRegistry(config, model, config.Database.ConnectionString)
 const floorUrl = new URL(config.Database.ConnectionString)
 floorUrl.pathname = `/${args['floor-database']}`
-const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: 1 })
+// The floor gets as many connections as one tenant of entityctl.
+const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: config.Database.PoolSizePerTenant })
 const OrderLine = model.entities.get('OrderLine')!
 
 try {
@@ -74,9 +78,18 @@ try {
 }
 
 async function measure(write: (i: number) => Promise<unknown>): Promise<{ user: number; system: number }> {
-  for (let i = 0; i < WARM_UP; i++) await write(i)
+  await inFlight(WARM_UP, write)
   const before = process.cpuUsage()
-  for (let i = 0; i < writes; i++) await write(i)
+  await inFlight(writes, write)
   const used = process.cpuUsage(before)
   return { user: Math.round(used.user / writes), system: Math.round(used.system / writes) }
+}
+
+/** `count` writes, `concurrency` at a time; writes in flight together are on different orders. */
+async function inFlight(count: number, write: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0
+  const writer = async () => {
+    while (next < count) await write(next++)
+  }
+  await Promise.all(Array.from({ length: concurrency }, writer))
 }
