@@ -1,6 +1,6 @@
 // CPU per W2 write without HTTP, for working on the write engine: entityctl's unit of work
 // (load, rules, one write statement) against the floor's one hand-written statement, each
-// run in this process, one write after another, on the databases a bench run kept
+// run in this process, one write at a time or --concurrency in flight, on the databases a bench run kept
 // (`npm run bench -- --keep-databases`). process.cpuUsage() counts this process only, so
 // neither PostgreSQL nor a load generator nor the HTTP stack blurs the figure.
 //
@@ -33,48 +33,59 @@ floor's statement, alternating, after \`npm run bench -- --keep-databases\`. --c
 keeps n writes in flight (on different orders), as n HTTP connections would.\n`)
   process.exit(0)
 }
-const writes = Number(args.writes)
-const concurrency = Number(args.concurrency)
+const writes = positive('writes')
+const rounds = positive('rounds')
+const concurrency = positive('concurrency')
 const WARM_UP = 300
 
-// The configuration the bench run wrote: its Database:ConnectionString, tenant and keys.
-const config = loadConfig(join(WORK_DIR, 'entityctl.json'))
-const model = await loadModel(projectPath(config.Server.PluginsDir))
-const tenants = new TenantRegistry(config, model, config.Database.ConnectionString)
-const floorUrl = new URL(config.Database.ConnectionString)
-floorUrl.pathname = `/${args['floor-database']}`
-// The floor gets as many connections as one tenant of entityctl.
-const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: config.Database.PoolSizePerTenant })
-const OrderLine = model.entities.get('OrderLine')!
+main().catch((error: Error & { code?: string }) => {
+  const hint = error.code === '3D000' ? '; run `npm run bench -- --keep-databases` first' : ''
+  process.stderr.write(`write-cpu: ${error.message}${hint}\n`)
+  process.exitCode = 1
+})
 
-try {
-  await tenants.use(args.tenant, async (database) => {
-    const { rows } = await database.pool.query<{ Guid: string }>(
-      `select distinct on ("Order_Guid") "Guid" from "OrderLine" order by "Order_Guid", "Guid" limit 2000`,
-    )
-    const lines = rows.map((row) => row.Guid)
-    const session = poolSession(database)
-    const reached = parentsReachedBy(model, OrderLine, ['Quantity'])
-    const entityctlWrite = (i: number) =>
-      session.write(async (unit) => {
-        const [line] = await unit.load([{ entity: OrderLine, key: lines[i % lines.length], parents: reached }])
-        line.values.Quantity = 1 + (i % 7)
-      })
-    const floorWrite = (i: number) => floor.query({ name: 'w2', text: patchLineQuantity, values: [lines[i % lines.length], 1 + (i % 7)] })
+async function main(): Promise<void> {
+  // The configuration the bench run wrote: its Database:ConnectionString, tenant and keys.
+  const config = loadConfig(join(WORK_DIR, 'entityctl.json'))
+  const model = await loadModel(projectPath(config.Server.PluginsDir))
+  const tenants = new TenantRegistry(config, model, config.Database.ConnectionString)
+  const floorUrl = new URL(config.Database.ConnectionString)
+  floorUrl.pathname = `/${args['floor-database']}`
+  // The floor gets as many connections as one tenant of entityctl.
+  const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: config.Database.PoolSizePerTenant })
+  const OrderLine = model.entities.get('OrderLine')!
 
-    for (let round = 1; round <= Number(args.rounds); round++) {
-      const ours = await measure(entityctlWrite)
-      const theirs = await measure(floorWrite)
-      process.stdout.write(
-        `round ${round}: entityctl user ${ours.user} sys ${ours.system} µs/write, ` +
-          `floor user ${theirs.user} sys ${theirs.system} µs/write, ` +
-          `floor/entityctl CPU ${((theirs.user + theirs.system) / (ours.user + ours.system)).toFixed(2)}\n`,
+  try {
+    const ran = await tenants.use(args.tenant, async (database) => {
+      const { rows } = await database.pool.query<{ Guid: string }>(
+        `select distinct on ("Order_Guid") "Guid" from "OrderLine" order by "Order_Guid", "Guid" limit 2000`,
       )
-    }
-  })
-} finally {
-  await floor.end()
-  await tenants.close()
+      const lines = rows.map((row) => row.Guid)
+      const session = poolSession(database)
+      const reached = parentsReachedBy(model, OrderLine, ['Quantity'])
+      const entityctlWrite = (i: number) =>
+        session.write(async (unit) => {
+          const [line] = await unit.load([{ entity: OrderLine, key: lines[i % lines.length], parents: reached }])
+          line.values.Quantity = 1 + (i % 7)
+        })
+      const floorWrite = (i: number) => floor.query({ name: 'w2', text: patchLineQuantity, values: [lines[i % lines.length], 1 + (i % 7)] })
+
+      for (let round = 1; round <= rounds; round++) {
+        const ours = await measure(entityctlWrite)
+        const theirs = await measure(floorWrite)
+        process.stdout.write(
+          `round ${round}: entityctl user ${ours.user} sys ${ours.system} µs/write, ` +
+            `floor user ${theirs.user} sys ${theirs.system} µs/write, ` +
+            `floor/entityctl CPU ${((theirs.user + theirs.system) / (ours.user + ours.system)).toFixed(2)}\n`,
+        )
+      }
+      return true
+    })
+    if (!ran) throw new Error(`no tenant '${args.tenant}' in ${join(WORK_DIR, 'entityctl.json')}; run \`npm run bench -- --keep-databases\` first.`)
+  } finally {
+    await floor.end()
+    await tenants.close()
+  }
 }
 
 async function measure(write: (i: number) => Promise<unknown>): Promise<{ user: number; system: number }> {
@@ -92,4 +103,11 @@ async function inFlight(count: number, write: (i: number) => Promise<unknown>): 
     while (next < count) await write(next++)
   }
   await Promise.all(Array.from({ length: concurrency }, writer))
+}
+
+function positive(name: 'writes' | 'rounds' | 'concurrency'): number {
+  const value = Number(args[name])
+  if (Number.isInteger(value) && value >= 1) return value
+  process.stderr.write(`write-cpu: --${name} must be a whole number of at least 1, not '${args[name]}'\n`)
+  process.exit(2)
 }
