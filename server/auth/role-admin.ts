@@ -51,9 +51,7 @@ export async function grantResponsibility(db: TenantDatabase, roleName: string, 
   await write(db, async (unit) => {
     const role = await roleNamed(unit, db, roleName)
     const responsibility = await responsibilityNamed(unit, db, responsibilityName)
-    const link = { Role: role.key, Responsibility: responsibility.key }
-    if ((await unit.find(entity(unit, 'RoleResponsibility'), link)).length > 0) return
-    Object.assign(unit.create(entity(unit, 'RoleResponsibility')).values, link)
+    await link(unit, 'RoleResponsibility', { Role: role.key, Responsibility: responsibility.key })
   })
   return roleSummary(db, roleName)
 }
@@ -62,9 +60,8 @@ export async function revokeResponsibility(db: TenantDatabase, roleName: string,
   await write(db, async (unit) => {
     const role = await roleNamed(unit, db, roleName)
     const responsibility = await responsibilityNamed(unit, db, responsibilityName)
-    const [link] = await unit.find(entity(unit, 'RoleResponsibility'), { Role: role.key, Responsibility: responsibility.key })
-    if (!link) throw new UserAdminError(`Role '${role.values.Name}' does not have responsibility '${responsibility.values.Name}'.`)
-    unit.remove(link)
+    await unlink(unit, 'RoleResponsibility', { Role: role.key, Responsibility: responsibility.key },
+      `Role '${role.values.Name}' does not have responsibility '${responsibility.values.Name}'.`)
   })
   return roleSummary(db, roleName)
 }
@@ -93,9 +90,7 @@ export async function grantRole(db: TenantDatabase, username: string, roleName: 
   await write(db, async (unit) => {
     const user = await userNamed(unit, db, username)
     const role = await roleNamed(unit, db, roleName)
-    const link = { User: user.key, Role: role.key }
-    if ((await unit.find(entity(unit, 'UserRole'), link)).length > 0) return
-    Object.assign(unit.create(entity(unit, 'UserRole')).values, link)
+    await link(unit, 'UserRole', { User: user.key, Role: role.key })
   })
 }
 
@@ -103,9 +98,7 @@ export async function revokeRole(db: TenantDatabase, username: string, roleName:
   await write(db, async (unit) => {
     const user = await userNamed(unit, db, username)
     const role = await roleNamed(unit, db, roleName)
-    const [link] = await unit.find(entity(unit, 'UserRole'), { User: user.key, Role: role.key })
-    if (!link) throw new UserAdminError(`User '${user.values.Username}' does not have role '${role.values.Name}'.`)
-    unit.remove(link)
+    await unlink(unit, 'UserRole', { User: user.key, Role: role.key }, `User '${user.values.Username}' does not have role '${role.values.Name}'.`)
   })
 }
 
@@ -139,6 +132,19 @@ async function write<T>(db: TenantDatabase, work: (unit: UnitOfWork) => Promise<
 
 function entity(unit: UnitOfWork, name: string) {
   return unit.model.entities.get(name)!
+}
+
+/** Creates the link row (UserRole, RoleResponsibility) unless it exists: granting twice is a no-op. */
+async function link(unit: UnitOfWork, linkEntity: string, ends: Record<string, string>): Promise<void> {
+  if ((await unit.find(entity(unit, linkEntity), ends)).length > 0) return
+  Object.assign(unit.create(entity(unit, linkEntity)).values, ends)
+}
+
+/** Removes the link row; revoking what was never granted is the admin's mistake (`missing`). */
+async function unlink(unit: UnitOfWork, linkEntity: string, ends: Record<string, string>, missing: string): Promise<void> {
+  const [row] = await unit.find(entity(unit, linkEntity), ends)
+  if (!row) throw new UserAdminError(missing)
+  unit.remove(row)
 }
 
 async function roleNamed(unit: UnitOfWork, db: TenantDatabase, name: string): Promise<Entry> {
