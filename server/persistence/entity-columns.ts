@@ -13,7 +13,7 @@ export interface Column {
   /** The property holding the value (a reference holds its target's key). */
   readonly property: string
   readonly column: string
-  /** The SQL type an array of its values is cast to on write. */
+  /** The SQL type its values are cast to on write. */
   readonly sqlType: string
   readonly kind: 'scalar' | 'reference'
   readonly encrypted: boolean

@@ -135,6 +135,41 @@ describe('a write is its loads and one statement', () => {
   })
 })
 
+describe('rows of a table go into the write as a VALUES list, or as arrays when there are many', () => {
+  it('writes a few rows as a VALUES list', async () => {
+    const { lines } = await newOrder()
+    const { statements } = await recorder.during(() => call(`${server.api}/OrderLines(${lines[0]})`, { method: 'PATCH', token, body: { Quantity: 4 } }))
+    expect(statements[1]).toMatch(/update "OrderLine" t set .* from \(values \(\$1::uuid, \$2::int, \$3::int, \$4::numeric\(14,2\)\)\) as v\("Guid", "_Version", "Quantity", "LineTotal"\)/s)
+    expect(statements[1]).not.toContain('unnest(')
+  })
+
+  it('inserts, updates and deletes many rows through unnest, with the same results', async () => {
+    const category = `Batch ${number}`
+    const repriced = []
+    for (let i = 0; i < 10; i++) repriced.push((await post('Products', { Code: `B${number}-${i}`, Name: `Batch product ${i}`, Category: category, Price: 10 + i })).Guid)
+    const reprice = await recorder.during(() => call(`${server.api}/Products/Reprice`, { method: 'POST', token, body: { category, percent: 10 } }))
+    expect(reprice.result.body.value).toBe(10)
+    expect(reprice.statements.at(-1)).toMatch(/update "Product" t set .* from unnest\(\$1::uuid\[\], \$2::int\[\]/s)
+    const prices = await Promise.all(repriced.map(async (key) => (await call(`${server.api}/Products(${key})?$select=Price`, { token })).body.Price))
+    expect(prices).toEqual([11, 12.1, 13.2, 14.3, 15.4, 16.5, 17.6, 18.7, 19.8, 20.9])
+
+    const order = randomUUID()
+    const lines = repriced.map((product, i) => ({ 'Product@odata.bind': `Products(${product})`, Quantity: i + 1 }))
+    const created = await recorder.during(() =>
+      call(`${server.api}/Orders?$select=Total`, { method: 'POST', token, body: { Guid: order, Number: number++, 'Customer@odata.bind': `Customers(${customer})`, Lines: lines } }),
+    )
+    expect(created.result.status, created.result.text).toBe(200)
+    expect(created.result.body.Total).toBe(968) // Σ (i + 1) × 1.1 × (10 + i), i = 0…9
+    expect(created.statements[1]).toMatch(/insert into "Order" .* from \(values \(/s)
+    expect(created.statements[1]).toMatch(/insert into "OrderLine" .* from unnest\(/s)
+
+    const removed = await recorder.during(() => call(`${server.api}/Orders(${order})`, { method: 'DELETE', token }))
+    expect(removed.result.status).toBe(204)
+    expect(removed.statements.at(-1)).toMatch(/delete from "OrderLine" t using unnest\(/)
+    expect((await call(`${server.api}/OrderLines?$filter=Order/Guid eq ${order}&$count=true&$top=0`, { token })).body['@odata.count']).toBe(0)
+  })
+})
+
 describe('members bound to a new parent', () => {
   it('move there, and both parents are recomputed', async () => {
     const { order: from, lines } = await newOrder()
