@@ -5,6 +5,7 @@ import { namingPolicy, type NamingPolicy } from './model/naming.ts'
 import { AccessService } from './auth/access-service.ts'
 import { AccessTokens } from './auth/access-tokens.ts'
 import { SignInThrottle } from './auth/sign-in-throttle.ts'
+import { ReadPlans } from './odata/handlers/read-plans.ts'
 
 export interface Services extends AppDeps {
   readonly naming: NamingPolicy
@@ -14,6 +15,8 @@ export interface Services extends AppDeps {
    * (other instances learn of it by NOTIFY).
    */
   readonly access: AccessService
+  /** Reads compiled once per shape and caller. */
+  readonly readPlans: ReadPlans
   /** Credentials: access tokens (JWT) and the sign-in throttle. */
   readonly auth: { readonly tokens: AccessTokens; readonly throttle: SignInThrottle }
   /** Releases what the services hold (listeners, timers); called on shutdown. */
@@ -26,6 +29,7 @@ export function createServices(deps: AppDeps): Services {
     ...deps,
     naming: namingPolicy(deps.config.ApiOptions.EnableLowerCamelCase),
     access,
+    readPlans: new ReadPlans(),
     auth: {
       tokens: new AccessTokens(deps.config.JWT, (tenant) => deps.tenants.has(tenant)),
       throttle: new SignInThrottle(deps.config.SignIn),

@@ -79,7 +79,7 @@ async function respond(ctx: ApiContext, scope: RequestScope, target: MethodTarge
     const entity = scope.services.model.entities.get(returns.target)!
     const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
     const read = { ...bindCollectionRead(bindContextFor(scope, options), entity, options, scope.services.config.ApiOptions.DefaultSelect as 'Key'), keys }
-    ctx.body = await readCollection(scope, read, contextUrl(ctx, scope.services, entity, options.select, false), ctx)
+    ctx.body = await readCollection(scope, read, contextUrl(root, entity, options.select, false), ctx)
     return
   }
   if (returns.kind === 'reference') {
@@ -87,7 +87,7 @@ async function respond(ctx: ApiContext, scope: RequestScope, target: MethodTarge
     const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
     const context = bindContextFor(scope, options)
     const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, 'Key', 1)
-    const found = key ? await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(ctx, scope.services, entity, options.select, false, true)) : undefined
+    const found = key ? await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(root, entity, options.select, false, true)) : undefined
     if (!found) {
       ctx.status = 204
       ctx.body = null

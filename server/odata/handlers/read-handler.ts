@@ -1,6 +1,7 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
 // next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
-// parse → bind → compile → one statement → (virtual properties) → body.
+// parse → bind → compile → one statement → (virtual properties) → body. Parse, bind and
+// compile run once per shape of read and caller (read-plans.ts).
 
 import { QueryError, RequestError } from '../../errors.ts'
 import { countNodes } from '../parser/node-count.ts'
@@ -8,13 +9,16 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
 import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
-import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
+import type { BoundCollectionRead, BoundEntityByKey, BoundEntityRead } from '../semantic/bound.ts'
+import type { Target } from '../semantic/bind-path.ts'
+import type { CompiledQuery } from '../sql/sql-builder.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
 import { finishEntities } from '../serializer/finish-entities.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
+import type { PlannedRead } from './read-plans.ts'
 
 const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=true'
 
@@ -32,40 +36,77 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
     ctx.body = document
     return
   }
-  const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
-  const context = bindContextFor(scope, options)
-  const defaultSelect = services.config.ApiOptions.DefaultSelect as DefaultSelect
-  if (target.kind === 'collection') {
-    const read: BoundCollectionRead = { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
-    if (target.count) {
-      const count = compileCount(read)
-      const [row] = await scope.session.query<{ body: string }>(count.sql, count.params)
-      ctx.type = 'text/plain'
-      ctx.body = row.body
-      return
-    }
-    ctx.type = JSON_TYPE
-    ctx.body = await readCollection(scope, read, contextUrl(ctx, services, target.entity, options.select, options.apply !== undefined), ctx)
+  if (target.kind === 'collection' && target.count) {
+    const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
+    const count = compileCount(bindCollection(scope, target, options))
+    const [row] = await scope.session.query<{ body: string }>(count.sql, count.params)
+    ctx.type = 'text/plain'
+    ctx.body = row.body
     return
   }
-  if (target.kind === 'entity') {
-    const range = context.nextRange(target.entity)
-    const read: BoundEntityByKey = {
-      kind: 'entity',
-      entity: target.entity,
-      key: target.key,
-      parent: target.parent,
-      read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1),
-    }
-    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
-      throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
-    }
-    const found = await readEntity(scope, read, contextUrl(ctx, services, target.entity, options.select, false, true))
-    if (!found) throw RequestError.notFound(`${target.entity.setName}(${target.key || '…'}) does not exist.`)
-    ctx.set('ETag', found.etag)
+  if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
+  const inputs = { keys: pathKeys(target), root: serviceRoot(ctx, services) }
+  const planned = services.readPlans.read(scope.state.access, readShape(target, ctx.querystring), inputs, (given) =>
+    planRead(scope, withPathKeys(target, given.keys), ctx.querystring, given.root),
+  )
+  if (!planned.single) {
     ctx.type = JSON_TYPE
-    ctx.body = found.body
+    ctx.body = await runCollectionRead(scope, planned, ctx)
+    return
   }
+  const found = await runEntityRead(scope, planned.read, planned)
+  if (!found) throw RequestError.notFound(`${target.entity.setName}(${(target.kind === 'entity' && target.key) || '…'}) does not exist.`)
+  ctx.set('ETag', found.etag)
+  ctx.type = JSON_TYPE
+  ctx.body = found.body
+}
+
+type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
+
+/** Parse → bind → compile of a collection or entity read, for a root and the path's keys. */
+function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string): PlannedRead {
+  const options = parseReadOptions(querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  if (target.kind === 'collection') {
+    const read = bindCollection(scope, target, options)
+    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined) })
+    return { single: false, read: read.read, ...compiled }
+  }
+  const context = bindContextFor(scope, options)
+  const read: BoundEntityByKey = {
+    kind: 'entity',
+    entity: target.entity,
+    key: target.key,
+    parent: target.parent,
+    read: bindEntityRead(context, context.nextRange(target.entity), options.select, options.expand, defaultSelect(scope), 1),
+  }
+  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
+    throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
+  }
+  return { single: true, read: read.read, ...compileEntityRead(read, { context: contextUrl(root, target.entity, options.select, false, true) }) }
+}
+
+function bindCollection(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead {
+  return { ...bindCollectionRead(bindContextFor(scope, options), target.entity, options, defaultSelect(scope)), parent: target.parent }
+}
+
+function defaultSelect(scope: RequestScope): DefaultSelect {
+  return scope.services.config.ApiOptions.DefaultSelect as DefaultSelect
+}
+
+/** What makes two reads the same statement but for their keys: the path's shape and the query options. */
+function readShape(target: ReadTarget, querystring: string): string {
+  const parent = target.parent ? `${target.parent.navigation.entity.name}.${target.parent.navigation.name}` : ''
+  return `${target.kind} ${target.entity.name} ${parent}?${querystring}`
+}
+
+function pathKeys(target: ReadTarget): string[] {
+  return [target.parent?.key, target.kind === 'entity' ? target.key : undefined].filter((key): key is string => Boolean(key))
+}
+
+function withPathKeys(target: ReadTarget, keys: readonly string[]): ReadTarget {
+  const parent = target.parent && { ...target.parent, key: keys[0] }
+  if (target.kind === 'collection') return { ...target, parent }
+  return { ...target, parent, key: target.key ? keys[keys.length - 1] : target.key }
 }
 
 export function parseReadOptions(querystring: string, maxNodeCount: number): QueryOptionsSyntax {
@@ -87,22 +128,28 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 
 /** Runs a collection read; adds @odata.nextLink when the server paged it. */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string> {
-  const compiled = compileCollectionRead(read, { context })
+  return runCollectionRead(scope, { read: read.read, ...compileCollectionRead(read, { context }) }, ctx)
+}
+
+export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
+  return runEntityRead(scope, read.read, compileEntityRead(read, { context }))
+}
+
+async function runCollectionRead(scope: RequestScope, compiled: Omit<PlannedRead, 'single'>, ctx?: ApiContext): Promise<string> {
   logStatement(scope, compiled.sql)
   const [row] = await scope.session.query<{ body: string; more?: boolean }>(compiled.sql, compiled.params)
-  let body = finishEntities(row.body, read.read, scope.session.tenant.cipher)
+  let body = finishEntities(row.body, compiled.read, scope.session.tenant.cipher)
   if (row.more && compiled.nextSkip !== undefined && ctx) {
     body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, scope.services, compiled.nextSkip))}}`
   }
   return body
 }
 
-export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
-  const compiled = compileEntityRead(read, { context })
+async function runEntityRead(scope: RequestScope, read: BoundEntityRead, compiled: CompiledQuery): Promise<{ body: string; etag: string } | undefined> {
   logStatement(scope, compiled.sql)
   const [row] = await scope.session.query<{ body: string; etag: string }>(compiled.sql, compiled.params)
   if (!row) return undefined
-  return { body: finishEntities(row.body, read.read, scope.session.tenant.cipher, true), etag: row.etag }
+  return { body: finishEntities(row.body, read, scope.session.tenant.cipher, true), etag: row.etag }
 }
 
 /**

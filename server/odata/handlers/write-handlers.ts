@@ -105,7 +105,7 @@ async function reply(ctx: ApiContext, scope: RequestScope, entity: EntityModel, 
   // The writer may lack read permission on what it wrote; the reply shows it all the same.
   const replyContext = createBindContext(context.naming, undefined, context.limits, context.aliases)
   const read = bindEntityRead(replyContext, replyContext.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
-  const found = await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(ctx, scope.services, entity, options.select, false, true))
+  const found = await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(serviceRoot(ctx, scope.services), entity, options.select, false, true))
   if (!found) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
   ctx.status = status
   ctx.set('ETag', found.etag)

@@ -11,9 +11,9 @@ export function serviceRoot(ctx: ApiContext, services: Services): string {
   return `${configured ? configured.replace(/\/$/, '') : `${ctx.protocol}://${ctx.host}`}/api/`
 }
 
+/** `root` is the service root (serviceRoot). */
 export function contextUrl(
-  ctx: ApiContext,
-  services: Services,
+  root: string,
   entity: EntityModel,
   select: readonly SelectItemSyntax[] | undefined,
   aggregated: boolean,
@@ -21,5 +21,5 @@ export function contextUrl(
 ): string {
   const names = select?.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
   const projection = aggregated ? '()' : names?.length ? `(${names.join(',')})` : ''
-  return `${serviceRoot(ctx, services)}$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
+  return `${root}$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
 }
