@@ -9,9 +9,8 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
 import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
-import type { BoundCollectionRead, BoundEntityByKey, BoundEntityRead } from '../semantic/bound.ts'
+import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
-import type { CompiledQuery } from '../sql/sql-builder.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
 import { finishEntities } from '../serializer/finish-entities.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
@@ -54,7 +53,7 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
     ctx.body = await runCollectionRead(scope, planned, ctx)
     return
   }
-  const found = await runEntityRead(scope, planned.read, planned)
+  const found = await runEntityRead(scope, planned)
   if (!found) throw RequestError.notFound(`${target.entity.setName}(${(target.kind === 'entity' && target.key) || '…'}) does not exist.`)
   ctx.set('ETag', found.etag)
   ctx.type = JSON_TYPE
@@ -132,24 +131,27 @@ export async function readCollection(scope: RequestScope, read: BoundCollectionR
 }
 
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
-  return runEntityRead(scope, read.read, compileEntityRead(read, { context }))
+  return runEntityRead(scope, { read: read.read, ...compileEntityRead(read, { context }) })
 }
 
-async function runCollectionRead(scope: RequestScope, compiled: Omit<PlannedRead, 'single'>, ctx?: ApiContext): Promise<string> {
-  logStatement(scope, compiled.sql)
-  const [row] = await scope.session.query<{ body: string; more?: boolean }>(compiled.sql, compiled.params)
-  let body = finishEntities(row.body, compiled.read, scope.session.tenant.cipher)
-  if (row.more && compiled.nextSkip !== undefined && ctx) {
-    body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, scope.services, compiled.nextSkip))}}`
+/** A read's statement with what finishing its body needs. */
+type ReadStatement = Omit<PlannedRead, 'single'>
+
+async function runCollectionRead(scope: RequestScope, statement: ReadStatement, ctx?: ApiContext): Promise<string> {
+  logStatement(scope, statement.sql)
+  const [row] = await scope.session.query<{ body: string; more?: boolean }>(statement.sql, statement.params)
+  let body = finishEntities(row.body, statement.read, scope.session.tenant.cipher)
+  if (row.more && statement.nextSkip !== undefined && ctx) {
+    body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, scope.services, statement.nextSkip))}}`
   }
   return body
 }
 
-async function runEntityRead(scope: RequestScope, read: BoundEntityRead, compiled: CompiledQuery): Promise<{ body: string; etag: string } | undefined> {
-  logStatement(scope, compiled.sql)
-  const [row] = await scope.session.query<{ body: string; etag: string }>(compiled.sql, compiled.params)
+async function runEntityRead(scope: RequestScope, statement: ReadStatement): Promise<{ body: string; etag: string } | undefined> {
+  logStatement(scope, statement.sql)
+  const [row] = await scope.session.query<{ body: string; etag: string }>(statement.sql, statement.params)
   if (!row) return undefined
-  return { body: finishEntities(row.body, read, scope.session.tenant.cipher, true), etag: row.etag }
+  return { body: finishEntities(row.body, statement.read, scope.session.tenant.cipher, true), etag: row.etag }
 }
 
 /**
