@@ -4,7 +4,9 @@
 // read and its statement with those parameters as slots, so a repeated read skips parsing,
 // binding and compiling (about 20 µs of a key lookup's server CPU: README, Performance).
 //
-// A plan is made by compiling the read a second time, for made-up keys and root: it is kept
+// A shape is planned the second time it is read (a query seen once, as a client composing
+// filters sends many, costs no more than before), by compiling it once more for made-up keys
+// and root: the plan is kept
 // only when the two statements are the same text and their parameters differ exactly where an
 // input went in, as the input itself or followed by a fixed text (the context URL is the root
 // followed by `$metadata#…`). A key that a statement uses any other way (in its text, twice,
@@ -46,20 +48,25 @@ interface Plan {
 /** Shapes remembered per caller; a caller with more starts over (a client generating queries). */
 const PLANS_PER_CALLER = 256
 
+/** A shape read once so far; the next read plans it. */
+const SEEN = 'seen'
+
 export class ReadPlans {
   /** null: the shape's statement does not take its inputs as plain parameters. */
-  readonly #byCaller = new WeakMap<AccessContext, Map<string, Plan | null>>()
+  readonly #byCaller = new WeakMap<AccessContext, Map<string, Plan | null | typeof SEEN>>()
 
-  /** The read of `shape` with `inputs`: from its plan, or compiled (and planned) on first sight. */
+  /** The read of `shape` with `inputs`: from its plan, or compiled (and planned, on its second read). */
   read(access: AccessContext | undefined, shape: string, inputs: ReadInputs, compile: (inputs: ReadInputs) => PlannedRead): PlannedRead {
     if (!access) return compile(inputs)
     let plans = this.#byCaller.get(access)
     if (!plans) this.#byCaller.set(access, (plans = new Map()))
     const plan = plans.get(shape)
-    if (plan) return fill(plan, inputs)
+    if (plan && plan !== SEEN) return fill(plan, inputs)
     const read = compile(inputs)
     if (plan === undefined) {
       if (plans.size >= PLANS_PER_CALLER) plans.clear()
+      plans.set(shape, SEEN)
+    } else if (plan === SEEN) {
       plans.set(shape, planOf(read, inputs, compile))
     }
     return read
