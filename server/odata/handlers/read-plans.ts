@@ -6,13 +6,13 @@
 //
 // A shape is planned the second time it is read (a query seen once, as a client composing
 // filters sends many, costs no more than before), by compiling it once more for made-up keys
-// and root: the plan is kept
-// only when the two statements are the same text and their parameters differ exactly where an
-// input went in, as the input itself or followed by a fixed text (the context URL is the root
-// followed by `$metadata#…`). A key that a statement uses any other way (in its text, twice,
-// in an array) makes the shape unplanned, and such reads compile every time as before.
-// Plans belong to the caller's access context, because binding checks its permissions; a
-// change of roles gives the caller a new context and so new plans.
+// and root. The plan is kept only when the two statements are the same text and their
+// parameters differ exactly where an input went in, as the input itself or followed by a
+// fixed text (the context URL is the root followed by `$metadata#…`). A key that a statement
+// uses any other way (in its text, twice, in an array) leaves the shape unplanned, and its
+// reads compile every time as before. Plans belong to the caller's access context, because
+// binding checks its permissions; a change of roles gives the caller a new context and so new
+// plans.
 
 import type { AccessContext } from '../../auth/access-context.ts'
 import { newGuid } from '../../persistence/guid.ts'
