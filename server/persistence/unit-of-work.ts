@@ -278,8 +278,8 @@ export class UnitOfWork {
   }
 
   /**
-   * The flush statement: inserts and updates batched per table (one array parameter per
-   * column), deletes, and a final check that every updated or deleted row still had its
+   * The flush statement: inserts, updates and deletes batched per table (rowSource: a VALUES
+   * list or arrays), and a final check that every updated or deleted row still had its
    * version; otherwise `_conflict` raises and nothing of the statement stays.
    */
   #writeStatement(): { text: string; params: unknown[]; written: WrittenRow[]; entries: Entry[] } | undefined {
