@@ -8,7 +8,7 @@ import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
 import { AccessService } from '../../server/auth/access-service.ts'
 import { checkRoleDeletable, checkRoleParent } from '../../server/auth/role-rules.ts'
-import { addRole, grantResponsibility, grantRole, revokeRole, setRoleParent } from '../../server/auth/role-admin.ts'
+import { addRole, grantResponsibility, grantRole, revokeResponsibility, revokeRole, setRoleParent } from '../../server/auth/role-admin.ts'
 import { ServiceError } from '../../server/errors.ts'
 import { plainSql } from '../../server/persistence/sql.ts'
 import { ADMIN, call, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
@@ -132,11 +132,14 @@ describe('access through the hierarchy', () => {
     await eventually(async () => expect((await tree()).status).toBe(200), 1_000)
     await revokeRole(db, CLERK.username, 'Sales')
     await eventually(async () => expect((await tree()).status).toBe(403), 1_000)
-    // The direct holder has it too; a sibling branch does not.
+    // A sibling branch does not. Clerks carries ReadNotes, so the notes turning readable shows
+    // the server has heard of the new role before the tree is asked again.
+    await grantResponsibility(db, 'Clerks', 'ReadNotes')
     await grantRole(db, CLERK.username, 'Clerks')
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await eventually(async () => expect((await call(`${server.api}/Notes`, { token: accessToken })).status).toBe(200), 1_000)
     expect((await tree()).status).toBe(403)
     await revokeRole(db, CLERK.username, 'Clerks')
+    await revokeResponsibility(db, 'Clerks', 'ReadNotes')
   })
 
   it('resolves roles, responsibilities and permissions through any depth, with a recursive query', async () => {
