@@ -59,7 +59,16 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   }
   const result = method.kind === 'read' ? await scope.session.read(run) : await scope.session.write(run)
   if (method.kind === 'modify') scope.services.access.invalidateTenant(scope.session.tenant.tenant)
-  await respond(result)
+  try {
+    await respond(result)
+  } catch (error) {
+    // A modify method's changes are saved by now (outside a workflow): its answer says so,
+    // as a write's does when its reply cannot be read (write-handlers.ts, answered).
+    if (method.kind !== 'modify' || scope.state.session) throw error
+    scope.state.log.warn({ err: error }, 'method saved its changes; its reply could not be read')
+    ctx.status = 204
+    ctx.body = null
+  }
 }
 
 /** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */

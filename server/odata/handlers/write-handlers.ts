@@ -25,14 +25,14 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
   const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, body).key)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
-  if (prefers(ctx, 'return=minimal')) {
+  const minimal = prefers(ctx, 'return=minimal')
+  if (minimal || !(await answered(ctx, scope, reply, key))) {
     ctx.status = 204
     ctx.set('OData-EntityId', location)
     ctx.set('Location', location)
-    ctx.set('Preference-Applied', 'return=minimal')
+    if (minimal) ctx.set('Preference-Applied', 'return=minimal')
     return
   }
-  await answer(ctx, scope, reply, key)
   ctx.set('Location', location)
 }
 
@@ -50,11 +50,10 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
   })
   afterWrite(scope, entity)
   const wantsBody = reply.options.select !== undefined || reply.options.expand !== undefined || prefers(ctx, 'return=representation')
-  if (!wantsBody) {
+  if (!wantsBody || !(await answered(ctx, scope, reply, key))) {
     ctx.status = 204
     return
   }
-  await answer(ctx, scope, reply, key)
   if (prefers(ctx, 'return=representation')) ctx.set('Preference-Applied', 'return=representation')
 }
 
@@ -144,14 +143,31 @@ function bindReply(ctx: ApiContext, scope: RequestScope, entity: EntityModel): R
   return { options, entity, read, context: contextUrl(serviceRoot(ctx, scope.services), entity, options.select, false, true) }
 }
 
-/** Reads the written entity through the read path and answers with it (200, ETag). */
-async function answer(ctx: ApiContext, scope: RequestScope, reply: Reply, key: string): Promise<void> {
-  const found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, reply.context)
-  if (!found) throw RequestError.notFound(`${reply.entity.setName}(${key}) does not exist.`)
+/**
+ * Reads the written entity through the read path and answers with it (200, ETag); false when
+ * it cannot. The write is saved by then, so its answer must say so: a reply whose statement
+ * fails on the data (a cast in an expanded $filter, the database gone a moment) or finds the
+ * entity deleted meanwhile leaves the caller to answer 204, as for return=minimal, rather than
+ * an error a client would retry into a duplicate. What went wrong is logged. (Everything that
+ * can be checked without the data was bound before the write: bindReply.)
+ */
+async function answered(ctx: ApiContext, scope: RequestScope, reply: Reply, key: string): Promise<boolean> {
+  let found: Awaited<ReturnType<typeof readEntity>>
+  try {
+    found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, reply.context)
+  } catch (error) {
+    // In a workflow (a session of its own) nothing is saved before the commit, and the failed
+    // statement spoiled its transaction: the error stands, and the request is not recorded.
+    if (scope.state.session) throw error
+    scope.state.log.warn({ err: error }, 'write saved; its reply could not be read')
+    return false
+  }
+  if (!found) return false
   ctx.status = 200
   ctx.set('ETag', found.etag)
   ctx.type = 'application/json; odata.metadata=minimal'
   ctx.body = found.body
+  return true
 }
 
 function bodyContext(scope: RequestScope, unit: UnitOfWork): BodyContext {

@@ -3,7 +3,7 @@
 import { entity, method, p, plugin } from 'entityctl/plugin'
 
 const Tally = entity('Tally', {
-  properties: { Count: p.integer().required() },
+  properties: { Count: p.integer().required(), Label: p.text() },
   methods: {
     Bump: method.modify('Adds one and answers with the tally', { returns: p.reference('Tally') }, (tally) => {
       tally.Count = tally.Count + 1
