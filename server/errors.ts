@@ -40,27 +40,49 @@ export const STATUS_OF_CODE = {
 
 export type ErrorCode = keyof typeof STATUS_OF_CODE
 
+/**
+ * An error answer stays small whatever the request held: at most MAX_DETAILS details (the
+ * others are counted), and texts that quote a client's input are shortened. A body of
+ * 200,000 bad members is one short answer and one short log line, not megabytes of each.
+ */
+export const ERROR_BOUNDS = { maxDetails: 20, messageChars: 2000, detailChars: 500, targetChars: 200 } as const
+
+/** `text` cut to `max` characters, with a marker saying how much was left out. */
+export function shortened(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`
+}
+
 export class ServiceError extends Error {
   readonly code: ErrorCode
   readonly status: number
   readonly target: string | undefined
+  /** The first ERROR_BOUNDS.maxDetails details; omittedDetails counts the rest. */
   readonly details: readonly ErrorDetail[]
+  readonly omittedDetails: number
   /** Extra response headers, e.g. WWW-Authenticate or Retry-After. */
   readonly headers: Readonly<Record<string, string>>
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { target?: string; details?: readonly ErrorDetail[]; headers?: Record<string, string> } = {},
+    options: { target?: string; details?: readonly ErrorDetail[]; omittedDetails?: number; headers?: Record<string, string> } = {},
   ) {
-    super(message)
+    super(shortened(message, ERROR_BOUNDS.messageChars))
     this.name = 'ServiceError'
     this.code = code
     this.status = STATUS_OF_CODE[code]
-    this.target = options.target
-    this.details = options.details ?? []
+    this.target = options.target === undefined ? undefined : shortened(options.target, ERROR_BOUNDS.targetChars)
+    const details = options.details ?? []
+    this.details = details.slice(0, ERROR_BOUNDS.maxDetails).map(boundedDetail)
+    this.omittedDetails = (options.omittedDetails ?? 0) + Math.max(0, details.length - ERROR_BOUNDS.maxDetails)
     this.headers = options.headers ?? {}
   }
+}
+
+function boundedDetail(detail: ErrorDetail): ErrorDetail {
+  const message = shortened(detail.message, ERROR_BOUNDS.detailChars)
+  const target = detail.target === undefined ? undefined : shortened(detail.target, ERROR_BOUNDS.targetChars)
+  return message === detail.message && target === detail.target ? detail : { ...detail, message, ...(target === undefined ? {} : { target }) }
 }
 
 /** Quotes the text around a position, the way parse errors point at the problem. */
@@ -127,6 +149,9 @@ export const RequestError = {
     }),
   unsupportedMediaType: (type: string) =>
     new ServiceError('UnsupportedMediaType', `Request bodies must be application/json, not '${type}'.`),
+  /** A body's size in entities (odata/handlers/body-reader.ts): `found` says what passed the limit. */
+  bodyLimitExceeded: (limit: string, allowed: number, found: string) =>
+    new ServiceError('QueryLimitExceeded', `${limit} is ${allowed}; ${found}. Send it in several requests.`, { target: limit }),
   payloadTooLarge: (limit: number) =>
     new ServiceError('PayloadTooLarge', `The request body is larger than ApiOptions:MaxBodyBytes (${limit} bytes).`),
   preconditionFailed: () =>
@@ -155,6 +180,8 @@ function unauthorized(message: string): ServiceError {
 }
 
 export function validationFailed(details: readonly ErrorDetail[]): ServiceError {
-  const summary = details.map((d) => (d.target ? `${d.target}: ${d.message}` : d.message)).join('; ')
-  return new ServiceError('ValidationFailed', `Validation failed: ${summary}`, { details })
+  const listed = details.slice(0, ERROR_BOUNDS.maxDetails).map(boundedDetail)
+  const summary = listed.map((d) => (d.target ? `${d.target}: ${d.message}` : d.message)).join('; ')
+  const more = details.length - listed.length
+  return new ServiceError('ValidationFailed', `Validation failed: ${summary}${more > 0 ? `; and ${more} more` : ''}`, { details })
 }

@@ -13,6 +13,8 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
   } catch (thrown) {
     const error = thrown instanceof ServiceError ? thrown : (translateDatabaseError(thrown) ?? fromKoa(thrown))
     if (error) {
+      // The handler may have set them before it failed; an error answer never carries them.
+      for (const name of SUCCESS_HEADERS) ctx.remove(name)
       ctx.status = error.status
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
       ctx.body = { error: errorBody(error) }
@@ -28,12 +30,17 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
   }
 }
 
+/** Headers of a write's success: a client must not take an error for a saved entity. */
+const SUCCESS_HEADERS = ['Location', 'OData-EntityId', 'ETag', 'Preference-Applied']
+
+/** Details beyond the first few (errors.ts ERROR_BOUNDS) are counted in an instance annotation. */
 export function errorBody(error: ServiceError): Record<string, unknown> {
   return {
     code: error.code,
     message: error.message,
     ...(error.target ? { target: error.target } : {}),
     ...(error.details.length ? { details: error.details } : {}),
+    ...(error.omittedDetails ? { '@entityctl.omittedDetails': error.omittedDetails } : {}),
   }
 }
 

@@ -7,8 +7,11 @@
 // next to nothing.
 // Lines wait at most until the next `writePending` (start.ts calls it every second) or
 // `flush` (on stop: the lines are written and synced).
+// A line longer than MAX_LINE_CHARS is shortened first (boundedLine): whatever a request
+// held, its log entry is never megabytes.
 
 import pino from 'pino'
+import { shortened } from '../errors.ts'
 
 type Destination = ReturnType<typeof pino.destination>
 
@@ -26,6 +29,7 @@ export class LogLines {
 
   /** pino calls this with each serialised line. */
   write(line: string): void {
+    if (line.length > MAX_LINE_CHARS) line = boundedLine(line)
     this.#pending.push(line)
     this.#size += line.length
     if (this.#size >= this.#batchChars) this.writePending()
@@ -48,4 +52,39 @@ export class LogLines {
     this.writePending()
     this.#destination.flush(done)
   }
+}
+
+/** Longer lines are shortened; ordinary ones (a request's line is ~200 characters) are far below. */
+export const MAX_LINE_CHARS = 16 * 1024
+
+/** What a shortened line keeps of each value: strings, arrays and objects cut with a marker. */
+const KEPT = { chars: 1000, items: 20, depth: 6 } as const
+
+/**
+ * A pino line of at most MAX_LINE_CHARS: its long strings, arrays and objects shortened with a
+ * marker and `"shortened": true` added; a line that is not JSON, or still too long, becomes a
+ * line quoting its start.
+ */
+export function boundedLine(line: string): string {
+  try {
+    const entry = keptOf(JSON.parse(line), 0)
+    const text = `${JSON.stringify({ ...(entry as object), shortened: true })}\n`
+    if (text.length <= MAX_LINE_CHARS) return text
+  } catch {
+    // Not JSON (or not an object): quoted below.
+  }
+  return `${JSON.stringify({ level: 40, msg: 'log line shortened', chars: line.length, start: shortened(line, KEPT.chars) })}\n`
+}
+
+function keptOf(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return shortened(value, KEPT.chars)
+  if (typeof value !== 'object' || value === null) return value
+  if (depth >= KEPT.depth) return '(nested too deep)'
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, KEPT.items).map((item) => keptOf(item, depth + 1))
+    return value.length > KEPT.items ? [...kept, `(${value.length - KEPT.items} more)`] : kept
+  }
+  const entries = Object.entries(value)
+  const kept = Object.fromEntries(entries.slice(0, KEPT.items).map(([name, item]) => [shortened(name, 100), keptOf(item, depth + 1)]))
+  return entries.length > KEPT.items ? { ...kept, '(more)': entries.length - KEPT.items } : kept
 }

@@ -40,9 +40,13 @@ export const WorkflowError = {
   /** A stored request fails when replayed: validation stays a validation failure, anything else is a conflict. */
   noLongerApplies: (request: RequestRef, error: ServiceError) =>
     error.code === 'ValidationFailed'
-      ? new ServiceError('ValidationFailed', `${capitalised(describe(request))} now fails validation: ${error.message}`, { details: error.details })
+      ? new ServiceError('ValidationFailed', `${capitalised(describe(request))} now fails validation: ${error.message}`, {
+          details: error.details,
+          omittedDetails: error.omittedDetails,
+        })
       : new ServiceError('Conflict', `${capitalised(describe(request))} no longer applies: ${error.message}`, {
           details: error.details,
+          omittedDetails: error.omittedDetails,
           target: error.target,
         }),
   busy: () => new ServiceError('Conflict', 'The workflow met a concurrent change of the same rows; send the request again.'),

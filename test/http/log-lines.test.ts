@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
-import { LogLines } from '../../server/http/log-lines.ts'
+import { LogLines, MAX_LINE_CHARS } from '../../server/http/log-lines.ts'
 
 function logFile() {
   const path = join(mkdtempSync(join(tmpdir(), 'entityctl-log-')), 'server.log')
@@ -62,5 +62,18 @@ describe('LogLines', () => {
     await flushed(lines)
     expect(file.read()).toBe('one\ntwo\n')
     expect(syncs).toBe(1)
+  })
+
+  it('shortens a line of megabytes to at most MAX_LINE_CHARS, still JSON, with its level and message', async () => {
+    const file = logFile()
+    const logger = pino({ base: undefined, timestamp: false }, new LogLines(file.destination))
+    const details = Array.from({ length: 100_000 }, (_, i) => ({ target: `Lines/${i}`, message: 'Quantity must be at most 10.' }))
+    logger.info({ status: 400, message: 'x'.repeat(3_000_000), details }, 'request refused')
+    logger.info({ status: 200 }, 'request')
+    await flushed(logger)
+    const [refused, next] = file.read().trim().split('\n')
+    expect(refused.length).toBeLessThanOrEqual(MAX_LINE_CHARS)
+    expect(JSON.parse(refused)).toMatchObject({ level: 30, status: 400, msg: 'request refused', shortened: true, message: expect.stringMatching(/more characters\)$/) })
+    expect(JSON.parse(next)).toEqual({ level: 30, status: 200, msg: 'request' })
   })
 })

@@ -1,9 +1,10 @@
 // Applies a JSON request body to an entity of the unit of work: public names to properties, values
 // parsed by type, references bound (`Customer@odata.bind`, `CustomerGuid`, `{ "Guid": … }`),
 // related entities created (deep insert). Every problem of the body is gathered into one
-// ValidationFailed, so a client learns all of them at once.
+// ValidationFailed, so a client learns all of them at once. Before any of it, the body's size
+// in entities is checked against the limits (ApiOptions:MaxBodyEntities, MaxCollectionMembers).
 
-import { AuthError, validationFailed, type ErrorDetail } from '../../errors.ts'
+import { AuthError, RequestError, validationFailed, type ErrorDetail } from '../../errors.ts'
 import type { AccessContext } from '../../auth/access-context.ts'
 import { can } from '../../auth/access-context.ts'
 import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
@@ -21,10 +22,18 @@ export interface BodyContext {
   readonly model: Model
   readonly naming: NamingPolicy
   readonly access: AccessContext | undefined
+  readonly limits: BodyLimits
+}
+
+/** ApiOptions:MaxBodyEntities and ApiOptions:MaxCollectionMembers. */
+export interface BodyLimits {
+  readonly maxEntities: number
+  readonly maxCollectionMembers: number
 }
 
 /** Creates an entity (and, nested, its related ones) from a body; returns its entry. */
 export function createFromBody(context: BodyContext, entity: EntityModel, body: unknown, path = ''): Entry {
+  checkBodyLimits(context, entity, body)
   const failures: ErrorDetail[] = []
   const created = createEntity(context, entity, body, path, failures)
   if (failures.length) throw validationFailed(failures)
@@ -32,6 +41,7 @@ export function createFromBody(context: BodyContext, entity: EntityModel, body: 
 }
 
 export function updateFromBody(context: BodyContext, entity: EntityModel, record: Entry, body: unknown, mode: 'patch' | 'put'): void {
+  checkBodyLimits(context, entity, body)
   const failures: ErrorDetail[] = []
   assign(context, entity, record, body, mode, '', failures)
   if (failures.length) throw validationFailed(failures)
@@ -103,6 +113,13 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
       fail(name, `${property.name} cannot be changed through its parent; write to ${property.target.setName} instead.`)
       continue
     }
+    // One failure for all of them: a collection of numbers is one mistake, not one per member.
+    const notObjects = isBind ? 0 : value.filter((item) => !isObject(item)).length
+    if (notObjects > 0) {
+      const members = notObjects === 1 ? '1 member that is not a JSON object' : `${notObjects} members that are not JSON objects`
+      fail(name, `${property.name} holds ${members}: each member is a new ${property.target.name}, as an object; bind existing ones with ${name}${BIND}.`)
+      continue
+    }
     value.forEach((item, i) => {
       if (isBind) {
         const key = keyFromBinding(context.model, item, property.target)
@@ -146,6 +163,51 @@ function bindReference(
   record.values[reference.name] = key
 }
 
+/**
+ * Counts the entities a body creates or binds, nested ones included, before any is built, and
+ * refuses the body at the first limit it passes. Collections are measured before their members
+ * are visited and the count stops at the limit, so a body of 200,000 members costs no more
+ * than one at the limit. Only navigation properties are followed: assign reports the rest.
+ */
+function checkBodyLimits(context: BodyContext, entity: EntityModel, body: unknown): void {
+  const { maxEntities, maxCollectionMembers } = context.limits
+  let entities = 0
+  const count = (added: number) => {
+    entities += added
+    if (entities > maxEntities) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBodyEntities', maxEntities, `the body holds more than ${maxEntities} entities, nested ones included`)
+  }
+  const pending: Array<{ entity: EntityModel; body: unknown; path: string }> = [{ entity, body, path: '' }]
+  count(1)
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (!isObject(next.body)) continue
+    const properties = publicProperties(next.entity, context.naming)
+    for (const [name, value] of Object.entries(next.body)) {
+      const property = properties.get(propertyNameOf(name))
+      if (property?.kind === 'reference' && isObject(value) && !isKeyOnly(value) && !name.endsWith(BIND)) {
+        count(1)
+        pending.push({ entity: property.target, body: value, path: `${next.path}${name}/` })
+      }
+      if (property?.kind !== 'collection' || !Array.isArray(value)) continue
+      if (value.length > maxCollectionMembers) {
+        throw RequestError.bodyLimitExceeded('ApiOptions:MaxCollectionMembers', maxCollectionMembers, `${next.path}${name} holds ${value.length} members`)
+      }
+      if (name.endsWith(BIND)) {
+        count(value.length)
+        continue
+      }
+      value.forEach((member, i) => {
+        if (!isObject(member)) return
+        count(1)
+        pending.push({ entity: property.target, body: member, path: `${next.path}${name}/${i}/` })
+      })
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
 /** The declared names of the properties a body sets (unknown names are left to assign to report). */
 export function propertiesNamedIn(naming: NamingPolicy, entity: EntityModel, body: unknown): string[] {
   if (!body || typeof body !== 'object') return []
@@ -168,9 +230,12 @@ function isKeyOnly(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.keys(value).filter((k) => !k.startsWith('@')).join() === KEY
 }
 
+/** Longer than any URL of an entity: such a text is not one, and the pattern below need not scan it. */
+const MAX_BINDING_CHARS = 2048
+
 /** "Customers(<guid>)", "Customers/<guid>", a full URL ending so, or a bare Guid. */
 export function keyFromBinding(model: Model, value: unknown, target: EntityModel): string | undefined {
-  if (typeof value !== 'string') return undefined
+  if (typeof value !== 'string' || value.length > MAX_BINDING_CHARS) return undefined
   if (GUID_PATTERN.test(value)) return value.toLowerCase()
   const match = /([A-Za-z_][A-Za-z0-9_]*)(?:\((?:Guid=)?'?([0-9a-fA-F-]{36})'?\)|\/([0-9a-fA-F-]{36}))\/?$/.exec(value)
   if (!match) return undefined

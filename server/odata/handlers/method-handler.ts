@@ -1,9 +1,11 @@
 // Plugin methods as OData functions (read: GET) and actions (modify: POST), static or bound
 // to one entity (specification 4.3). Parameters come from the path, the query string or
 // the JSON body, typed by the plugin; a read method's unit of work must change nothing, a
-// modify method's changes pass the rules and are written together.
+// modify method's changes pass the rules and are written together. The parameters and the
+// reply's query options are bound before the method runs, so a call refused for either
+// changes nothing.
 
-import { AuthError, RequestError, ServiceError } from '../../errors.ts'
+import { AuthError, QueryError, RequestError, ServiceError } from '../../errors.ts'
 import { can } from '../../auth/access-context.ts'
 import type { MethodDecl, PropertyDecl } from '../../model/declarations.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
@@ -33,6 +35,7 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   }
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
   const input = readParameters(ctx, scope, method, target.inline, options.custom)
+  const respond = bindReply(ctx, scope, target, options)
   const run = async (unit: UnitOfWork) => {
     const views = new ViewScope(unit)
     const now = unit.now
@@ -56,7 +59,16 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   }
   const result = method.kind === 'read' ? await scope.session.read(run) : await scope.session.write(run)
   if (method.kind === 'modify') scope.services.access.invalidateTenant(scope.session.tenant.tenant)
-  await respond(ctx, scope, target, options, result)
+  try {
+    await respond(result)
+  } catch (error) {
+    // A modify method's changes are saved by now (outside a workflow): its answer says so,
+    // as a write's does when its reply cannot be read (write-handlers.ts, answered).
+    if (method.kind !== 'modify' || scope.state.session) throw error
+    scope.state.log.warn({ err: error }, 'method saved its changes; its reply could not be read')
+    ctx.status = 204
+    ctx.body = null
+  }
 }
 
 /** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */
@@ -67,36 +79,63 @@ function keysOf(result: unknown): unknown {
   return result
 }
 
-async function respond(ctx: ApiContext, scope: RequestScope, target: MethodTarget, options: ReturnType<typeof parseReadOptions>, result: unknown): Promise<void> {
+/**
+ * Binds the reply's query options to what the method returns, before it runs; the answer it
+ * returns is then given from the method's result. Entity results are read through the query
+ * pipeline; a method that returns no entities takes none of the system query options.
+ */
+function bindReply(ctx: ApiContext, scope: RequestScope, target: MethodTarget, options: ReturnType<typeof parseReadOptions>): (result: unknown) => Promise<void> {
   const returns = target.method.returns
-  if (!returns) {
-    ctx.status = 204
-    return
-  }
   const root = serviceRoot(ctx, scope.services)
-  ctx.type = 'application/json; odata.metadata=minimal'
-  if (returns.kind === 'collection') {
+  if (returns?.kind === 'collection') {
     const entity = scope.services.model.entities.get(returns.target)!
-    const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
-    const read = { ...bindCollectionRead(bindContextFor(scope, options), entity, options, scope.services.config.ApiOptions.DefaultSelect as 'Key'), keys }
-    ctx.body = await readCollection(scope, read, contextUrl(root, entity, options.select, false), ctx)
-    return
+    const read = bindCollectionRead(bindContextFor(scope, options), entity, options, scope.services.config.ApiOptions.DefaultSelect as 'Key')
+    return async (result) => {
+      const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
+      const body = await readCollection(scope, { ...read, keys }, contextUrl(root, entity, options.select, false), ctx)
+      ctx.type = 'application/json; odata.metadata=minimal'
+      ctx.body = body
+    }
   }
-  if (returns.kind === 'reference') {
+  if (returns?.kind === 'reference') {
     const entity = scope.services.model.entities.get(returns.target)!
-    const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
+    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply || options.count !== undefined) {
+      throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${target.name} returns one ${entity.name}.`)
+    }
     const context = bindContextFor(scope, options)
     const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, 'Key', 1)
-    const found = key ? await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(root, entity, options.select, false, true)) : undefined
-    if (!found) {
-      ctx.status = 204
-      ctx.body = null
-      return
+    return async (result) => {
+      const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
+      const found = key ? await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(root, entity, options.select, false, true)) : undefined
+      if (!found) {
+        ctx.status = 204
+        ctx.body = null
+        return
+      }
+      ctx.type = 'application/json; odata.metadata=minimal'
+      ctx.body = found.body
     }
-    ctx.body = found.body
-    return
   }
-  ctx.body = JSON.stringify({ '@odata.context': `${root}$metadata#${edmName(returns.type)}`, value: result ?? null })
+  const given = systemOptionsIn(options)
+  if (given.length > 0) throw QueryError.invalid(`${given.join(', ')}: ${target.name} returns ${returns ? 'no entities' : 'nothing'}, so no query option applies to its answer.`, given[0])
+  if (!returns) {
+    return async () => {
+      ctx.status = 204
+    }
+  }
+  return async (result) => {
+    ctx.type = 'application/json; odata.metadata=minimal'
+    ctx.body = JSON.stringify({ '@odata.context': `${root}$metadata#${edmName(returns.type)}`, value: result ?? null })
+  }
+}
+
+/** The system query options a request gives ($format aside, which only chooses the answer's format). */
+function systemOptionsIn(options: ReturnType<typeof parseReadOptions>): string[] {
+  const given: Array<[string, unknown]> = [
+    ['$select', options.select], ['$expand', options.expand], ['$filter', options.filter], ['$orderby', options.orderby], ['$apply', options.apply],
+    ['$compute', options.compute], ['$top', options.top], ['$skip', options.skip], ['$count', options.count], ['$skiptoken', options.skiptoken],
+  ]
+  return given.filter(([, value]) => value !== undefined).map(([name]) => name)
 }
 
 function readParameters(

@@ -1,13 +1,16 @@
 // POST (create, deep insert), PATCH/PUT (update) and DELETE (with cascades). Each applies
 // the body to a unit of work, whose flush runs the business rules and writes it all in one
 // statement; the reply then comes from the read path, so a write answers exactly as a read
-// would.
+// would. Everything a write can be refused for is checked before its flush: the reply's query
+// options are bound and If-Match is parsed before the unit of work opens; the permissions, the
+// ETag and the body are checked in the unit before it writes. A refused write writes nothing.
 
-import { AuthError, RequestError } from '../../errors.ts'
+import { AuthError, QueryError, RequestError } from '../../errors.ts'
 import { can } from '../../auth/access-context.ts'
 import type { EntityModel } from '../../model/model.ts'
 import { createBindContext } from '../semantic/bind-context.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
+import type { BoundEntityRead } from '../semantic/bound.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { createFromBody, propertiesNamedIn, updateFromBody, type BodyContext } from './body-reader.ts'
 import { parentsReachedBy } from '../../rules/dependencies.ts'
@@ -17,47 +20,51 @@ import type { Entry, ParentPrefetch, UnitOfWork } from '../../persistence/unit-o
 
 export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
   requireSystemWritable(entity)
-  const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
-  const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, requestBody(ctx)).key)
+  const reply = bindReply(ctx, scope, entity)
+  const body = requestBody(ctx)
+  const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, body).key)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
-  if (prefers(ctx, 'return=minimal')) {
+  const minimal = prefers(ctx, 'return=minimal')
+  if (minimal || !(await answered(ctx, scope, reply, key))) {
     ctx.status = 204
     ctx.set('OData-EntityId', location)
     ctx.set('Location', location)
-    ctx.set('Preference-Applied', 'return=minimal')
+    if (minimal) ctx.set('Preference-Applied', 'return=minimal')
     return
   }
   ctx.set('Location', location)
-  await reply(ctx, scope, entity, key, options, 200)
 }
 
 export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   requireSystemWritable(entity)
   requirePermission(scope, entity, 'update', 'Changing')
-  const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  const reply = bindReply(ctx, scope, entity)
+  const ifMatch = parseIfMatch(ctx.get('If-Match'))
   const body = requestBody(ctx)
   // A PUT replaces every property; a PATCH reaches the parents its properties feed.
   const reached = parentsReachedBy(scope.services.model, entity, mode === 'put' ? undefined : propertiesNamedIn(scope.services.naming, entity, body))
   await scope.session.write(async (unit) => {
-    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'), reached)
+    const record = await loadForWrite(unit, entity, key, ifMatch, reached)
     updateFromBody(bodyContext(scope, unit), entity, record, body, mode)
   })
   afterWrite(scope, entity)
-  const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
-  if (!wantsBody) {
+  const wantsBody = reply.options.select !== undefined || reply.options.expand !== undefined || prefers(ctx, 'return=representation')
+  if (!wantsBody || !(await answered(ctx, scope, reply, key))) {
     ctx.status = 204
     return
   }
   if (prefers(ctx, 'return=representation')) ctx.set('Preference-Applied', 'return=representation')
-  await reply(ctx, scope, entity, key, options, 200)
 }
 
 export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   requireSystemWritable(entity)
   requirePermission(scope, entity, 'delete', 'Deleting')
+  // A DELETE answers with nothing, but its query options are a write's: bound, or refused.
+  bindReply(ctx, scope, entity)
+  const ifMatch = parseIfMatch(ctx.get('If-Match'))
   await scope.session.write(async (unit) => {
-    const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'), parentsReachedBy(scope.services.model, entity))
+    const record = await loadForWrite(unit, entity, key, ifMatch, parentsReachedBy(scope.services.model, entity))
     await removeWithCascades(scope, unit, record)
   })
   afterWrite(scope, entity)
@@ -89,32 +96,89 @@ async function removeWithCascades(scope: RequestScope, unit: UnitOfWork, record:
 }
 
 /** The entity to change, with the parents its change will recompute (one statement). */
-async function loadForWrite(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: string, parents: readonly ParentPrefetch[]): Promise<Entry> {
+async function loadForWrite(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: readonly string[] | undefined, parents: readonly ParentPrefetch[]): Promise<Entry> {
   const [record] = await unit.load([{ entity, key, parents }])
   if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  if (ifMatch && ifMatch.trim() !== '*') {
+  if (ifMatch) {
     const current = `W/"${record.version}"`
-    const accepted = ifMatch.split(',').map((tag) => tag.trim())
-    if (!accepted.includes(current) && !accepted.includes(current.slice(2))) throw RequestError.preconditionFailed()
+    if (!ifMatch.includes(current) && !ifMatch.includes(current.slice(2))) throw RequestError.preconditionFailed()
   }
   return record
 }
 
-async function reply(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, options: ReturnType<typeof parseReadOptions>, status: number): Promise<void> {
+/** Entity tags as If-Match lists them (RFC 9110 13.1.1); undefined for none or `*` (any). */
+function parseIfMatch(header: string): readonly string[] | undefined {
+  const text = header.trim()
+  if (text === '' || text === '*') return undefined
+  const tags = text.split(',').map((tag) => tag.trim())
+  const wrong = tags.find((tag) => !/^(W\/)?"[^"]*"$/.test(tag))
+  if (wrong !== undefined) {
+    throw RequestError.invalid(`If-Match holds '${wrong}', which is not an entity tag: send the ETag of the entity (W/"<version>") or *.`, 'If-Match')
+  }
+  return tags
+}
+
+/** A write's reply, bound before anything is written. */
+interface Reply {
+  readonly options: ReturnType<typeof parseReadOptions>
+  readonly entity: EntityModel
+  readonly read: BoundEntityRead
+  readonly context: string
+}
+
+/**
+ * Parses and binds the reply's query options as a read of the written entity would: a write
+ * whose reply cannot be given ($expand=Nope, $filter on one entity) is refused before it
+ * writes, not after, which would answer an error for a saved entity.
+ */
+function bindReply(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Reply {
+  const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply || options.count !== undefined) {
+    throw QueryError.invalid('$filter, $orderby, $top, $skip, $count and $apply apply to collections; a write answers with one entity.')
+  }
   const context = bindContextFor(scope, options)
   // The writer may lack read permission on what it wrote; the reply shows it all the same.
   const replyContext = createBindContext(context.naming, undefined, context.limits, context.aliases)
   const read = bindEntityRead(replyContext, replyContext.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
-  const found = await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(serviceRoot(ctx, scope.services), entity, options.select, false, true))
-  if (!found) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  ctx.status = status
+  return { options, entity, read, context: contextUrl(serviceRoot(ctx, scope.services), entity, options.select, false, true) }
+}
+
+/**
+ * Reads the written entity through the read path and answers with it (200, ETag); false when
+ * it cannot. The write is saved by then, so its answer must say so: a reply whose statement
+ * fails on the data (a cast in an expanded $filter, the database gone a moment) or finds the
+ * entity deleted meanwhile leaves the caller to answer 204, as for return=minimal, rather than
+ * an error a client would retry into a duplicate. What went wrong is logged. (Everything that
+ * can be checked without the data was bound before the write: bindReply.)
+ */
+async function answered(ctx: ApiContext, scope: RequestScope, reply: Reply, key: string): Promise<boolean> {
+  let found: Awaited<ReturnType<typeof readEntity>>
+  try {
+    found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, reply.context)
+  } catch (error) {
+    // In a workflow (a session of its own) nothing is saved before the commit, and the failed
+    // statement spoiled its transaction: the error stands, and the request is not recorded.
+    if (scope.state.session) throw error
+    scope.state.log.warn({ err: error }, 'write saved; its reply could not be read')
+    return false
+  }
+  if (!found) return false
+  ctx.status = 200
   ctx.set('ETag', found.etag)
   ctx.type = 'application/json; odata.metadata=minimal'
   ctx.body = found.body
+  return true
 }
 
 function bodyContext(scope: RequestScope, unit: UnitOfWork): BodyContext {
-  return { unit, model: scope.services.model, naming: scope.services.naming, access: scope.state.access }
+  const { MaxBodyEntities, MaxCollectionMembers } = scope.services.config.ApiOptions
+  return {
+    unit,
+    model: scope.services.model,
+    naming: scope.services.naming,
+    access: scope.state.access,
+    limits: { maxEntities: MaxBodyEntities, maxCollectionMembers: MaxCollectionMembers },
+  }
 }
 
 export function requestBody(ctx: ApiContext): unknown {

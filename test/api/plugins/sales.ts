@@ -1,0 +1,2 @@
+// The demo plugin, next to tally.ts, for the write tests that also call methods with entity results.
+export { default } from '../../../plugins/sales.ts'
