@@ -34,6 +34,14 @@ interface CounterKey {
   readonly key: string
 }
 
+interface ScopedCounter {
+  readonly scope: Scope
+  readonly counter: Counter
+}
+
+/** Changes counters in place; answers a wait in seconds (then it changed nothing) or 0. */
+type CounterChange = (counters: readonly ScopedCounter[], now: number) => number
+
 const MEMORY_LIMIT = 10_000
 
 /** The longest time a counter means anything: rows idle for longer may be purged. */
@@ -93,15 +101,12 @@ export class SignInThrottle {
     return keys
   }
 
-  /**
-   * Applies `change` to the attempt's counters, atomically; `create`: counters missing start
-   * fresh. A change answering non-zero (a wait) has changed nothing, so nothing is written.
-   */
+  /** Applies `change` to the attempt's counters, atomically; `create`: missing ones start fresh. */
   #update(
     pool: pg.Pool | undefined,
     attempt: SignInAttempt,
     create: boolean,
-    change: (counters: { scope: Scope; counter: Counter }[], now: number) => number,
+    change: CounterChange,
   ): Promise<number> {
     const keys = this.#keys(attempt)
     if (!pool) return Promise.resolve(this.#updateInMemory(attempt.tenant, keys, create, change))
@@ -118,10 +123,10 @@ export class SignInThrottle {
     tenant: string,
     keys: CounterKey[],
     create: boolean,
-    change: (counters: { scope: Scope; counter: Counter }[], now: number) => number,
+    change: CounterChange,
   ): number {
     const now = Date.now()
-    const counters: { scope: Scope; counter: Counter }[] = []
+    const counters: ScopedCounter[] = []
     for (const { scope, key } of keys) {
       const memoryKey = `${tenant}\u0000${scope}\u0000${key}`
       let counter = this.#memory.get(memoryKey)
@@ -147,10 +152,8 @@ export class SignInThrottle {
   }
 }
 
-interface CounterRow {
-  readonly scope: Scope
+interface CounterRow extends ScopedCounter {
   readonly key: string
-  readonly counter: Counter
 }
 
 async function lockCounters(client: pg.PoolClient, keys: CounterKey[], create: boolean): Promise<{ rows: CounterRow[]; now: number }> {
