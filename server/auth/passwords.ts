@@ -33,7 +33,10 @@ export const passwordVerifications = channel('entityctl:password-verification')
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$')
   // A hash we cannot read costs the same work as one we can; it matches nothing.
-  if (scheme !== 'scrypt' || !hash) return (await verifyPassword(password, DECOY_HASH)) && false
+  if (scheme !== 'scrypt' || !hash) {
+    await verifyPassword(password, DECOY_HASH)
+    return false
+  }
   const expected = Buffer.from(hash, 'base64url')
   const actual = await derive(password, Buffer.from(salt, 'base64url'), Number(n), Number(r), Number(p))
   if (passwordVerifications.hasSubscribers) passwordVerifications.publish({ n: Number(n), r: Number(r), p: Number(p) })
