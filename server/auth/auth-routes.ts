@@ -13,14 +13,18 @@ import type { Services } from '../services.ts'
 import { AuthError } from '../errors.ts'
 import { can } from './access-context.ts'
 import { authenticate } from './authenticate.ts'
+import { clientAddressResolver } from './client-address.ts'
 import { patRoutes } from './pat-routes.ts'
 import { loadRoleTree, publicRoleTree } from './role-tree.ts'
 import { refresh, signIn } from './sign-in.ts'
 
 export function authRoutes(router: Router<ApiState>, services: Services): void {
+  const clientAddressOf = clientAddressResolver(services.config.Server.TrustedProxies)
+
   router.post('/auth/signin', async (ctx) => {
     ctx.set('Cache-Control', 'no-store')
-    ctx.body = await signIn(services, ctx.request.body)
+    const clientAddress = clientAddressOf(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For'))
+    ctx.body = await signIn(services, ctx.request.body, clientAddress)
   })
 
   router.post('/auth/refresh', async (ctx) => {

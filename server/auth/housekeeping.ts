@@ -71,7 +71,7 @@ async function purgeDatabase(services: Services, tenant: string, db: TenantDatab
         [whole, rest],
       )
       const throttles = await client.query(
-        `delete from "_SignInThrottle"
+        `delete from "_SignInLimit"
           where coalesce("LockedUntil", '-infinity') < now() and "WindowStart" < now() - make_interval(secs => $1)`,
         [window],
       )

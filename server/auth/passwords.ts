@@ -2,6 +2,7 @@
 // Stored as `scrypt$N$r$p$salt$hash` so parameters can be raised later without a migration.
 
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { channel } from 'node:diagnostics_channel'
 
 const N = 2 ** 15
 const R = 8
@@ -23,11 +24,22 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$')
 }
 
+/**
+ * Told `{ n, r, p }` at every verification: the scrypt work it did. Sign-in promises the same
+ * work whether or not the tenant and user exist; a subscriber (a test, a monitor) can see it.
+ */
+export const passwordVerifications = channel('entityctl:password-verification')
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$')
-  if (scheme !== 'scrypt' || !hash) return false
+  // A hash we cannot read costs the same work as one we can; it matches nothing.
+  if (scheme !== 'scrypt' || !hash) {
+    await verifyPassword(password, DECOY_HASH)
+    return false
+  }
   const expected = Buffer.from(hash, 'base64url')
   const actual = await derive(password, Buffer.from(salt, 'base64url'), Number(n), Number(r), Number(p))
+  if (passwordVerifications.hasSubscribers) passwordVerifications.publish({ n: Number(n), r: Number(r), p: Number(p) })
   return actual.length === expected.length && timingSafeEqual(actual, expected)
 }
 

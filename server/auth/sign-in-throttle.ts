@@ -1,93 +1,148 @@
-// Throttling of failed sign-ins per tenant and user name (decisions.md "Authentication"):
-// SignIn:MaxFailures failures within the window lock the name for SignIn:LockoutSeconds;
-// meanwhile every attempt answers 429 with Retry-After, without checking the password.
+// Throttling of sign-ins (decisions.md "Authentication"): every attempt is counted, before its
+// password is checked, against three counters in its tenant, with the rules of
+// sign-in-counters.ts:
+//   - its user name:        SignIn:MaxFailures failures lock the name for SignIn:LockoutSeconds;
+//   - its client address:   SignIn:MaxFailuresPerAddress (one address trying many names);
+//   - the whole tenant:     SignIn:MaxFailuresPerTenant (many addresses trying many names).
+// An attempt any of them refuses answers 429 with Retry-After, without checking the password,
+// and counts on none of them. Whether the user exists plays no part: an unknown name is
+// counted and locked like a known one.
 //
-// The state lives in the tenant's "_SignInThrottle", so every instance sees the same lock.
-// A tenant that does not exist has no database: its names are throttled in memory, so
-// an unknown tenant and a known one behave the same to a caller.
+// A known tenant's counters live in its database ("_SignInLimit"), read and written in one
+// transaction that locks the attempt's rows (always in the same order, so two attempts cannot
+// deadlock): every instance serving the tenant sees and respects the same counts. So the
+// address limit is per tenant. A tenant that does not exist has no database: its counters
+// are kept in memory, per instance, so an unknown tenant answers like a known one.
 
 import type pg from 'pg'
 import type { Config } from '../config/load-config.ts'
+import { inTransaction } from '../persistence/sql.ts'
+import { addressCounterKey } from './client-address.ts'
+import { type Counter, freshCounter, type Limit, recordFailure, recordSuccess, reserve, waitSeconds } from './sign-in-counters.ts'
 
-interface MemoryState {
-  failures: number
-  windowStart: number
-  lockedUntil: number
+export interface SignInAttempt {
+  readonly tenant: string
+  readonly username: string
+  /** The client's address (client-address.ts). */
+  readonly address: string
 }
+
+type Scope = 'address' | 'tenant' | 'user'
+
+interface CounterKey {
+  readonly scope: Scope
+  readonly key: string
+}
+
+interface ScopedCounter {
+  readonly scope: Scope
+  readonly counter: Counter
+}
+
+/** Changes counters in place; answers a wait in seconds (then it changed nothing) or 0. */
+type CounterChange = (counters: readonly ScopedCounter[], now: number) => number
 
 const MEMORY_LIMIT = 10_000
 
-/** Failures count within this window: 15 minutes, or one lockout if that is longer. */
+/** The longest time a counter means anything: rows idle for longer may be purged. */
 export function throttleWindowSeconds(settings: Config['SignIn']): number {
-  return Math.max(15 * 60, settings.LockoutSeconds)
+  return Math.max(settings.WindowSeconds, settings.LockoutSeconds, settings.AddressLockoutSeconds, settings.TenantLockoutSeconds)
 }
 
 export class SignInThrottle {
-  readonly #maxFailures: number
-  readonly #lockoutSeconds: number
-  readonly #windowSeconds: number
-  readonly #memory = new Map<string, MemoryState>()
+  readonly #limits: ReadonlyMap<Scope, Limit>
+  readonly #memory = new Map<string, Counter>()
 
   constructor(settings: Config['SignIn']) {
-    this.#maxFailures = settings.MaxFailures
-    this.#lockoutSeconds = settings.LockoutSeconds
-    this.#windowSeconds = throttleWindowSeconds(settings)
+    // Failures count within the window, or one lockout if that is longer.
+    const limit = (maxFailures: number, lockoutSeconds: number): Limit => ({
+      maxFailures,
+      lockoutMs: lockoutSeconds * 1000,
+      windowMs: Math.max(settings.WindowSeconds, lockoutSeconds) * 1000,
+    })
+    const limits = new Map<Scope, Limit>([['user', limit(settings.MaxFailures, settings.LockoutSeconds)]])
+    // 0 turns the address or tenant limit off.
+    if (settings.MaxFailuresPerAddress > 0) limits.set('address', limit(settings.MaxFailuresPerAddress, settings.AddressLockoutSeconds))
+    if (settings.MaxFailuresPerTenant > 0) limits.set('tenant', limit(settings.MaxFailuresPerTenant, settings.TenantLockoutSeconds))
+    this.#limits = limits
   }
 
-  /** Seconds the name must still wait, 0 when it may try. */
-  async retryAfter(pool: pg.Pool | undefined, tenant: string, username: string): Promise<number> {
-    if (!pool) {
-      const state = this.#memory.get(memoryKey(tenant, username))
-      return state && state.lockedUntil > Date.now() ? Math.ceil((state.lockedUntil - Date.now()) / 1000) : 0
-    }
-    const { rows } = await pool.query<{ wait: number }>(
-      `select ceil(extract(epoch from "LockedUntil" - now()))::int as wait
-         from "_SignInThrottle" where "Username" = $1 and "LockedUntil" > now()`,
-      [username],
-    )
-    return rows.length > 0 ? Math.max(1, rows[0].wait) : 0
+  /**
+   * Reserves the attempt on each of its counters and answers 0, or answers the seconds to wait
+   * (reserving nothing). A reserved attempt must be settled, whatever happens.
+   */
+  async reserve(pool: pg.Pool | undefined, attempt: SignInAttempt): Promise<number> {
+    return this.#update(pool, attempt, true, (counters, now) => {
+      const wait = Math.max(...counters.map(({ scope, counter }) => waitSeconds(counter, this.#limit(scope), now)))
+      if (wait === 0) for (const { scope, counter } of counters) reserve(counter, this.#limit(scope), now)
+      return wait
+    })
   }
 
-  async failed(pool: pg.Pool | undefined, tenant: string, username: string): Promise<void> {
-    if (!pool) return this.#failedInMemory(memoryKey(tenant, username))
-    // Counts the failure (a new window when the last one is over) and, at the limit, locks
-    // the name and starts counting afresh: one statement, so concurrent failures all count.
-    // In SET, t.* are the values before the update.
-    const failures = `(case when t."WindowStart" < now() - make_interval(secs => $2) then 1 else t."Failures" + 1 end)`
-    await pool.query(
-      `insert into "_SignInThrottle" as t ("Username", "Failures", "WindowStart", "LockedUntil")
-       values ($1, case when $3 <= 1 then 0 else 1 end, now(), case when $3 <= 1 then now() + make_interval(secs => $4) end)
-       on conflict ("Username") do update set
-         "Failures" = case when ${failures} >= $3 then 0 else ${failures} end,
-         "WindowStart" = case when ${failures} >= $3 or ${failures} = 1 then now() else t."WindowStart" end,
-         "LockedUntil" = case when ${failures} >= $3 then now() + make_interval(secs => $4) else t."LockedUntil" end`,
-      [username, this.#windowSeconds, this.#maxFailures, this.#lockoutSeconds],
-    )
+  /** Records the outcome of a reserved attempt. */
+  async settle(pool: pg.Pool | undefined, attempt: SignInAttempt, succeeded: boolean): Promise<void> {
+    await this.#update(pool, attempt, false, (counters, now) => {
+      for (const { scope, counter } of counters) {
+        if (succeeded) recordSuccess(counter, scope === 'user')
+        else recordFailure(counter, this.#limit(scope), now)
+      }
+      return 0
+    })
   }
 
-  async succeeded(pool: pg.Pool, username: string): Promise<void> {
-    await pool.query(`delete from "_SignInThrottle" where "Username" = $1`, [username])
+  #limit(scope: Scope): Limit {
+    return this.#limits.get(scope)!
   }
 
-  #failedInMemory(key: string): void {
+  #keys(attempt: SignInAttempt): CounterKey[] {
+    const keys: CounterKey[] = [{ scope: 'user', key: attempt.username }]
+    if (this.#limits.has('address')) keys.push({ scope: 'address', key: addressCounterKey(attempt.address) })
+    if (this.#limits.has('tenant')) keys.push({ scope: 'tenant', key: '' })
+    return keys
+  }
+
+  /** Applies `change` to the attempt's counters, atomically; `create`: missing ones start fresh. */
+  #update(
+    pool: pg.Pool | undefined,
+    attempt: SignInAttempt,
+    create: boolean,
+    change: CounterChange,
+  ): Promise<number> {
+    const keys = this.#keys(attempt)
+    if (!pool) return Promise.resolve(this.#updateInMemory(attempt.tenant, keys, create, change))
+    return inTransaction(pool, async (client) => {
+      const { rows, now } = await lockCounters(client, keys, create)
+      const result = change(rows, now)
+      if (result === 0) await writeCounters(client, rows)
+      return result
+    })
+  }
+
+  // Synchronous from read to write: nothing else runs in between.
+  #updateInMemory(
+    tenant: string,
+    keys: CounterKey[],
+    create: boolean,
+    change: CounterChange,
+  ): number {
     const now = Date.now()
-    let state = this.#memory.get(key)
-    if (!state || state.windowStart < now - this.#windowSeconds * 1000) {
-      if (this.#memory.size >= MEMORY_LIMIT) this.#forgetExpired(now)
-      state = { failures: 0, windowStart: now, lockedUntil: 0 }
-      this.#memory.set(key, state)
+    const counters: ScopedCounter[] = []
+    for (const { scope, key } of keys) {
+      const memoryKey = `${tenant}\u0000${scope}\u0000${key}`
+      let counter = this.#memory.get(memoryKey)
+      if (!counter && create) {
+        if (this.#memory.size >= MEMORY_LIMIT) this.#forgetOldest(now)
+        counter = freshCounter(now)
+        this.#memory.set(memoryKey, counter)
+      }
+      if (counter) counters.push({ scope, counter })
     }
-    state.failures++
-    if (state.failures >= this.#maxFailures) {
-      state.lockedUntil = now + this.#lockoutSeconds * 1000
-      state.failures = 0
-      state.windowStart = now
-    }
+    return change(counters, now)
   }
 
-  #forgetExpired(now: number): void {
-    for (const [key, state] of this.#memory) {
-      if (state.lockedUntil < now && state.windowStart < now - this.#windowSeconds * 1000) this.#memory.delete(key)
+  #forgetOldest(now: number): void {
+    for (const [key, counter] of this.#memory) {
+      if (counter.lockedUntil <= now && counter.pending === 0 && counter.failures === 0) this.#memory.delete(key)
     }
     // Still full (a flood of names): drop the oldest rather than grow.
     for (const key of this.#memory.keys()) {
@@ -97,6 +152,58 @@ export class SignInThrottle {
   }
 }
 
-function memoryKey(tenant: string, username: string): string {
-  return `${tenant}\u0000${username}`
+interface CounterRow extends ScopedCounter {
+  readonly key: string
+}
+
+async function lockCounters(client: pg.PoolClient, keys: CounterKey[], create: boolean): Promise<{ rows: CounterRow[]; now: number }> {
+  const scopes = keys.map((k) => k.scope)
+  const names = keys.map((k) => k.key)
+  if (create) {
+    await client.query(
+      `insert into "_SignInLimit" ("Scope", "Key", "Failures", "Pending", "WindowStart")
+       select scope, key, 0, 0, now() from unnest($1::text[], $2::text[]) as k(scope, key) order by scope, key
+       on conflict do nothing`,
+      [scopes, names],
+    )
+  }
+  // Locked in (Scope, Key) order by every attempt, so none waits for a row another holds
+  // while holding one that other waits for.
+  // Times as epoch milliseconds: numbers, whatever the pool's type parsers make of timestamps.
+  const { rows } = await client.query<{ scope: Scope; key: string; failures: number; pending: number; windowStart: number; lockedUntil: number; now: number }>(
+    `select "Scope" as scope, "Key" as key, "Failures" as failures, "Pending" as pending,
+            extract(epoch from "WindowStart")::float8 * 1000 as "windowStart",
+            coalesce(extract(epoch from "LockedUntil")::float8 * 1000, 0) as "lockedUntil",
+            extract(epoch from now())::float8 * 1000 as now
+       from "_SignInLimit"
+      where ("Scope", "Key") in (select * from unnest($1::text[], $2::text[]))
+      order by "Scope", "Key"
+        for update`,
+    [scopes, names],
+  )
+  return {
+    now: rows.length > 0 ? rows[0].now : Date.now(),
+    rows: rows.map(({ scope, key, failures, pending, windowStart, lockedUntil }) => ({ scope, key, counter: { failures, pending, windowStart, lockedUntil } })),
+  }
+}
+
+async function writeCounters(client: pg.PoolClient, rows: CounterRow[]): Promise<void> {
+  if (rows.length === 0) return
+  await client.query(
+    `update "_SignInLimit" t
+        set "Failures" = k.failures, "Pending" = k.pending,
+            "WindowStart" = to_timestamp(k.window_start / 1000),
+            "LockedUntil" = to_timestamp(nullif(k.locked_until, 0) / 1000)
+       from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::float8[], $6::float8[])
+            as k(scope, key, failures, pending, window_start, locked_until)
+      where t."Scope" = k.scope and t."Key" = k.key`,
+    [
+      rows.map((r) => r.scope),
+      rows.map((r) => r.key),
+      rows.map((r) => r.counter.failures),
+      rows.map((r) => r.counter.pending),
+      rows.map((r) => r.counter.windowStart),
+      rows.map((r) => r.counter.lockedUntil),
+    ],
+  )
 }

@@ -2,12 +2,14 @@
 //
 // Sign-in: a wrong tenant, user name or password, and a disabled user, all give the same 401
 // after the same work: a password is always verified, against a decoy hash when there is no
-// real one. Refresh: a refresh token is used once; each use returns its successor in the same
-// family (one family per sign-in). Presenting a used one again revokes the whole family.
+// real one. Each attempt is counted by the throttle before its password is checked, so that
+// concurrent attempts cannot outrun it (sign-in-throttle.ts). Refresh: a refresh token is used
+// once; each use returns its successor in the same family (one family per sign-in).
+// Presenting a used one again revokes the whole family.
 
 import type pg from 'pg'
 import { TENANT_NAME } from '../config/load-config.ts'
-import { AuthError } from '../errors.ts'
+import { AuthError, RequestError } from '../errors.ts'
 import { newGuid } from '../persistence/guid.ts'
 import type { Services } from '../services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
@@ -24,34 +26,41 @@ export interface TokenPair {
   readonly tokenType: 'Bearer'
 }
 
-export async function signIn(services: Services, body: unknown): Promise<TokenPair> {
+/** `clientAddress`: whom the request came from (client-address.ts), for the throttle. */
+export async function signIn(services: Services, body: unknown, clientAddress: string): Promise<TokenPair> {
   const fields = bodyObject(body)
   const tenant = requiredString(fields, 'TenantId', 100)
   const username = requiredString(fields, 'Username', 200).trim()
+  // PostgreSQL text cannot hold NUL: no user has such a name, and it must not reach a query.
+  if (username.includes('\u0000')) throw RequestError.invalid('Username may not contain NUL characters.', 'Username')
   const password = requiredString(fields, 'Password', 1024)
   const { throttle } = services.auth
+  const attempt = { tenant, username, address: clientAddress }
   // Held open until the tokens are issued (tenant-registry.ts).
   const lease = TENANT_NAME.test(tenant) ? await services.tenants.acquire(tenant) : undefined
   try {
     const db = lease?.database
-    const wait = await throttle.retryAfter(db?.pool, tenant, username)
+    const wait = await throttle.reserve(db?.pool, attempt)
     if (wait > 0) throw AuthError.throttled(wait)
 
-    const user = db ? await findCredential(db.pool, username) : undefined
-    const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_HASH)
-    if (!db || !user?.passwordHash || !matches || user.disabled) {
-      await throttle.failed(db?.pool, tenant, username)
-      throw AuthError.invalidCredentials()
+    let userGuid: string | undefined
+    try {
+      userGuid = await checkPassword(db, username, password)
+    } finally {
+      // Also when the check itself threw: the reservation must end.
+      await throttle.settle(db?.pool, attempt, userGuid !== undefined)
     }
-    await throttle.succeeded(db.pool, username)
-    return await issueTokens(services, db, user.guid, newGuid())
+    if (!db || userGuid === undefined) throw AuthError.invalidCredentials()
+    return await issueTokens(services, db, userGuid, newGuid())
   } finally {
     lease?.release()
   }
 }
 
 export async function refresh(services: Services, body: unknown): Promise<TokenPair> {
-  const token = requiredString(bodyObject(body), 'RefreshToken', 200)
+  // No length limit here: any string is a candidate, and whatever is not a refresh token of
+  // ours (an access token, say) is refused by parseSecret with the same 401 as a used one.
+  const token = requiredString(bodyObject(body), 'RefreshToken', Infinity)
   const parsed = parseSecret('rt', token)
   // Committed even when the token is refused: a reuse revokes its whole family.
   const pair = parsed && (await services.tenants.use(parsed.tenant, (db) => inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))))
@@ -100,6 +109,13 @@ async function issueTokens(
   )
   const access = await services.auth.tokens.issue(db.tenant, userGuid)
   return { ...access, refreshToken: secret, refreshTokenExpiresAt: expiresAt.toISOString(), tokenType: 'Bearer' }
+}
+
+/** The user's Guid when the password is theirs and they may sign in; the same work either way. */
+async function checkPassword(db: TenantDatabase | undefined, username: string, password: string): Promise<string | undefined> {
+  const user = db ? await findCredential(db.pool, username) : undefined
+  const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_HASH)
+  return user?.passwordHash && matches && !user.disabled ? user.guid : undefined
 }
 
 async function findCredential(

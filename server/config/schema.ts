@@ -20,6 +20,11 @@ export const SECTIONS = {
     LogLevel: { type: 'string', default: 'info', oneOf: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino log level.' },
     ShutdownTimeoutSeconds: { type: 'integer', default: 10, min: 0, max: 600, doc: 'How long in-flight requests may take to finish on SIGINT/SIGTERM.' },
     PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
+    TrustedProxies: {
+      type: 'string',
+      default: '',
+      doc: 'Comma-separated addresses and CIDR ranges of the reverse proxies in front of the server. Only for a request from one of them is the client address read from `X-Forwarded-For` (the rightmost address that is not a trusted proxy); otherwise it is the socket address. Empty: no proxy is trusted.',
+    },
   },
   Database: {
     ConnectionString: { type: 'secret', default: '', doc: 'PostgreSQL server for tenant databases (e.g. `postgres://user:pw@host:5432/postgres`). Empty: the embedded PostgreSQL.' },
@@ -49,8 +54,13 @@ export const SECTIONS = {
     SigningKey: { type: 'secret', doc: 'HMAC key for access tokens: at least 32 random bytes, base64url. install.sh generates one.' },
   },
   SignIn: {
-    MaxFailures: { type: 'integer', default: 5, min: 1, max: 1000, doc: 'Failed sign-ins for one tenant and user before throttling (429).' },
-    LockoutSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'How long a throttled tenant and user must wait.' },
+    MaxFailures: { type: 'integer', default: 5, min: 1, max: 1000, doc: 'Failed sign-ins of one user name of a tenant within `SignIn:WindowSeconds` before it is locked (429 with Retry-After); unknown names count alike.' },
+    LockoutSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'How long a locked user name must wait.' },
+    MaxFailuresPerAddress: { type: 'integer', default: 20, min: 0, max: 100000, doc: 'Failed sign-ins from one client address (an IPv6 /64) to a tenant, whatever the user names, within the window before the address is locked (429 with Retry-After). 0: no limit.' },
+    AddressLockoutSeconds: { type: 'integer', default: 300, min: 1, max: 86400, doc: 'How long a locked client address must wait.' },
+    MaxFailuresPerTenant: { type: 'integer', default: 500, min: 0, max: 1000000, doc: 'Failed sign-ins to one tenant from anywhere within the window before sign-in to the whole tenant is locked (429 with Retry-After), even with the right password. 0: no limit.' },
+    TenantLockoutSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'How long sign-in to a locked tenant must wait.' },
+    WindowSeconds: { type: 'integer', default: 900, min: 1, max: 86400, doc: 'Failures count towards the limits for this long (or one lockout, if longer).' },
   },
   Workflow: {
     IdleTimeoutMinutes: { type: 'number', default: 30, min: 0.01, max: 10080, doc: 'An idle workflow expires and is discarded after this long.' },

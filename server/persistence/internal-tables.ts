@@ -18,11 +18,17 @@ export const INTERNAL_TABLES: readonly string[] = [
      "UsedAt" timestamptz,
      "RevokedAt" timestamptz)`,
   `create index if not exists "_RefreshToken_family" on "_RefreshToken" ("FamilyId")`,
-  `create table if not exists "_SignInThrottle" (
-     "Username" text primary key,
+  // Sign-in counters (auth/sign-in-throttle.ts), one per user name, client address and tenant;
+  // they replace "_SignInThrottle", which counted only user names.
+  `drop table if exists "_SignInThrottle"`,
+  `create table if not exists "_SignInLimit" (
+     "Scope" text not null,
+     "Key" text not null,
      "Failures" int not null,
+     "Pending" int not null,
      "WindowStart" timestamptz not null,
-     "LockedUntil" timestamptz)`,
+     "LockedUntil" timestamptz,
+     primary key ("Scope", "Key"))`,
   // Personal access tokens (auth/pats.ts): the secret only as its SHA-256; the scope as
   // responsibility rows, so a responsibility removed by sync leaves every PAT at once.
   `create table if not exists "_Pat" (

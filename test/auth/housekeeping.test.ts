@@ -51,7 +51,10 @@ async function seed(): Promise<void> {
       [id],
     )
   }
-  await pool.query(`insert into "_SignInThrottle" values ('old', 2, now() - interval '1 day', now() - interval '1 hour'), ('fresh', 2, now(), null)`)
+  await pool.query(
+    `insert into "_SignInLimit" ("Scope", "Key", "Failures", "Pending", "WindowStart", "LockedUntil")
+     values ('user', 'old', 2, 0, now() - interval '1 day', now() - interval '1 hour'), ('user', 'fresh', 2, 0, now(), null)`,
+  )
 }
 
 it('purges credentials expired or revoked before the retention, and stale throttle rows', async () => {
@@ -62,7 +65,9 @@ it('purges credentials expired or revoked before the retention, and stale thrott
   const { rows: pats } = await pool.query(`select "Id" from "_Pat" order by "Id"`)
   expect(pats.map((p) => p.Id)).toEqual(['00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000004'])
   expect((await pool.query(`select count(*)::int as n from "_RefreshToken"`)).rows[0].n).toBe(3)
-  expect((await pool.query(`select "Username" from "_SignInThrottle"`)).rows).toEqual([{ Username: 'fresh' }])
+  // The sign-in above counted too (its user, address and tenant): fresh, kept.
+  const { rows: counters } = await pool.query(`select "Key" from "_SignInLimit" where "Scope" = 'user' order by "Key"`)
+  expect(counters.map((c) => c.Key)).toEqual(['admin', 'fresh'])
 })
 
 it('leaves a tenant to the instance holding its lock', async () => {

@@ -59,3 +59,13 @@ it('refuses on both instances a user disabled from the CLI', async () => {
     expect((await call(`${bApi}/user/pats`, { headers })).status).toBe(401)
   }, 1_000)
 })
+
+it('counts sign-in attempts on A and B together: of 40 concurrent wrong passwords, MaxFailures are checked', async () => {
+  const wrong = { TenantId: a.tenants[0], Username: 'mallory', Password: 'wrong-password' }
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => call(`${i % 2 === 0 ? a.api : bApi}/auth/signin`, { method: 'POST', body: wrong })),
+  )
+  // SignIn:MaxFailures is 5 by default; the counters are rows of the tenant database.
+  expect(answers.filter((answer) => answer.status === 401)).toHaveLength(5)
+  expect(answers.filter((answer) => answer.status === 429)).toHaveLength(35)
+})
