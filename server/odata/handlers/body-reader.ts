@@ -3,9 +3,7 @@
 // related entities created (deep insert). Every problem of the body is gathered into one
 // ValidationFailed, so a client learns all of them at once.
 
-import { AuthError, validationFailed, type ErrorDetail } from '../../errors.ts'
-import type { AccessContext } from '../../auth/access-context.ts'
-import { can } from '../../auth/access-context.ts'
+import { validationFailed, type ErrorDetail } from '../../errors.ts'
 import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
@@ -13,6 +11,7 @@ import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { Entry, UnitOfWork } from '../../persistence/unit-of-work.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
+import type { NestedCreate } from '../semantic/authorize.ts'
 
 export type WriteMode = 'create' | 'patch' | 'put'
 
@@ -20,7 +19,6 @@ export interface BodyContext {
   readonly unit: UnitOfWork
   readonly model: Model
   readonly naming: NamingPolicy
-  readonly access: AccessContext | undefined
 }
 
 /** Creates an entity (and, nested, its related ones) from a body; returns its entry. */
@@ -37,10 +35,8 @@ export function updateFromBody(context: BodyContext, entity: EntityModel, record
   if (failures.length) throw validationFailed(failures)
 }
 
+/** Every entity created here is one nestedCreates() lists, so the create permission was checked before the write. */
 function createEntity(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): Entry {
-  if (context.access && !can(context.access, entity.name, 'create')) {
-    throw AuthError.forbidden(`Creating ${entity.setName} needs the create permission on ${entity.name}.`)
-  }
   // The key first: the unit of work knows the entity by it from the moment it is created.
   const given = body && typeof body === 'object' ? (body as Record<string, unknown>)[context.naming.toPublic(KEY)] : undefined
   const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : context.unit.newGuid()
@@ -89,7 +85,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
       continue
     }
     if (property.kind === 'reference') {
-      if (isBind || value === null || isKeyOnly(value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
+      if (bindsReference(isBind, value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
       else if (mode === 'create') record.values[property.name] = createEntity(context, property.target, value, `${path}${name}/`, failures).key
       else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
       continue
@@ -146,6 +142,28 @@ function bindReference(
   record.values[reference.name] = key
 }
 
+/**
+ * The entities a create's body creates besides the posted one (deep insert), found as assign()
+ * finds them, for authorize.ts to check before anything is written:
+ *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }  →  [{ OrderLine, "Lines/0/" }]
+ */
+export function nestedCreates(naming: NamingPolicy, entity: EntityModel, body: unknown, path = ''): NestedCreate[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return []
+  const properties = publicProperties(entity, naming)
+  const found: NestedCreate[] = []
+  const nested = (target: EntityModel, value: unknown, at: string) => {
+    found.push({ entity: target, path: at })
+    found.push(...nestedCreates(naming, target, value, at))
+  }
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (name.includes('@')) continue // annotations, and binds of existing entities
+    const property = properties.get(name)
+    if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, `${path}${name}/`)
+    if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, `${path}${name}/${i}/`))
+  }
+  return found
+}
+
 /** The declared names of the properties a body sets (unknown names are left to assign to report). */
 export function propertiesNamedIn(naming: NamingPolicy, entity: EntityModel, body: unknown): string[] {
   if (!body || typeof body !== 'object') return []
@@ -162,6 +180,11 @@ const BIND = '@odata.bind'
 /** `Customer@odata.bind` names the property Customer. */
 function propertyNameOf(bodyName: string): string {
   return bodyName.endsWith(BIND) ? bodyName.slice(0, -BIND.length) : bodyName
+}
+
+/** A reference's value that binds an existing entity (or none) rather than creating one. */
+function bindsReference(isBind: boolean, value: unknown): boolean {
+  return isBind || value === null || isKeyOnly(value)
 }
 
 function isKeyOnly(value: unknown): boolean {

@@ -3,8 +3,7 @@
 // the JSON body, typed by the plugin; a read method's unit of work must change nothing, a
 // modify method's changes pass the rules and are written together.
 
-import { AuthError, RequestError, ServiceError } from '../../errors.ts'
-import { can } from '../../auth/access-context.ts'
+import { RequestError, ServiceError } from '../../errors.ts'
 import type { MethodDecl, PropertyDecl } from '../../model/declarations.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
@@ -15,6 +14,7 @@ import { parseParameterValue } from '../parser/query-options-parser.ts'
 import type { PathArgumentSyntax } from '../parser/syntax.ts'
 import { bindCollectionRead } from '../semantic/bind-read.ts'
 import type { Target } from '../semantic/bind-path.ts'
+import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { serviceRoot, contextUrl } from '../serializer/urls.ts'
 import { bindContextFor, parseReadOptions, readCollection, readEntity } from './read-handler.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
@@ -28,10 +28,10 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   const expected = method.kind === 'read' ? 'GET' : 'POST'
   if (ctx.method !== expected) throw RequestError.methodNotAllowed(ctx.method, ctx.path, [expected])
   const access = scope.state.access
-  if (access && !can(access, entity.name, `execute:${name}`)) {
-    throw AuthError.forbidden(`Calling ${entity.setName}/${name} needs the execute:${name} permission on ${entity.name}.`)
-  }
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  // An entity result is bound, and its reading authorized with the call, before the method runs.
+  const resultRead = bindResult(scope, target, options)
+  authorize(access, { kind: 'execute', entity, method: name, result: resultRead })
   const input = readParameters(ctx, scope, method, target.inline, options.custom)
   const run = async (unit: UnitOfWork) => {
     const views = new ViewScope(unit)
@@ -56,7 +56,17 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   }
   const result = method.kind === 'read' ? await scope.session.read(run) : await scope.session.write(run)
   if (method.kind === 'modify') scope.services.access.invalidateTenant(scope.session.tenant.tenant)
-  await respond(ctx, scope, target, options, result)
+  await respond(ctx, scope, target, options, resultRead, result)
+}
+
+/** How the method's entity result will be read, without its keys (the method gives them). */
+function bindResult(scope: RequestScope, target: MethodTarget, options: ReturnType<typeof parseReadOptions>): BoundRead | undefined {
+  const returns = target.method.returns
+  if (returns?.kind !== 'collection' && returns?.kind !== 'reference') return undefined
+  const entity = scope.services.model.entities.get(returns.target)!
+  const context = bindContextFor(scope, options)
+  if (returns.kind === 'collection') return bindCollectionRead(context, entity, options, scope.services.config.ApiOptions.DefaultSelect as 'Key')
+  return { kind: 'entity', entity, key: '', read: bindEntityRead(context, context.nextRange(entity), options.select, options.expand, 'Key', 1) }
 }
 
 /** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */
@@ -67,7 +77,14 @@ function keysOf(result: unknown): unknown {
   return result
 }
 
-async function respond(ctx: ApiContext, scope: RequestScope, target: MethodTarget, options: ReturnType<typeof parseReadOptions>, result: unknown): Promise<void> {
+async function respond(
+  ctx: ApiContext,
+  scope: RequestScope,
+  target: MethodTarget,
+  options: ReturnType<typeof parseReadOptions>,
+  resultRead: BoundRead | undefined,
+  result: unknown,
+): Promise<void> {
   const returns = target.method.returns
   if (!returns) {
     ctx.status = 204
@@ -75,19 +92,14 @@ async function respond(ctx: ApiContext, scope: RequestScope, target: MethodTarge
   }
   const root = serviceRoot(ctx, scope.services)
   ctx.type = 'application/json; odata.metadata=minimal'
-  if (returns.kind === 'collection') {
-    const entity = scope.services.model.entities.get(returns.target)!
-    const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
-    const read = { ...bindCollectionRead(bindContextFor(scope, options), entity, options, scope.services.config.ApiOptions.DefaultSelect as 'Key'), keys }
-    ctx.body = await readCollection(scope, read, contextUrl(root, entity, options.select, false), ctx)
-    return
-  }
-  if (returns.kind === 'reference') {
-    const entity = scope.services.model.entities.get(returns.target)!
+  if (returns.kind !== 'scalar') {
+    if (resultRead?.kind === 'collection') {
+      const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
+      ctx.body = await readCollection(scope, { ...resultRead, keys }, contextUrl(root, resultRead.entity, options.select, false), ctx)
+      return
+    }
     const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
-    const context = bindContextFor(scope, options)
-    const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, 'Key', 1)
-    const found = key ? await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(root, entity, options.select, false, true)) : undefined
+    const found = key && resultRead ? await readEntity(scope, { ...resultRead, key }, contextUrl(root, resultRead.entity, options.select, false, true)) : undefined
     if (!found) {
       ctx.status = 204
       ctx.body = null

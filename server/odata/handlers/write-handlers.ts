@@ -3,13 +3,13 @@
 // statement; the reply then comes from the read path, so a write answers exactly as a read
 // would.
 
-import { AuthError, RequestError } from '../../errors.ts'
-import { can } from '../../auth/access-context.ts'
+import { RequestError } from '../../errors.ts'
 import type { EntityModel } from '../../model/model.ts'
-import { createBindContext } from '../semantic/bind-context.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
+import type { BoundEntityRead } from '../semantic/bound.ts'
+import { authorize, demand } from '../semantic/authorize.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
-import { createFromBody, propertiesNamedIn, updateFromBody, type BodyContext } from './body-reader.ts'
+import { createFromBody, nestedCreates, propertiesNamedIn, updateFromBody, type BodyContext } from './body-reader.ts'
 import { parentsReachedBy } from '../../rules/dependencies.ts'
 import { bindContextFor, parseReadOptions, readEntity } from './read-handler.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
@@ -18,7 +18,10 @@ import type { Entry, ParentPrefetch, UnitOfWork } from '../../persistence/unit-o
 export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
   requireSystemWritable(entity)
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
-  const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, requestBody(ctx)).key)
+  const body = requestBody(ctx)
+  const replyRead = bindReply(scope, entity, options)
+  authorize(scope.state.access, { kind: 'create', entity, nested: nestedCreates(scope.services.naming, entity, body), reply: replyRead })
+  const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, body).key)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
   if (prefers(ctx, 'return=minimal')) {
@@ -29,14 +32,15 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
     return
   }
   ctx.set('Location', location)
-  await reply(ctx, scope, entity, key, options, 200)
+  await reply(ctx, scope, entity, key, options, replyRead, 200)
 }
 
 export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   requireSystemWritable(entity)
-  requirePermission(scope, entity, 'update', 'Changing')
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
   const body = requestBody(ctx)
+  const replyRead = bindReply(scope, entity, options)
+  authorize(scope.state.access, { kind: 'update', entity, reply: replyRead })
   // A PUT replaces every property; a PATCH reaches the parents its properties feed.
   const reached = parentsReachedBy(scope.services.model, entity, mode === 'put' ? undefined : propertiesNamedIn(scope.services.naming, entity, body))
   await scope.session.write(async (unit) => {
@@ -50,12 +54,12 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
     return
   }
   if (prefers(ctx, 'return=representation')) ctx.set('Preference-Applied', 'return=representation')
-  await reply(ctx, scope, entity, key, options, 200)
+  await reply(ctx, scope, entity, key, options, replyRead, 200)
 }
 
 export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   requireSystemWritable(entity)
-  requirePermission(scope, entity, 'delete', 'Deleting')
+  authorize(scope.state.access, { kind: 'delete', entity })
   await scope.session.write(async (unit) => {
     const record = await loadForWrite(unit, entity, key, ctx.get('If-Match'), parentsReachedBy(scope.services.model, entity))
     await removeWithCascades(scope, unit, record)
@@ -76,11 +80,12 @@ async function removeWithCascades(scope: RequestScope, unit: UnitOfWork, record:
     // Restricting references are judged by the rules engine, which sees the whole flush.
     if (inverse.onDelete === 'restrict') continue
     for (const member of await unit.find(property.target, { [inverse.name]: record.key })) {
+      // Which members a delete reaches only the data says, so these are checked as they are found.
       if (inverse.onDelete === 'cascade') {
-        requirePermission(scope, property.target, 'delete', 'Deleting (by cascade)')
+        demand(scope.state.access, { entity: property.target, permission: 'delete', by: `Deleting ${property.target.setName} by cascade from ${record.entity.setName}` })
         await removeWithCascades(scope, unit, member)
       } else {
-        requirePermission(scope, property.target, 'update', 'Clearing the reference of')
+        demand(scope.state.access, { entity: property.target, permission: 'update', by: `Clearing ${property.target.setName}.${inverse.name} of a deleted ${record.entity.name}` })
         member.values[inverse.name] = null
       }
     }
@@ -100,11 +105,25 @@ async function loadForWrite(unit: UnitOfWork, entity: EntityModel, key: string, 
   return record
 }
 
-async function reply(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, options: ReturnType<typeof parseReadOptions>, status: number): Promise<void> {
+/**
+ * The reply's $select and $expand, bound before the write. The writer may lack read permission
+ * on what it wrote, and the reply shows it all the same; what its $expand reaches is authorized
+ * with the write (authorize.ts).
+ */
+function bindReply(scope: RequestScope, entity: EntityModel, options: ReturnType<typeof parseReadOptions>): BoundEntityRead {
   const context = bindContextFor(scope, options)
-  // The writer may lack read permission on what it wrote; the reply shows it all the same.
-  const replyContext = createBindContext(context.naming, undefined, context.limits, context.aliases)
-  const read = bindEntityRead(replyContext, replyContext.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
+  return bindEntityRead(context, context.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
+}
+
+async function reply(
+  ctx: ApiContext,
+  scope: RequestScope,
+  entity: EntityModel,
+  key: string,
+  options: ReturnType<typeof parseReadOptions>,
+  read: BoundEntityRead,
+  status: number,
+): Promise<void> {
   const found = await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(serviceRoot(ctx, scope.services), entity, options.select, false, true))
   if (!found) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
   ctx.status = status
@@ -114,7 +133,7 @@ async function reply(ctx: ApiContext, scope: RequestScope, entity: EntityModel, 
 }
 
 function bodyContext(scope: RequestScope, unit: UnitOfWork): BodyContext {
-  return { unit, model: scope.services.model, naming: scope.services.naming, access: scope.state.access }
+  return { unit, model: scope.services.model, naming: scope.services.naming }
 }
 
 export function requestBody(ctx: ApiContext): unknown {
@@ -123,13 +142,6 @@ export function requestBody(ctx: ApiContext): unknown {
     throw RequestError.invalid('The request needs a JSON body.')
   }
   return body
-}
-
-function requirePermission(scope: RequestScope, entity: EntityModel, permission: 'update' | 'delete', verb: string): void {
-  const access = scope.state.access
-  if (access && !can(access, entity.name, permission)) {
-    throw AuthError.forbidden(`${verb} ${entity.setName} needs the ${permission} permission on ${entity.name}.`)
-  }
 }
 
 /** Responsibilities come from plugins: `responsibility sync` owns that table. */
