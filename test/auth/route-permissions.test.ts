@@ -116,7 +116,7 @@ beforeAll(async () => {
     const link = await created('UserRoles', { 'User@odata.bind': `Users(${await guidOf('Users', `Username eq '${username}'`)})`, 'Role@odata.bind': `Roles(${guid})` })
     if (username === 'clerk') keys.UserRoles = link
   }
-  for (const { username, password } of users) credentials[username] = { Authorization: `Bearer ${await server.token(server.tenants[0], username, password)}` }
+  await Promise.all(users.map(async ({ username, password }) => (credentials[username] = { Authorization: `Bearer ${await server.token(server.tenants[0], username, password)}` })))
   keys.Responsibilities = await guidOf('Responsibilities', "Name eq 'TakeOrders'")
   const pat = await send(credentials.clerk, 'POST', 'user/pats', {
     name: 'closer',
