@@ -56,6 +56,7 @@ interface Need {
 
 interface Route {
   readonly name: string
+  readonly set: string
   readonly method: string
   /** The path after /api/, given the key of a fresh entity to write to (victim) where it needs one. */
   readonly path: (victim: string) => string
@@ -187,15 +188,15 @@ function odataRoutes(model: Model): Route[] {
     const refused = entity.name === 'Responsibility' ? 405 : undefined
     const victim = refused ? async () => k : () => body().then((b) => created(set, b))
     list.push(
-      { name: `${set}`, method: 'GET', path: () => set, needs: read(entity) },
-      { name: `${set} with its count`, method: 'GET', path: () => `${set}?$count=true&$top=1`, needs: read(entity) },
-      { name: `${set}/$count`, method: 'GET', path: () => `${set}/$count`, needs: read(entity) },
-      { name: `${set}(k)`, method: 'GET', path: () => `${set}(${k})`, needs: read(entity) },
-      { name: `${set}/k`, method: 'GET', path: () => `${set}/${k}?$select=Title`, needs: read(entity) },
-      { name: `POST ${set}`, method: 'POST', path: () => set, body, needs: [{ entity, permission: 'create' }], refused },
-      { name: `PATCH ${set}(k)`, method: 'PATCH', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
-      { name: `PUT ${set}(k)`, method: 'PUT', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
-      { name: `DELETE ${set}(k)`, method: 'DELETE', path: (v) => `${set}(${v})`, victim, needs: [{ entity, permission: 'delete' }], refused },
+      { name: `${set}`, set, method: 'GET', path: () => set, needs: read(entity) },
+      { name: `${set} with its count`, set, method: 'GET', path: () => `${set}?$count=true&$top=1`, needs: read(entity) },
+      { name: `${set}/$count`, set, method: 'GET', path: () => `${set}/$count`, needs: read(entity) },
+      { name: `${set}(k)`, set, method: 'GET', path: () => `${set}(${k})`, needs: read(entity) },
+      { name: `${set}/k`, set, method: 'GET', path: () => `${set}/${k}?$select=Title`, needs: read(entity) },
+      { name: `POST ${set}`, set, method: 'POST', path: () => set, body, needs: [{ entity, permission: 'create' }], refused },
+      { name: `PATCH ${set}(k)`, set, method: 'PATCH', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
+      { name: `PUT ${set}(k)`, set, method: 'PUT', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
+      { name: `DELETE ${set}(k)`, set, method: 'DELETE', path: (v) => `${set}(${v})`, victim, needs: [{ entity, permission: 'delete' }], refused },
     )
     for (const navigation of entity.properties.values()) {
       if (navigation.kind === 'scalar') continue
@@ -203,13 +204,13 @@ function odataRoutes(model: Model): Route[] {
       const target = navigation.target
       const both = read(entity, target)
       list.push(
-        { name: `${set}(k)/${nav}`, method: 'GET', path: () => `${set}(${k})/${nav}`, needs: both },
-        { name: `${set}?$expand=${nav}`, method: 'GET', path: () => `${set}?$expand=${nav}`, needs: both },
-        { name: `${set}(k)?$expand=${nav}`, method: 'GET', path: () => `${set}(${k})?$expand=${nav}`, needs: both },
-        { name: `${set}?$select=${nav}/Title`, method: 'GET', path: () => `${set}?$select=${nav}/Title`, needs: both },
+        { name: `${set}(k)/${nav}`, set, method: 'GET', path: () => `${set}(${k})/${nav}`, needs: both },
+        { name: `${set}?$expand=${nav}`, set, method: 'GET', path: () => `${set}?$expand=${nav}`, needs: both },
+        { name: `${set}(k)?$expand=${nav}`, set, method: 'GET', path: () => `${set}(${k})?$expand=${nav}`, needs: both },
+        { name: `${set}?$select=${nav}/Title`, set, method: 'GET', path: () => `${set}?$select=${nav}/Title`, needs: both },
         // A write's reply: the written entity is its writer's to see; what it expands is not.
-        { name: `POST ${set}?$expand=${nav}`, method: 'POST', path: () => `${set}?$expand=${nav}`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
-        { name: `PATCH ${set}(k)?$expand=${nav}`, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...read(target)], refused },
+        { name: `POST ${set}?$expand=${nav}`, set, method: 'POST', path: () => `${set}?$expand=${nav}`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
+        { name: `PATCH ${set}(k)?$expand=${nav}`, set, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...read(target)], refused },
       )
       if (navigation.kind === 'reference') {
         // Deep insert of the referenced entity instead of binding one.
@@ -219,11 +220,12 @@ function odataRoutes(model: Model): Route[] {
           return { ...outer, [nav]: await bodyOf(target)() }
         }
         list.push(
-          { name: `${set}?$filter=${nav}/Title`, method: 'GET', path: () => `${set}?$filter=${nav}/Title ne 'none'`, needs: both },
-          { name: `${set}?$orderby=${nav}/Title`, method: 'GET', path: () => `${set}?$orderby=${nav}/Title`, needs: both },
-          { name: `${set}?$apply=groupby(${nav}/Title)`, method: 'GET', path: () => `${set}?$apply=groupby((${nav}/Title))`, needs: both },
-          { name: `${set}/$count?$filter=${nav}/Title`, method: 'GET', path: () => `${set}/$count?$filter=${nav}/Title ne 'none'`, needs: both },
-          { name: `POST ${set} with a new ${nav}`, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
+          { name: `${set}?$filter=${nav}/Title`, set, method: 'GET', path: () => `${set}?$filter=${nav}/Title ne 'none'`, needs: both },
+          { name: `${set}?$orderby=${nav}/Title`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/Title`, needs: both },
+          { name: `${set}?$apply=groupby(${nav}/Title)`, set, method: 'GET', path: () => `${set}?$apply=groupby((${nav}/Title))`, needs: both },
+          { name: `${set}/$count?$filter=${nav}/Title`, set, method: 'GET', path: () => `${set}/$count?$filter=${nav}/Title ne 'none'`, needs: both },
+          // Responsibilities come from plugins: not even nested in another entity's body.
+          { name: `POST ${set} with a new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused: refused ?? (target.name === 'Responsibility' ? 405 : undefined) },
         )
       } else {
         const inverse = navigation.inverse.name
@@ -233,12 +235,12 @@ function odataRoutes(model: Model): Route[] {
           return { ...(await body()), [nav]: [member] }
         }
         list.push(
-          { name: `${set}(k)/${nav}/$count`, method: 'GET', path: () => `${set}(${k})/${nav}/$count`, needs: both },
-          { name: `${set}?$filter=${nav}/any()`, method: 'GET', path: () => `${set}?$filter=${nav}/any()`, needs: both },
-          { name: `${set}?$filter=${nav}/$count`, method: 'GET', path: () => `${set}?$filter=${nav}/$count ge 0`, needs: both },
-          { name: `${set}?$orderby=${nav}/$count`, method: 'GET', path: () => `${set}?$orderby=${nav}/$count`, needs: both },
-          { name: `${set}?$expand=${nav}($filter=…)`, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
-          { name: `POST ${set} with new ${nav}`, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
+          { name: `${set}(k)/${nav}/$count`, set, method: 'GET', path: () => `${set}(${k})/${nav}/$count`, needs: both },
+          { name: `${set}?$filter=${nav}/any()`, set, method: 'GET', path: () => `${set}?$filter=${nav}/any()`, needs: both },
+          { name: `${set}?$filter=${nav}/$count`, set, method: 'GET', path: () => `${set}?$filter=${nav}/$count ge 0`, needs: both },
+          { name: `${set}?$orderby=${nav}/$count`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/$count`, needs: both },
+          { name: `${set}?$expand=${nav}($filter=…)`, set, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
+          { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
         )
       }
     }
@@ -249,9 +251,9 @@ function odataRoutes(model: Model): Route[] {
       const needs: Need[] = [{ entity, permission: `execute:${name}` }, ...returned]
       if (method.kind === 'read') {
         const query = new URLSearchParams(params as Record<string, string>).toString()
-        list.push({ name: `${set}/${name}`, method: 'GET', path: () => `${on}/${name}${query ? `?${query}` : ''}`, needs })
+        list.push({ name: `${set}/${name}`, set, method: 'GET', path: () => `${on}/${name}${query ? `?${query}` : ''}`, needs })
       } else {
-        list.push({ name: `${set}/${name}`, method: 'POST', path: () => `${on}/${name}`, body: async () => params, needs })
+        list.push({ name: `${set}/${name}`, set, method: 'POST', path: () => `${on}/${name}`, body: async () => params, needs })
       }
     }
   }
@@ -326,8 +328,13 @@ describe('a principal lacking a permission', () => {
   })
 
   it('gets 403 naming what it lacks on every route that needs it, and nothing is written', async () => {
+    // One body per route and one entity to write to per set serve every refusal: nothing changes them.
     const prepared = []
-    for (const route of routes) prepared.push({ route, body: await route.body?.(), victim: (await route.victim?.()) ?? '' })
+    const victims = new Map<string, string>()
+    for (const route of routes) {
+      if (route.victim && !victims.has(route.set)) victims.set(route.set, await route.victim())
+      prepared.push({ route, body: await route.body?.(), victim: victims.get(route.set) ?? '' })
+    }
     const before = await snapshot()
     const failures: string[] = []
     for (const { route, body, victim } of prepared) {

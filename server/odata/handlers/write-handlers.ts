@@ -19,8 +19,10 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
   requireSystemWritable(entity)
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
   const body = requestBody(ctx)
+  const nested = nestedCreates(scope.services.naming, entity, body)
+  for (const created of nested) requireSystemWritable(created.entity)
   const replyRead = bindReply(scope, entity, options)
-  authorize(scope.state.access, { kind: 'create', entity, nested: nestedCreates(scope.services.naming, entity, body), reply: replyRead })
+  authorize(scope.state.access, { kind: 'create', entity, nested, reply: replyRead })
   const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, body).key)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
