@@ -325,6 +325,8 @@ describe('a principal lacking a permission', () => {
     }
     expect((await send(credentials.pat, 'GET', `Orders(${keys.Orders})/Customer`)).body.error.message).toMatch(/^Reading Orders\(…\)\/Customer needs the read permission on Customer/)
     expect((await send(credentials.keeper, 'GET', `Orders(${keys.Orders})/Lines`)).body.error.message).toMatch(/^Reading Orders\(…\)\/Lines needs the read permission on Order/)
+    const deep = await send(credentials.clerk, 'POST', 'Orders', { Number: 99, Customer: { Name: 'Nested', Country: 'DE' } })
+    expect(deep.body.error.message).toBe('Creating Customers (deep insert at Customer) needs the create permission on Customer, which your responsibilities do not grant.')
   })
 
   it('gets 403 naming what it lacks on every route that needs it, and nothing is written', async () => {

@@ -145,21 +145,22 @@ function bindReference(
 /**
  * The entities a create's body creates besides the posted one (deep insert), found as assign()
  * finds them, for authorize.ts to check before anything is written:
- *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }  →  [{ OrderLine, "Lines/0/" }]
+ *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }  →  [{ OrderLine, "Lines/0" }]
  */
 export function nestedCreates(naming: NamingPolicy, entity: EntityModel, body: unknown, path = ''): NestedCreate[] {
+  const at = (name: string) => (path ? `${path}/${name}` : name)
   if (!body || typeof body !== 'object' || Array.isArray(body)) return []
   const properties = publicProperties(entity, naming)
   const found: NestedCreate[] = []
-  const nested = (target: EntityModel, value: unknown, at: string) => {
-    found.push({ entity: target, path: at })
-    found.push(...nestedCreates(naming, target, value, at))
+  const nested = (target: EntityModel, value: unknown, where: string) => {
+    found.push({ entity: target, path: where })
+    found.push(...nestedCreates(naming, target, value, where))
   }
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
     if (name.includes('@')) continue // annotations, and binds of existing entities
     const property = properties.get(name)
-    if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, `${path}${name}/`)
-    if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, `${path}${name}/${i}/`))
+    if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, at(name))
+    if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, at(`${name}/${i}`)))
   }
   return found
 }

@@ -31,7 +31,7 @@ export interface Need {
 /** An entity a create's body creates besides the one posted (deep insert), and where in the body. */
 export interface NestedCreate {
   readonly entity: EntityModel
-  /** The body path of the nested entity, as in "Lines/0/". */
+  /** Where the nested entity is in the body, as in "Lines/0". */
   readonly path: string
 }
 
