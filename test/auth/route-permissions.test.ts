@@ -65,7 +65,7 @@ interface Route {
   readonly body?: () => Promise<unknown>
   /** Makes the entity a PATCH, PUT or DELETE writes to. */
   readonly victim?: () => Promise<string>
-  /** Refused to everyone with this status (writes to Responsibilities: 405). */
+  /** Refused to everyone, the admin too, with this status (writes to Responsibilities: 405; routes the service lacks: 404, 501). */
   readonly refused?: number
 }
 
@@ -197,6 +197,10 @@ function odataRoutes(model: Model): Route[] {
       { name: `PATCH ${set}(k)`, set, method: 'PATCH', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
       { name: `PUT ${set}(k)`, set, method: 'PUT', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
       { name: `DELETE ${set}(k)`, set, method: 'DELETE', path: (v) => `${set}(${v})`, victim, needs: [{ entity, permission: 'delete' }], refused },
+      // No route answers one property (Customers(k)/Name) yet: 404 to everyone, the admin too. The
+      // day one does, the admin's answer changes and these fail until they say what they need.
+      { name: `${set}(k)/Title`, set, method: 'GET', path: () => `${set}(${k})/Title`, needs: read(entity), refused: 404 },
+      { name: `${set}(k)/Title/$value`, set, method: 'GET', path: () => `${set}(${k})/Title/$value`, needs: read(entity), refused: 404 },
     )
     for (const navigation of entity.properties.values()) {
       if (navigation.kind === 'scalar') continue
@@ -257,6 +261,8 @@ function odataRoutes(model: Model): Route[] {
       }
     }
   }
+  // No batch route either: the day there is one, each request in a batch must pass the stage.
+  list.push({ name: '$batch', set: '$batch', method: 'POST', path: () => '$batch', body: async () => ({ requests: [{ id: '1', method: 'GET', url: `Users(${keys.Users})` }] }), needs: [], refused: 501 })
   return list
 }
 
@@ -307,7 +313,7 @@ describe('the routes of the service', () => {
 
   it('cover every entity set of the model, and each is refused to someone', () => {
     for (const entity of model.entities.values()) expect(routes.some((route) => route.name === `${entity.setName}(k)`), entity.setName).toBe(true)
-    for (const route of routes) {
+    for (const route of routes.filter((route) => !route.refused)) {
       const refusedTo = Object.keys(PRINCIPALS).filter((principal) => !route.needs.every(grants(principal)))
       expect(refusedTo.length, `no principal lacks what ${route.name} needs: add one`).toBeGreaterThan(0)
     }
@@ -341,8 +347,8 @@ describe('a principal lacking a permission', () => {
     const failures: string[] = []
     for (const { route, body, victim } of prepared) {
       await Promise.all(
-        Object.keys(PRINCIPALS).map(async (principal) => {
-          const missing = route.needs.filter((need) => !grants(principal)(need))
+        [...Object.keys(PRINCIPALS), ...(route.refused ? ['admin'] : [])].map(async (principal) => {
+          const missing = principal === 'admin' ? [] : route.needs.filter((need) => !grants(principal)(need))
           if (missing.length === 0 && !route.refused) return
           const response = await send(credentials[principal], route.method, route.path(victim), body)
           const expected = route.refused ?? 403
