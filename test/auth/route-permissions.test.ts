@@ -98,7 +98,7 @@ beforeAll(async () => {
   server = await startTestServer({ users: [ADMIN, ...users] })
   const config = loadConfig(server.configPath, {})
   model = await loadModel(config.Server.PluginsDir)
-  router = routerOf(config, model)
+  router = await routerOf(config, model)
   admin = await server.token()
 
   // install.sh's demo roles, made through the API as an admin would.
@@ -149,12 +149,12 @@ afterAll(async () => {
 })
 
 /** The app's router, built as `entityctl serve` builds it (its pools are never opened). */
-function routerOf(config: ReturnType<typeof loadConfig>, model: Model): Router {
+async function routerOf(config: ReturnType<typeof loadConfig>, model: Model): Promise<Router> {
   const tenants = new TenantRegistry(config, model, testDatabaseUrl())
   const { app, services } = createApp({ config, model, tenants, logger: pino({ level: 'silent' }) })
   const dispatch = app.middleware.find((middleware) => 'router' in middleware) as unknown as { router: Router }
-  void services.close()
-  void tenants.close()
+  await services.close()
+  await tenants.close()
   return dispatch.router
 }
 
