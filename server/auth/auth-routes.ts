@@ -11,12 +11,12 @@ import type Router from '@koa/router'
 import type { ApiState } from '../http/api-state.ts'
 import type { Services } from '../services.ts'
 import { AuthError } from '../errors.ts'
-import { can } from './access-context.ts'
 import { authenticate } from './authenticate.ts'
 import { clientAddressResolver } from './client-address.ts'
 import { patRoutes } from './pat-routes.ts'
 import { loadRoleTree, publicRoleTree } from './role-tree.ts'
 import { refresh, signIn } from './sign-in.ts'
+import { authorize } from '../odata/semantic/authorize.ts'
 
 export function authRoutes(router: Router<ApiState>, services: Services): void {
   const clientAddressOf = clientAddressResolver(services.config.Server.TrustedProxies)
@@ -37,7 +37,7 @@ export function authRoutes(router: Router<ApiState>, services: Services): void {
   router.get('/roles/tree', authenticated, async (ctx) => {
     const { access, tenant } = ctx.state
     if (!access || !tenant) throw AuthError.missingCredentials()
-    if (!can(access, 'Role', 'read')) throw AuthError.forbidden('Reading the role tree needs read permission on Role.')
+    authorize(access, { kind: 'readAll', entity: services.model.entities.get('Role')!, by: 'Reading the role tree' })
     ctx.body = publicRoleTree(await loadRoleTree(tenant.pool), services.naming)
   })
 

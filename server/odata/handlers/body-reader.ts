@@ -4,9 +4,7 @@
 // ValidationFailed, so a client learns all of them at once. Before any of it, the body's size
 // in entities is checked against the limits (ApiOptions:MaxBodyEntities, MaxCollectionMembers).
 
-import { AuthError, RequestError, validationFailed, type ErrorDetail } from '../../errors.ts'
-import type { AccessContext } from '../../auth/access-context.ts'
-import { can } from '../../auth/access-context.ts'
+import { RequestError, validationFailed, type ErrorDetail } from '../../errors.ts'
 import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
@@ -14,6 +12,7 @@ import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { Entry, UnitOfWork } from '../../persistence/unit-of-work.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
+import type { NestedCreate } from '../semantic/authorize.ts'
 
 export type WriteMode = 'create' | 'patch' | 'put'
 
@@ -21,7 +20,6 @@ export interface BodyContext {
   readonly unit: UnitOfWork
   readonly model: Model
   readonly naming: NamingPolicy
-  readonly access: AccessContext | undefined
   readonly limits: BodyLimits
 }
 
@@ -33,7 +31,7 @@ export interface BodyLimits {
 
 /** Creates an entity (and, nested, its related ones) from a body; returns its entry. */
 export function createFromBody(context: BodyContext, entity: EntityModel, body: unknown, path = ''): Entry {
-  checkBodyLimits(context, entity, body)
+  checkBodyLimits(context.naming, context.limits, entity, body)
   const failures: ErrorDetail[] = []
   const created = createEntity(context, entity, body, path, failures)
   if (failures.length) throw validationFailed(failures)
@@ -41,16 +39,14 @@ export function createFromBody(context: BodyContext, entity: EntityModel, body: 
 }
 
 export function updateFromBody(context: BodyContext, entity: EntityModel, record: Entry, body: unknown, mode: 'patch' | 'put'): void {
-  checkBodyLimits(context, entity, body)
+  checkBodyLimits(context.naming, context.limits, entity, body)
   const failures: ErrorDetail[] = []
   assign(context, entity, record, body, mode, '', failures)
   if (failures.length) throw validationFailed(failures)
 }
 
+/** Every entity created here is one nestedCreates() lists, so the create permission was checked before the write. */
 function createEntity(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): Entry {
-  if (context.access && !can(context.access, entity.name, 'create')) {
-    throw AuthError.forbidden(`Creating ${entity.setName} needs the create permission on ${entity.name}.`)
-  }
   // The key first: the unit of work knows the entity by it from the moment it is created.
   const given = body && typeof body === 'object' ? (body as Record<string, unknown>)[context.naming.toPublic(KEY)] : undefined
   const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : context.unit.newGuid()
@@ -99,7 +95,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
       continue
     }
     if (property.kind === 'reference') {
-      if (isBind || value === null || isKeyOnly(value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
+      if (bindsReference(isBind, value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
       else if (mode === 'create') record.values[property.name] = createEntity(context, property.target, value, `${path}${name}/`, failures).key
       else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
       continue
@@ -169,8 +165,8 @@ function bindReference(
  * are visited and the count stops at the limit, so a body of 200,000 members costs no more
  * than one at the limit. Only navigation properties are followed: assign reports the rest.
  */
-function checkBodyLimits(context: BodyContext, entity: EntityModel, body: unknown): void {
-  const { maxEntities, maxCollectionMembers } = context.limits
+export function checkBodyLimits(naming: NamingPolicy, limits: BodyLimits, entity: EntityModel, body: unknown): void {
+  const { maxEntities, maxCollectionMembers } = limits
   let entities = 0
   const count = (added: number) => {
     entities += added
@@ -180,7 +176,7 @@ function checkBodyLimits(context: BodyContext, entity: EntityModel, body: unknow
   count(1)
   for (let next = pending.pop(); next; next = pending.pop()) {
     if (!isObject(next.body)) continue
-    const properties = publicProperties(next.entity, context.naming)
+    const properties = publicProperties(next.entity, naming)
     for (const [name, value] of Object.entries(next.body)) {
       const property = properties.get(propertyNameOf(name))
       if (property?.kind === 'reference' && isObject(value) && !isKeyOnly(value) && !name.endsWith(BIND)) {
@@ -208,6 +204,29 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/**
+ * The entities a create's body creates besides the posted one (deep insert), found as assign()
+ * finds them, for authorize.ts to check before anything is written:
+ *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }  →  [{ OrderLine, "Lines/0" }]
+ */
+export function nestedCreates(naming: NamingPolicy, entity: EntityModel, body: unknown, path = ''): NestedCreate[] {
+  const at = (name: string) => (path ? `${path}/${name}` : name)
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return []
+  const properties = publicProperties(entity, naming)
+  const found: NestedCreate[] = []
+  const nested = (target: EntityModel, value: unknown, where: string) => {
+    found.push({ entity: target, path: where })
+    found.push(...nestedCreates(naming, target, value, where))
+  }
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (name.includes('@')) continue // annotations, and binds of existing entities
+    const property = properties.get(name)
+    if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, at(name))
+    if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, at(`${name}/${i}`)))
+  }
+  return found
+}
+
 /** The declared names of the properties a body sets (unknown names are left to assign to report). */
 export function propertiesNamedIn(naming: NamingPolicy, entity: EntityModel, body: unknown): string[] {
   if (!body || typeof body !== 'object') return []
@@ -224,6 +243,11 @@ const BIND = '@odata.bind'
 /** `Customer@odata.bind` names the property Customer. */
 function propertyNameOf(bodyName: string): string {
   return bodyName.endsWith(BIND) ? bodyName.slice(0, -BIND.length) : bodyName
+}
+
+/** A reference's value that binds an existing entity (or none) rather than creating one. */
+function bindsReference(isBind: boolean, value: unknown): boolean {
+  return isBind || value === null || isKeyOnly(value)
 }
 
 function isKeyOnly(value: unknown): boolean {

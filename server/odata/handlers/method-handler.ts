@@ -5,8 +5,7 @@
 // reply's query options are bound before the method runs, so a call refused for either
 // changes nothing.
 
-import { AuthError, QueryError, RequestError, ServiceError } from '../../errors.ts'
-import { can } from '../../auth/access-context.ts'
+import { QueryError, RequestError, ServiceError } from '../../errors.ts'
 import type { MethodDecl, PropertyDecl } from '../../model/declarations.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
@@ -17,6 +16,7 @@ import { parseParameterValue } from '../parser/query-options-parser.ts'
 import type { PathArgumentSyntax } from '../parser/syntax.ts'
 import { bindCollectionRead } from '../semantic/bind-read.ts'
 import type { Target } from '../semantic/bind-path.ts'
+import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { serviceRoot, contextUrl } from '../serializer/urls.ts'
 import { bindContextFor, parseReadOptions, readCollection, readEntity } from './read-handler.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
@@ -30,12 +30,11 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   const expected = method.kind === 'read' ? 'GET' : 'POST'
   if (ctx.method !== expected) throw RequestError.methodNotAllowed(ctx.method, ctx.path, [expected])
   const access = scope.state.access
-  if (access && !can(access, entity.name, `execute:${name}`)) {
-    throw AuthError.forbidden(`Calling ${entity.setName}/${name} needs the execute:${name} permission on ${entity.name}.`)
-  }
   const options = parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
   const input = readParameters(ctx, scope, method, target.inline, options.custom)
-  const respond = bindReply(ctx, scope, target, options)
+  const { respond, resultRead } = bindReply(ctx, scope, target, options)
+  // An entity result's reading is authorized with the call, before the method runs.
+  authorize(access, { kind: 'execute', entity, method: name, result: resultRead })
   const run = async (unit: UnitOfWork) => {
     const views = new ViewScope(unit)
     const now = unit.now
@@ -79,23 +78,31 @@ function keysOf(result: unknown): unknown {
   return result
 }
 
+/** How a method answers: its result read as the reply's query options ask. */
+interface Reply {
+  readonly respond: (result: unknown) => Promise<void>
+  /** An entity result's read, without its keys (the method gives them), for authorize.ts. */
+  readonly resultRead?: BoundRead
+}
+
 /**
  * Binds the reply's query options to what the method returns, before it runs; the answer it
  * returns is then given from the method's result. Entity results are read through the query
  * pipeline; a method that returns no entities takes none of the system query options.
  */
-function bindReply(ctx: ApiContext, scope: RequestScope, target: MethodTarget, options: ReturnType<typeof parseReadOptions>): (result: unknown) => Promise<void> {
+function bindReply(ctx: ApiContext, scope: RequestScope, target: MethodTarget, options: ReturnType<typeof parseReadOptions>): Reply {
   const returns = target.method.returns
   const root = serviceRoot(ctx, scope.services)
   if (returns?.kind === 'collection') {
     const entity = scope.services.model.entities.get(returns.target)!
     const read = bindCollectionRead(bindContextFor(scope, options), entity, options, scope.services.config.ApiOptions.DefaultSelect as 'Key')
-    return async (result) => {
+    const respond = async (result: unknown) => {
       const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
       const body = await readCollection(scope, { ...read, keys }, contextUrl(root, entity, options.select, false), ctx)
       ctx.type = 'application/json; odata.metadata=minimal'
       ctx.body = body
     }
+    return { respond, resultRead: read }
   }
   if (returns?.kind === 'reference') {
     const entity = scope.services.model.entities.get(returns.target)!
@@ -104,7 +111,7 @@ function bindReply(ctx: ApiContext, scope: RequestScope, target: MethodTarget, o
     }
     const context = bindContextFor(scope, options)
     const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, 'Key', 1)
-    return async (result) => {
+    const respond = async (result: unknown) => {
       const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
       const found = key ? await readEntity(scope, { kind: 'entity', entity, key, read }, contextUrl(root, entity, options.select, false, true)) : undefined
       if (!found) {
@@ -115,17 +122,22 @@ function bindReply(ctx: ApiContext, scope: RequestScope, target: MethodTarget, o
       ctx.type = 'application/json; odata.metadata=minimal'
       ctx.body = found.body
     }
+    return { respond, resultRead: { kind: 'entity', entity, key: '', read } }
   }
   const given = systemOptionsIn(options)
   if (given.length > 0) throw QueryError.invalid(`${given.join(', ')}: ${target.name} returns ${returns ? 'no entities' : 'nothing'}, so no query option applies to its answer.`, given[0])
   if (!returns) {
-    return async () => {
-      ctx.status = 204
+    return {
+      respond: async () => {
+        ctx.status = 204
+      },
     }
   }
-  return async (result) => {
-    ctx.type = 'application/json; odata.metadata=minimal'
-    ctx.body = JSON.stringify({ '@odata.context': `${root}$metadata#${edmName(returns.type)}`, value: result ?? null })
+  return {
+    respond: async (result) => {
+      ctx.type = 'application/json; odata.metadata=minimal'
+      ctx.body = JSON.stringify({ '@odata.context': `${root}$metadata#${edmName(returns.type)}`, value: result ?? null })
+    },
   }
 }
 

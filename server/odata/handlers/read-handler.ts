@@ -1,7 +1,7 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
 // next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
-// parse → bind → compile → one statement → (virtual properties) → body. Parse, bind and
-// compile run once per shape of read and caller (read-plans.ts).
+// parse → bind → authorize → compile → one statement → (virtual properties) → body. Parse,
+// bind, authorize and compile run once per shape of read and caller (read-plans.ts).
 
 import { QueryError, RequestError } from '../../errors.ts'
 import { countNodes } from '../parser/node-count.ts'
@@ -11,6 +11,7 @@ import { createBindContext, type BindContext } from '../semantic/bind-context.ts
 import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
+import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
 import { finishEntities } from '../serializer/finish-entities.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
@@ -23,6 +24,7 @@ const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=tru
 
 export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<void> {
   const { target, services } = scope
+  if (target.kind === 'serviceDocument' || target.kind === 'metadata') authorize(scope.state.access, { kind: 'model' })
   if (target.kind === 'serviceDocument') {
     ctx.type = JSON_TYPE
     ctx.body = serviceDocument(services.model, serviceRoot(ctx, services))
@@ -36,8 +38,7 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
     return
   }
   if (target.kind === 'collection' && target.count) {
-    const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
-    const count = compileCount(bindCollection(scope, target, options))
+    const count = compileCount(bindRead(scope, target, parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)))
     const [row] = await scope.session.query<{ body: string }>(count.sql, count.params)
     ctx.type = 'text/plain'
     ctx.body = row.body
@@ -62,14 +63,35 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
 
 type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
 
-/** Parse → bind → compile of a collection or entity read, for a root and the path's keys. */
+/** Parse → bind → authorize → compile of a collection or entity read, for a root and the path's keys. */
 function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string): PlannedRead {
   const options = parseReadOptions(querystring, scope.services.config.ApiOptions.MaxNodeCount)
-  if (target.kind === 'collection') {
-    const read = bindCollection(scope, target, options)
+  const read = bindRead(scope, target, options)
+  if (read.kind === 'collection') {
     const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined) })
     return { single: false, read: read.read, ...compiled }
   }
+  return { single: true, read: read.read, ...compileEntityRead(read, { context: contextUrl(root, target.entity, options.select, false, true) }) }
+}
+
+/**
+ * Binds a collection, a count or one entity with the query options, and authorizes it: every
+ * read passes here before it is compiled. A plan keeps the outcome for its caller only
+ * (read-plans.ts), so the check holds for the plan's reuse.
+ */
+function bindRead(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead
+function bindRead(scope: RequestScope, target: ReadTarget, options: QueryOptionsSyntax): BoundRead
+function bindRead(scope: RequestScope, target: ReadTarget, options: QueryOptionsSyntax): BoundRead {
+  const read = target.kind === 'collection' ? bindCollection(scope, target, options) : bindEntity(scope, target, options)
+  authorize(scope.state.access, { kind: 'read', read })
+  return read
+}
+
+function bindCollection(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead {
+  return { ...bindCollectionRead(bindContextFor(scope, options), target.entity, options, defaultSelect(scope)), parent: target.parent }
+}
+
+function bindEntity(scope: RequestScope, target: Extract<Target, { kind: 'entity' }>, options: QueryOptionsSyntax): BoundEntityByKey {
   const context = bindContextFor(scope, options)
   const read: BoundEntityByKey = {
     kind: 'entity',
@@ -81,11 +103,7 @@ function planRead(scope: RequestScope, target: ReadTarget, querystring: string, 
   if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
     throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
   }
-  return { single: true, read: read.read, ...compileEntityRead(read, { context: contextUrl(root, target.entity, options.select, false, true) }) }
-}
-
-function bindCollection(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead {
-  return { ...bindCollectionRead(bindContextFor(scope, options), target.entity, options, defaultSelect(scope)), parent: target.parent }
+  return read
 }
 
 function defaultSelect(scope: RequestScope): DefaultSelect {
@@ -119,7 +137,6 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
   const { ApiOptions } = scope.services.config
   return createBindContext(
     scope.services.naming,
-    scope.state.access,
     { maxTop: ApiOptions.MaxTop, maxNodeCount: ApiOptions.MaxNodeCount, maxExpansionDepth: ApiOptions.MaxExpansionDepth },
     options.aliases,
   )

@@ -3,16 +3,16 @@
 // statement; the reply then comes from the read path, so a write answers exactly as a read
 // would. Everything a write can be refused for is checked before its flush: the reply's query
 // options are bound and If-Match is parsed before the unit of work opens; the permissions, the
-// ETag and the body are checked in the unit before it writes. A refused write writes nothing.
+// ETag and the body are checked in the unit before it writes. Permissions are checked in one
+// stage (authorize.ts) on the bound write. A refused write writes nothing.
 
-import { AuthError, QueryError, RequestError } from '../../errors.ts'
-import { can } from '../../auth/access-context.ts'
+import { QueryError, RequestError } from '../../errors.ts'
 import type { EntityModel } from '../../model/model.ts'
-import { createBindContext } from '../semantic/bind-context.ts'
 import { bindEntityRead } from '../semantic/bind-read.ts'
 import type { BoundEntityRead } from '../semantic/bound.ts'
+import { authorize, demand } from '../semantic/authorize.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
-import { createFromBody, propertiesNamedIn, updateFromBody, type BodyContext } from './body-reader.ts'
+import { checkBodyLimits, createFromBody, nestedCreates, propertiesNamedIn, updateFromBody, type BodyContext, type BodyLimits } from './body-reader.ts'
 import { parentsReachedBy } from '../../rules/dependencies.ts'
 import { bindContextFor, parseReadOptions, readEntity } from './read-handler.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
@@ -22,6 +22,11 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
   requireSystemWritable(entity)
   const reply = bindReply(ctx, scope, entity)
   const body = requestBody(ctx)
+  // Measured before it is walked for what it creates: a body past the limits costs no more than one at them.
+  checkBodyLimits(scope.services.naming, bodyLimits(scope), entity, body)
+  const nested = nestedCreates(scope.services.naming, entity, body)
+  for (const created of nested) requireSystemWritable(created.entity)
+  authorize(scope.state.access, { kind: 'create', entity, nested, reply: reply.read })
   const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, body).key)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
@@ -38,10 +43,10 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
 
 export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   requireSystemWritable(entity)
-  requirePermission(scope, entity, 'update', 'Changing')
   const reply = bindReply(ctx, scope, entity)
   const ifMatch = parseIfMatch(ctx.get('If-Match'))
   const body = requestBody(ctx)
+  authorize(scope.state.access, { kind: 'update', entity, reply: reply.read })
   // A PUT replaces every property; a PATCH reaches the parents its properties feed.
   const reached = parentsReachedBy(scope.services.model, entity, mode === 'put' ? undefined : propertiesNamedIn(scope.services.naming, entity, body))
   await scope.session.write(async (unit) => {
@@ -59,10 +64,10 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
 
 export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   requireSystemWritable(entity)
-  requirePermission(scope, entity, 'delete', 'Deleting')
   // A DELETE answers with nothing, but its query options are a write's: bound, or refused.
   bindReply(ctx, scope, entity)
   const ifMatch = parseIfMatch(ctx.get('If-Match'))
+  authorize(scope.state.access, { kind: 'delete', entity })
   await scope.session.write(async (unit) => {
     const record = await loadForWrite(unit, entity, key, ifMatch, parentsReachedBy(scope.services.model, entity))
     await removeWithCascades(scope, unit, record)
@@ -83,11 +88,12 @@ async function removeWithCascades(scope: RequestScope, unit: UnitOfWork, record:
     // Restricting references are judged by the rules engine, which sees the whole flush.
     if (inverse.onDelete === 'restrict') continue
     for (const member of await unit.find(property.target, { [inverse.name]: record.key })) {
+      // Which members a delete reaches only the data says, so these are checked as they are found.
       if (inverse.onDelete === 'cascade') {
-        requirePermission(scope, property.target, 'delete', 'Deleting (by cascade)')
+        demand(scope.state.access, { entity: property.target, permission: 'delete', by: `Deleting ${property.target.setName} by cascade from ${record.entity.setName}` })
         await removeWithCascades(scope, unit, member)
       } else {
-        requirePermission(scope, property.target, 'update', 'Clearing the reference of')
+        demand(scope.state.access, { entity: property.target, permission: 'update', by: `Clearing ${property.target.setName}.${inverse.name} of a deleted ${record.entity.name}` })
         member.values[inverse.name] = null
       }
     }
@@ -136,10 +142,10 @@ function bindReply(ctx: ApiContext, scope: RequestScope, entity: EntityModel): R
   if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply || options.count !== undefined) {
     throw QueryError.invalid('$filter, $orderby, $top, $skip, $count and $apply apply to collections; a write answers with one entity.')
   }
+  // The writer may lack read permission on what it wrote, and the reply shows it all the same;
+  // what its $expand reaches is authorized with the write (authorize.ts).
   const context = bindContextFor(scope, options)
-  // The writer may lack read permission on what it wrote; the reply shows it all the same.
-  const replyContext = createBindContext(context.naming, undefined, context.limits, context.aliases)
-  const read = bindEntityRead(replyContext, replyContext.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
+  const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, scope.services.config.ApiOptions.DefaultSelect as 'Key', 1)
   return { options, entity, read, context: contextUrl(serviceRoot(ctx, scope.services), entity, options.select, false, true) }
 }
 
@@ -171,14 +177,12 @@ async function answered(ctx: ApiContext, scope: RequestScope, reply: Reply, key:
 }
 
 function bodyContext(scope: RequestScope, unit: UnitOfWork): BodyContext {
+  return { unit, model: scope.services.model, naming: scope.services.naming, limits: bodyLimits(scope) }
+}
+
+function bodyLimits(scope: RequestScope): BodyLimits {
   const { MaxBodyEntities, MaxCollectionMembers } = scope.services.config.ApiOptions
-  return {
-    unit,
-    model: scope.services.model,
-    naming: scope.services.naming,
-    access: scope.state.access,
-    limits: { maxEntities: MaxBodyEntities, maxCollectionMembers: MaxCollectionMembers },
-  }
+  return { maxEntities: MaxBodyEntities, maxCollectionMembers: MaxCollectionMembers }
 }
 
 export function requestBody(ctx: ApiContext): unknown {
@@ -187,13 +191,6 @@ export function requestBody(ctx: ApiContext): unknown {
     throw RequestError.invalid('The request needs a JSON body.')
   }
   return body
-}
-
-function requirePermission(scope: RequestScope, entity: EntityModel, permission: 'update' | 'delete', verb: string): void {
-  const access = scope.state.access
-  if (access && !can(access, entity.name, permission)) {
-    throw AuthError.forbidden(`${verb} ${entity.setName} needs the ${permission} permission on ${entity.name}.`)
-  }
 }
 
 /** Responsibilities come from plugins: `responsibility sync` owns that table. */

@@ -1,10 +1,8 @@
-// What every binder needs: the model under the public naming policy, the caller's access,
-// the limits, and the request's parameter aliases. Also the checks shared by all binders:
-// name resolution with "did you mean", read permission on every entity reached.
+// What every binder needs: the model under the public naming policy, the limits, and the
+// request's parameter aliases. Also what all binders share: name resolution with "did you
+// mean". Binding does not look at the caller: authorize.ts checks the bound request.
 
-import { AuthError, QueryError } from '../../errors.ts'
-import type { AccessContext } from '../../auth/access-context.ts'
-import { can } from '../../auth/access-context.ts'
+import { QueryError } from '../../errors.ts'
 import type { EntityModel, PropertyModel } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import type { ExpressionSyntax } from '../parser/syntax.ts'
@@ -18,7 +16,6 @@ export interface QueryLimits {
 
 export interface BindContext {
   readonly naming: NamingPolicy
-  readonly access: AccessContext | undefined
   readonly limits: QueryLimits
   readonly aliases: ReadonlyMap<string, ExpressionSyntax>
   /** Hands out range ids; one counter per request so aliases never collide. */
@@ -27,12 +24,11 @@ export interface BindContext {
 
 export function createBindContext(
   naming: NamingPolicy,
-  access: AccessContext | undefined,
   limits: QueryLimits,
   aliases: ReadonlyMap<string, ExpressionSyntax> = new Map(),
 ): BindContext {
   let counter = 0
-  return { naming, access, limits, aliases, nextRange: (entity) => ({ id: counter++, entity }) }
+  return { naming, limits, aliases, nextRange: (entity) => ({ id: counter++, entity }) }
 }
 
 const publicIndexes = new WeakMap<EntityModel, Map<boolean, Map<string, PropertyModel>>>()
@@ -54,11 +50,4 @@ export function resolveProperty(context: BindContext, entity: EntityModel, name:
   const property = properties.get(name)
   if (!property) throw QueryError.unknownProperty(entity.setName, name, properties.keys())
   return property
-}
-
-/** $expand and navigation paths need read permission on every entity they reach (decisions.md). */
-export function requireRead(context: BindContext, entity: EntityModel): void {
-  if (context.access && !can(context.access, entity.name, 'read')) {
-    throw AuthError.forbidden(`Reading ${entity.setName} needs the read permission on ${entity.name}, which your responsibilities do not grant.`)
-  }
 }

@@ -8,7 +8,7 @@ import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
 import type { BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
-import { requireRead, resolveProperty, type BindContext } from './bind-context.ts'
+import { resolveProperty, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 
 export interface ExpressionScope {
@@ -151,7 +151,6 @@ function bindMember(context: BindContext, scope: ExpressionScope, syntax: Member
       const key: BoundReferenceKey = { kind: 'referenceKey', range, via, reference: property, type: 'guid' }
       return key
     }
-    requireRead(context, property.target)
     via.push(property)
     entity = property.target
   }
@@ -175,11 +174,9 @@ function walkToCollection(context: BindContext, scope: ExpressionScope, syntax: 
     const property = resolveProperty(context, entity, path[i])
     if (i === path.length - 1) {
       if (property.kind !== 'collection') throw QueryError.invalid(`In ${scope.option}, ${entity.setName}.${path[i]} is not a collection.`, path[i])
-      requireRead(context, property.target)
       return { range, via, property }
     }
     if (property.kind !== 'reference') throw QueryError.invalid(`In ${scope.option}, ${entity.setName}.${path[i]} is not a reference, so the path cannot continue.`, path[i])
-    requireRead(context, property.target)
     via.push(property)
     entity = property.target
   }

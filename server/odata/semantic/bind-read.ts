@@ -13,7 +13,7 @@ import type {
   SelectItemSyntax,
 } from '../parser/syntax.ts'
 import type { BoundCollectionRead, BoundEntityRead, BoundExpand, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
-import { publicProperties, requireRead, resolveProperty, type BindContext } from './bind-context.ts'
+import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
 
@@ -25,7 +25,6 @@ export function bindCollectionRead(
   options: QueryOptionsSyntax,
   defaultSelect: DefaultSelect,
 ): BoundCollectionRead {
-  requireRead(context, entity)
   if (options.compute) throw new ServiceError('NotImplemented', '$compute is not supported; compute values inside $apply, as in $apply=compute(Price mul 2 as Double).', { target: '$compute' })
   const range = context.nextRange(entity)
   const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter' }
@@ -202,7 +201,6 @@ function bindExpand(
 ): BoundExpand {
   const navigation = resolveNavigation(context, entity, name)
   if (!navigation) throw QueryError.invalid(`$expand: ${entity.setName}.${name} is not a navigation property.`, name)
-  requireRead(context, navigation.target)
   if (options.top !== undefined && options.top > context.limits.maxTop) throw QueryError.limitExceeded('MaxTop', options.top, context.limits.maxTop)
   const range = context.nextRange(navigation.target)
   // Unqualified names are the expanded entity's; $it stays the resource path's instance

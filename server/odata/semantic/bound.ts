@@ -1,6 +1,7 @@
 // The bound request: syntax resolved against the model. Names are model properties, types
-// are known, literals are typed values, limits and permissions have been checked. The SQL
-// compiler reads only these nodes; nothing here knows SQL.
+// are known, literals are typed values, limits have been checked; authorize.ts checks the
+// caller's permissions on this tree before it is compiled. The SQL compiler reads only these
+// nodes; nothing here knows SQL.
 
 import type { CollectionProperty, EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import type { AggregateMethod, BinaryOperator, FunctionName } from '../parser/syntax.ts'

@@ -1,0 +1,207 @@
+// Authorization, one stage for every request (decisions.md, "Roles and permissions"). The
+// handlers bind a request to the model, hand the bound request here, and only then run SQL.
+// What the request needs is read off the bound request itself, which is all the SQL compiler
+// sees, so nothing a statement touches escapes the check:
+//   a read          read on the entity set, on both ends of a navigation (Orders(k)/Customer
+//                   needs read on Order and on Customer), and on every entity that $expand,
+//                   $select paths, and the paths of $filter, $orderby and $apply go through;
+//   a create        create on the entity, and on every entity nested in the body (deep insert);
+//   an update       update; a delete: delete;
+//   a method        execute:<name>, and for an entity result what reading that result needs;
+//   a write's reply what its $expand reaches (the written entity itself is shown to its writer).
+// A caller with full access passes every check. The switches are exhaustive: a new kind of
+// request, or a new node of the bound tree, does not compile until it says what it needs.
+// test/auth/route-permissions.test.ts sends every route as principals lacking each permission.
+
+import type { AccessContext } from '../../auth/access-context.ts'
+import { can } from '../../auth/access-context.ts'
+import { AuthError } from '../../errors.ts'
+import type { Permission } from '../../model/declarations.ts'
+import type { EntityModel, ReferenceProperty } from '../../model/model.ts'
+import type { BoundApplyStage, BoundCollectionRead, BoundEntityByKey, BoundEntityRead, BoundExpression, BoundOrderby } from './bound.ts'
+
+/** One permission a request needs, and what in the request needs it (the 403 names both). */
+export interface Need {
+  readonly entity: EntityModel
+  readonly permission: Permission
+  /** What needs it, as the message's subject: "Reading Orders(…)/Customer", "$expand of Order.Lines". */
+  readonly by: string
+}
+
+/** An entity a create's body creates besides the one posted (deep insert), and where in the body. */
+export interface NestedCreate {
+  readonly entity: EntityModel
+  /** Where the nested entity is in the body, as in "Lines/0". */
+  readonly path: string
+}
+
+export type BoundRead = BoundCollectionRead | BoundEntityByKey
+
+/** A request bound to the model, as far as authorization looks at it. */
+export type AuthorizationRequest =
+  /** The service document and $metadata: they describe the model and reach no data. */
+  | { readonly kind: 'model' }
+  /** A collection, its $count, one entity, or a navigation from one entity, with the query options. */
+  | { readonly kind: 'read'; readonly read: BoundRead }
+  /** Every row of an entity outside the OData routes (GET /api/roles/tree). */
+  | { readonly kind: 'readAll'; readonly entity: EntityModel; readonly by: string }
+  | { readonly kind: 'create'; readonly entity: EntityModel; readonly nested: readonly NestedCreate[]; readonly reply: BoundEntityRead }
+  | { readonly kind: 'update'; readonly entity: EntityModel; readonly reply: BoundEntityRead }
+  | { readonly kind: 'delete'; readonly entity: EntityModel }
+  | { readonly kind: 'execute'; readonly entity: EntityModel; readonly method: string; readonly result?: BoundRead }
+
+/** Allows the request, or throws 403 naming the first permission it needs and the caller lacks. */
+export function authorize(access: AccessContext | undefined, request: AuthorizationRequest): void {
+  if (!access) throw AuthError.missingCredentials()
+  if (access.fullAccess) return
+  for (const need of needsOf(request)) demand(access, need)
+}
+
+/**
+ * One need checked on its own: for what only the data decides, after authorize() allowed the
+ * request (a delete's cascades reach the members it finds).
+ */
+export function demand(access: AccessContext | undefined, need: Need): void {
+  if (!access) throw AuthError.missingCredentials()
+  if (!can(access, need.entity.name, need.permission)) {
+    throw AuthError.forbidden(`${need.by} needs the ${need.permission} permission on ${need.entity.name}, which your responsibilities do not grant.`)
+  }
+}
+
+/** Every permission the request needs, in the order the request names them. */
+export function needsOf(request: AuthorizationRequest): Need[] {
+  const needs: Need[] = []
+  const need = (entity: EntityModel, permission: Permission, by: string) => needs.push({ entity, permission, by })
+  switch (request.kind) {
+    case 'model':
+      break
+    case 'read':
+      readNeeds(request.read, need)
+      break
+    case 'readAll':
+      need(request.entity, 'read', request.by)
+      break
+    case 'create':
+      need(request.entity, 'create', `Creating ${request.entity.setName}`)
+      for (const nested of request.nested) need(nested.entity, 'create', `Creating ${nested.entity.setName} (deep insert at ${nested.path})`)
+      entityReadNeeds(request.reply, need)
+      break
+    case 'update':
+      need(request.entity, 'update', `Changing ${request.entity.setName}`)
+      entityReadNeeds(request.reply, need)
+      break
+    case 'delete':
+      need(request.entity, 'delete', `Deleting ${request.entity.setName}`)
+      break
+    case 'execute':
+      need(request.entity, `execute:${request.method}`, `Calling ${request.entity.setName}/${request.method}`)
+      if (request.result) readNeeds(request.result, need)
+      break
+    default:
+      unknownKind(request)
+  }
+  return needs
+}
+
+type AddNeed = (entity: EntityModel, permission: Permission, by: string) => void
+
+function readNeeds(bound: BoundRead, need: AddNeed): void {
+  if (bound.parent) {
+    // Orders(k)/Customer reads the order to find its customer, so it needs both.
+    const { navigation } = bound.parent
+    const path = `Reading ${navigation.entity.setName}(…)/${navigation.name}`
+    need(navigation.entity, 'read', path)
+    need(bound.entity, 'read', path)
+  } else {
+    need(bound.entity, 'read', `Reading ${bound.entity.setName}`)
+  }
+  entityReadNeeds(bound.read, need)
+  if (bound.kind !== 'collection') return
+  if (bound.filter) expressionNeeds(bound.filter, '$filter', need)
+  orderbyNeeds(bound.orderby, '$orderby', need)
+  for (const stage of bound.apply ?? []) applyNeeds(stage, need)
+}
+
+/** What reading one entity's selection needs beyond the entity itself: its expansions, all the way down. */
+function entityReadNeeds(read: BoundEntityRead, need: AddNeed): void {
+  for (const expand of read.expand) {
+    const { navigation } = expand
+    need(navigation.target, 'read', `$expand of ${navigation.entity.name}.${navigation.name}`)
+    entityReadNeeds(expand.read, need)
+    if (expand.filter) expressionNeeds(expand.filter, `$filter in $expand of ${navigation.name}`, need)
+    orderbyNeeds(expand.orderby, `$orderby in $expand of ${navigation.name}`, need)
+  }
+}
+
+function orderbyNeeds(items: readonly BoundOrderby[], option: string, need: AddNeed): void {
+  for (const item of items) expressionNeeds(item.expression, option, need)
+}
+
+function applyNeeds(stage: BoundApplyStage, need: AddNeed): void {
+  switch (stage.kind) {
+    case 'filter':
+      expressionNeeds(stage.predicate, '$apply', need)
+      break
+    case 'compute':
+      for (const item of stage.items) expressionNeeds(item.expression, '$apply', need)
+      break
+    case 'aggregate':
+      for (const key of stage.groupBy) expressionNeeds(key.expression, '$apply', need)
+      for (const aggregation of stage.aggregations) if (aggregation.expression) expressionNeeds(aggregation.expression, '$apply', need)
+      break
+    case 'orderby':
+      orderbyNeeds(stage.items, '$apply', need)
+      break
+    case 'top':
+    case 'skip':
+      break
+    default:
+      unknownKind(stage)
+  }
+}
+
+/** A path through references (Customer/Country) or into a collection (Lines/any(…)) reads each entity it passes. */
+function expressionNeeds(expression: BoundExpression, option: string, need: AddNeed): void {
+  const through = (via: readonly ReferenceProperty[]) => {
+    for (const reference of via) need(reference.target, 'read', `${option} through ${reference.entity.name}.${reference.name}`)
+  }
+  switch (expression.kind) {
+    case 'literal':
+    case 'list':
+    case 'aggregateRef':
+      break
+    case 'property':
+    case 'referenceKey':
+      // The last reference of `Customer eq null` is a column of the entity itself.
+      through(expression.via)
+      break
+    case 'binary':
+      expressionNeeds(expression.left, option, need)
+      expressionNeeds(expression.right, option, need)
+      break
+    case 'not':
+    case 'negate':
+      expressionNeeds(expression.operand, option, need)
+      break
+    case 'call':
+      for (const arg of expression.args) expressionNeeds(arg, option, need)
+      break
+    case 'lambda':
+      through(expression.via)
+      need(expression.collection.target, 'read', `${option} through ${expression.collection.entity.name}.${expression.collection.name}`)
+      if (expression.predicate) expressionNeeds(expression.predicate, option, need)
+      break
+    case 'count':
+      through(expression.via)
+      need(expression.collection.target, 'read', `${option} through ${expression.collection.entity.name}.${expression.collection.name}`)
+      if (expression.filter) expressionNeeds(expression.filter, option, need)
+      break
+    default:
+      unknownKind(expression)
+  }
+}
+
+/** Unreachable while the switches are exhaustive; a kind added without its needs fails to compile. */
+function unknownKind(value: never): never {
+  throw new Error(`authorize.ts does not know what ${JSON.stringify((value as { kind?: string }).kind)} needs`)
+}
