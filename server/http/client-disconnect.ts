@@ -1,0 +1,24 @@
+// Notices a client that goes away before its answer: ctx.state.signal is aborted when the
+// connection closes while the response is unfinished, so the request stops waiting for a
+// connection and its running statement is cancelled in PostgreSQL
+// (persistence/request-connection.ts) instead of running on for nobody.
+
+import type { Context, Next } from 'koa'
+import { ServiceError } from '../errors.ts'
+import type { ApiState } from './api-state.ts'
+
+export async function clientDisconnect(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
+  const controller = new AbortController()
+  const response = ctx.res
+  const closed = () => {
+    if (!response.writableFinished) controller.abort(new ServiceError('ServiceUnavailable', 'The client closed its connection before the answer; the request was abandoned.'))
+  }
+  response.once('close', closed)
+  ctx.state.signal = controller.signal
+  try {
+    await next()
+  } finally {
+    // The body may still be streaming: the listener stays until the response closes.
+    if (response.writableFinished) response.off('close', closed)
+  }
+}
