@@ -49,11 +49,6 @@ export class HeavyReadLane {
     })
   }
 
-  /** Heavy reads holding a slot now (for tests and diagnostics). */
-  get running(): number {
-    return this.#running
-  }
-
   #leave(): () => void {
     let left = false
     return () => {

@@ -1,6 +1,7 @@
 // One tenant's database: its MikroORM instance (the schema: migrations compare the model's
-// entity schemas with the database) and the pg pool under it, which the read path and the
-// unit of work (persistence/unit-of-work.ts) use directly. Opened lazily, closed when idle.
+// entity schemas with the database) and the pg pool under it, which requests use directly
+// (persistence/request-connection.ts) with the pool's heavy-read lane. Opened lazily, closed
+// when idle.
 
 import { MikroORM } from '@mikro-orm/postgresql'
 import type pg from 'pg'
