@@ -13,12 +13,9 @@ export async function clientDisconnect(ctx: Context & { state: ApiState }, next:
   const closed = () => {
     if (!response.writableFinished) controller.abort(new ServiceError('ServiceUnavailable', 'The client closed its connection before the answer; the request was abandoned.'))
   }
+  // A response emits 'close' once, finished or not (after Koa has written the body, which may
+  // stream after this middleware returns): the listener goes with it.
   response.once('close', closed)
   ctx.state.signal = controller.signal
-  try {
-    await next()
-  } finally {
-    // The body may still be streaming: the listener stays until the response closes.
-    if (response.writableFinished) response.off('close', closed)
-  }
+  await next()
 }
