@@ -36,6 +36,8 @@ export const STATUS_OF_CODE = {
   EncryptionKeyMismatch: 500,
   NotImplemented: 501,
   ServiceUnavailable: 503,
+  /** A statement ran past ApiOptions:QueryTimeoutSeconds; the request was valid, the service lacked the time. */
+  QueryTimeout: 503,
 } as const
 
 export type ErrorCode = keyof typeof STATUS_OF_CODE
@@ -157,7 +159,28 @@ export const RequestError = {
   preconditionFailed: () =>
     new ServiceError('PreconditionFailed', 'The entity was changed since it was read: If-Match does not match its ETag.'),
   conflict: (message: string, target?: string) => new ServiceError('Conflict', message, { target }),
-  databaseUnavailable: () => new ServiceError('ServiceUnavailable', 'The database is not reachable; try again shortly.'),
+  databaseUnavailable: () =>
+    new ServiceError('ServiceUnavailable', 'The database is not reachable; try again shortly.', { headers: retryAfter(RETRY_UNAVAILABLE_SECONDS) }),
+  /** Every connection of the tenant stayed busy for Database:AcquireTimeoutSeconds. */
+  noConnection: (seconds?: number) =>
+    new ServiceError('ServiceUnavailable', `No database connection of this tenant became free within ${seconds === undefined ? 'Database:AcquireTimeoutSeconds' : `${seconds} s (Database:AcquireTimeoutSeconds)`}; try again shortly.`, {
+      headers: retryAfter(RETRY_BUSY_SECONDS),
+    }),
+  queryTimeout: () =>
+    new ServiceError(
+      'QueryTimeout',
+      'The query ran longer than ApiOptions:QueryTimeoutSeconds and was cancelled; narrow it ($filter, $top, fewer $expand or $count) or try again when the service is less busy.',
+      { headers: retryAfter(RETRY_BUSY_SECONDS) },
+    ),
+}
+
+/** Retry-After of a lost or refused database connection: long enough for a restart or failover to begin. */
+const RETRY_UNAVAILABLE_SECONDS = 5
+/** Retry-After when the service was busy (no free connection, a statement out of time). */
+const RETRY_BUSY_SECONDS = 2
+
+function retryAfter(seconds: number): Record<string, string> {
+  return { 'Retry-After': String(seconds) }
 }
 
 export const AuthError = {

@@ -32,6 +32,7 @@ export const SECTIONS = {
     EmbeddedDataDir: { type: 'string', default: '.data/postgres', doc: 'Data folder of the embedded PostgreSQL, relative to the project folder.' },
     PoolSizePerTenant: { type: 'integer', default: 4, min: 1, max: 100, doc: 'Largest number of connections one tenant may hold.' },
     MaxConnections: { type: 'integer', default: 40, min: 1, max: 10000, doc: 'Largest number of connections of this server over all tenants; idle tenants release theirs.' },
+    AcquireTimeoutSeconds: { type: 'number', default: 10, min: 0.05, max: 3600, doc: 'How long a request waits for a connection of its tenant\'s pool (a heavy read: first for its lane, see "Time and fairness"); then 503 `ServiceUnavailable` with `Retry-After`.' },
     TenantIdleSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'A tenant pool with no request for this long is closed.' },
   },
   ApiOptions: {
@@ -40,6 +41,7 @@ export const SECTIONS = {
     MaxTop: { type: 'integer', default: 500, min: 1, max: 100000, doc: 'Largest $top; also the page size of server-driven paging.' },
     MaxNodeCount: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of nodes in a query (see the query reference).' },
     MaxExpansionDepth: { type: 'integer', default: 5, min: 0, max: 100, doc: 'Largest depth of $expand.' },
+    QueryTimeoutSeconds: { type: 'number', default: 30, min: 0, max: 86400, doc: 'Longest time one statement of a request may run (PostgreSQL statement_timeout on the server\'s tenant connections; not the CLI or migrations); then 503 `QueryTimeout` with `Retry-After`. 0: no limit.' },
     MaxBodyBytes: { type: 'integer', default: 1048576, min: 1024, max: 1073741824, doc: 'Largest request body (413 above).' },
     MaxBodyEntities: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of entities one write body creates or binds, nested ones included (400 QueryLimitExceeded above).' },
     MaxCollectionMembers: { type: 'integer', default: 500, min: 1, max: 1000000, doc: 'Largest number of members of one collection in a write body, e.g. the Lines of a deep-inserted order (400 QueryLimitExceeded above).' },

@@ -1,5 +1,5 @@
 // What each stage of a request finds on ctx.state, filled in pipeline order:
-// request-log → error-boundary → authenticate → (handler).
+// request-log → client-disconnect → error-boundary → authenticate → (handler).
 
 import type { Level, Logger } from 'pino'
 import type { AccessContext } from '../auth/access-context.ts'
@@ -13,6 +13,8 @@ export class ApiState {
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session
+  /** Aborted when the client goes away before its answer (client-disconnect.ts). */
+  signal?: AbortSignal
   readonly #root: Logger
   #log?: Logger
 
@@ -41,6 +43,7 @@ export class ApiState {
     state.access = this.access
     state.tenant = this.tenant
     state.session = session
+    state.signal = this.signal
     return state
   }
 }

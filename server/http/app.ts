@@ -1,5 +1,5 @@
 // The Koa application: middleware order on one screen. A request flows one way:
-// request-log → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
+// request-log → client-disconnect → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
 
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -11,6 +11,7 @@ import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
 import type { ApiState } from './api-state.ts'
 import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
+import { clientDisconnect } from './client-disconnect.ts'
 import { odataHeaders } from './odata-headers.ts'
 import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   odataRoutes(router, services)
 
   app.use(requestLog(deps.logger))
+  app.use(clientDisconnect)
   app.use(errorBoundary)
   app.use(odataHeaders)
   app.use(

@@ -30,14 +30,45 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   if (error?.code === '25006') {
     return new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
   }
-  if (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300'].includes(error?.code ?? '') ||
+  // statement_timeout (ApiOptions:QueryTimeoutSeconds). A cancel for another reason (the
+  // client left, an administrator) is the service's doing too: unavailable, not a client error.
+  if (error?.code === '57014') {
+    return /statement timeout/.test(error.message ?? '') ? RequestError.queryTimeout() : RequestError.databaseUnavailable()
+  }
+  if (!error?.code && error?.message === POOL_TIMEOUT_MESSAGE) return RequestError.noConnection()
+  if (isLostConnection(thrown) || error?.code === '53300' ||
     // Refused at connection (database not accepting connections, missing, credentials): FATAL.
     ((error as { severity?: string })?.severity === 'FATAL' && ['55000', '3D000', '28000', '28P01'].includes(error?.code ?? ''))
   ) {
     return RequestError.databaseUnavailable()
   }
   return undefined
+}
+
+/** Socket-level failures: the peer went away, or never answered. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+/** What pg says, without a SQLSTATE, about a connection that broke or was closed under it. */
+const LOST_CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+]
+/** pg-pool's words when no connection became free within its connectionTimeoutMillis. */
+const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect'
+
+/**
+ * Whether the error means the connection is gone or unusable: the server terminated the
+ * backend (57P01 admin shutdown or pg_terminate_backend, 57P02 crash, 57P03 starting up), a
+ * connection exception (class 08), a socket error, or pg's own words for a dropped
+ * connection. Such a connection must be destroyed, never returned to the pool.
+ */
+export function isLostConnection(thrown: unknown): boolean {
+  const error = thrown as { code?: unknown; message?: unknown }
+  if (!error || typeof error !== 'object') return false
+  const code = typeof error.code === 'string' ? error.code : ''
+  if (code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08') || NETWORK_CODES.has(code)) return true
+  const message = typeof error.message === 'string' ? error.message : ''
+  return code === '' && LOST_CONNECTION_MESSAGES.some((known) => message.startsWith(known))
 }
 
 function describeKey(error: { detail?: string }): string {

@@ -1,14 +1,16 @@
-// A request's access to its tenant database. Reads run one statement on the pool (as a
-// named prepared statement, so PostgreSQL plans each query shape once per connection);
+// A request's access to its tenant database. Reads run one statement on a pooled connection
+// (as a named prepared statement, so PostgreSQL plans each query shape once per connection);
 // writes run a unit of work, whose flush runs the business rules and writes everything in
-// one statement. A workflow substitutes its own session, so handlers never know whether
-// they run inside one.
+// one statement. Connections are taken and given back by request-connection.ts: in the
+// request's lane, cancelled when its client leaves. A workflow substitutes its own session,
+// so handlers never know whether they run inside one.
 
 import { setTimeout as delay } from 'node:timers/promises'
 import { RequestError, ServiceError } from '../errors.ts'
 import { applyRules } from '../rules/apply-rules.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { preparedSql, type Sql } from './sql.ts'
+import { withConnection, type ConnectionOptions } from './request-connection.ts'
 import { isWriteConflict, UnitOfWork, type UnitOptions } from './unit-of-work.ts'
 
 export interface Session {
@@ -27,32 +29,34 @@ export interface Session {
  */
 const MAX_ATTEMPTS = 10
 
-export function poolSession(tenant: TenantDatabase): Session {
-  const sql = preparedSql(tenant.pool)
+/**
+ * The session of a request outside a workflow. `options.heavy` marks its reads as heavy
+ * (odata-routes.ts decides); its writes and read units always take the cheap lane.
+ */
+export function poolSession(tenant: TenantDatabase, options: ConnectionOptions = {}): Session {
+  const cheap: ConnectionOptions = { signal: options.signal }
   return {
     tenant,
-    query: (text, params) => sql(text, params),
+    query: (text, params) => withConnection(tenant, options, (client) => preparedSql(client)(text, params)),
     async write(work) {
       for (let attempt = 1; ; attempt++) {
         // Writers that lost the same row spread out before trying again, off their connection.
         if (attempt > 1) await delay(Math.random() * 2 * attempt)
-        // One connection for the unit's few statements: taken from the pool once, not per
-        // statement (the pool drops it on release if it broke).
-        const client = await tenant.pool.connect()
         try {
-          const unit = openUnit(tenant, preparedSql(client))
-          const result = await work(unit)
-          await unit.flush()
-          return result
+          // One connection for the unit's few statements: taken from the pool once, not per statement.
+          return await withConnection(tenant, cheap, async (client) => {
+            const unit = openUnit(tenant, preparedSql(client))
+            const result = await work(unit)
+            await unit.flush()
+            return result
+          })
         } catch (error) {
           if (!isWriteConflict(error)) throw error
           if (attempt === MAX_ATTEMPTS) throw RequestError.conflict(`The data changed under ${MAX_ATTEMPTS} attempts of this write by concurrent writes; send it again.`)
-        } finally {
-          client.release()
         }
       }
     },
-    read: (work) => readOnly(openUnit(tenant, sql), work),
+    read: (work) => withConnection(tenant, cheap, (client) => readOnly(openUnit(tenant, preparedSql(client)), work)),
   }
 }
 

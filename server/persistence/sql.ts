@@ -42,18 +42,22 @@ export function plainSql(client: pg.Pool | pg.PoolClient): Sql {
   return async <T>(text: string, params: readonly unknown[] = []) => (await client.query(text, params as unknown[])).rows as T[]
 }
 
-/** One transaction on a pooled connection; rolled back when `work` throws. */
+/**
+ * One transaction on a pooled connection; rolled back when `work` throws. A connection whose
+ * rollback failed (it broke, or is still inside the transaction) is destroyed, not pooled.
+ */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect()
+  let broken: Error | undefined
   try {
     await client.query('begin')
     const result = await work(client)
     await client.query('commit')
     return result
   } catch (error) {
-    await client.query('rollback').catch(() => {})
+    await client.query('rollback').catch((failed: Error) => (broken = failed))
     throw error
   } finally {
-    client.release()
+    client.release(broken)
   }
 }

@@ -1,6 +1,7 @@
 // One tenant's database: its MikroORM instance (the schema: migrations compare the model's
-// entity schemas with the database) and the pg pool under it, which the read path and the
-// unit of work (persistence/unit-of-work.ts) use directly. Opened lazily, closed when idle.
+// entity schemas with the database) and the pg pool under it, which requests use directly
+// (persistence/request-connection.ts) with the pool's heavy-read lane. Opened lazily, closed
+// when idle.
 
 import { MikroORM } from '@mikro-orm/postgresql'
 import type pg from 'pg'
@@ -8,6 +9,7 @@ import type { Model } from '../model/model.ts'
 import { entitySchemas } from '../persistence/entity-schemas.ts'
 import { ParameterisedPostgreSqlDriver } from '../persistence/parameterised-driver.ts'
 import type { PropertyCipher } from './property-encryption.ts'
+import { HeavyReadLane } from './heavy-read-lane.ts'
 
 export interface TenantDatabase {
   readonly tenant: string
@@ -17,15 +19,36 @@ export interface TenantDatabase {
   readonly pool: pg.Pool
   /** Encrypts and decrypts the properties plugins mark encrypted, with this tenant's key. */
   readonly cipher: PropertyCipher | undefined
+  /** How long a request waits for a pooled connection (and a heavy read for its lane); 0: no limit. */
+  readonly acquireTimeoutMs: number
+  /** Heavy reads share the pool less one connection, which stays for cheap work (heavy-read-lane.ts). */
+  readonly heavyReads: HeavyReadLane
   close(): Promise<void>
+}
+
+export interface TenantDatabaseOptions {
+  readonly poolSize: number
+  readonly debug?: boolean
+  readonly cipher?: PropertyCipher
+  /**
+   * statement_timeout of every connection of the pool (0 or absent: none). The server's
+   * tenant pools have ApiOptions:QueryTimeoutSeconds; the CLI and migrations open their own.
+   */
+  readonly statementTimeoutMs?: number
+  /** The pool's wait for a connection (pg-pool connectionTimeoutMillis); 0 or absent: none. */
+  readonly acquireTimeoutMs?: number
 }
 
 export async function openTenantDatabase(
   tenant: string,
   url: string,
   model: Model,
-  options: { poolSize: number; debug?: boolean; cipher?: PropertyCipher },
+  options: TenantDatabaseOptions,
 ): Promise<TenantDatabase> {
+  const startup = ['-c plan_cache_mode=force_generic_plan']
+  // Set at connection start, so a bounded statement costs nothing more per request.
+  if (options.statementTimeoutMs) startup.push(`-c statement_timeout=${Math.max(1, Math.round(options.statementTimeoutMs))}`)
+  const acquireTimeoutMs = Math.round(options.acquireTimeoutMs ?? 0)
   const orm = await MikroORM.init({
     driver: ParameterisedPostgreSqlDriver,
     clientUrl: url,
@@ -36,7 +59,11 @@ export async function openTenantDatabase(
     // for its life; recycling a connection after this many uses bounds what it accumulates.
     // Each shape is planned once (generic plan) instead of at every execution: planning the
     // unit of work's statements cost more than running them (0.6 ms vs 0.1 ms for a load).
-    driverOptions: { maxUses: 10_000, options: '-c plan_cache_mode=force_generic_plan' },
+    driverOptions: {
+      maxUses: 10_000,
+      options: startup.join(' '),
+      ...(acquireTimeoutMs > 0 ? { connectionTimeoutMillis: acquireTimeoutMs } : {}),
+    },
     debug: options.debug ?? false,
     // Entities are plain data here; MikroORM must not try to validate class instances.
     allowGlobalContext: false,
@@ -54,6 +81,8 @@ export async function openTenantDatabase(
     orm,
     pool,
     cipher: options.cipher,
+    acquireTimeoutMs,
+    heavyReads: new HeavyReadLane(options.poolSize - 1),
     async close() {
       await orm.close(true)
       // MikroORM ends the pg pool only when its own query builder has used it; the read

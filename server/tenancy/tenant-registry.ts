@@ -149,6 +149,8 @@ export class TenantRegistry {
     const open: OpenTenant = {
       database: openTenantDatabase(tenant, this.urlOf(settings), this.#model, {
         poolSize: this.#poolSize,
+        statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
+        acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
         cipher: propertyCipher(tenant, settings.EncryptionKey),
       }),
       users: 0,

@@ -34,6 +34,10 @@ export type Options = {
   tenants: number | undefined
   /** entityctl's Database:MaxConnections; undefined: its default. */
   maxConnections: number | undefined
+  /** `--heavy`: key-read latency on two tenants while heavy queries run on one (heavy-run.ts). */
+  heavy: boolean
+  /** Orders per tenant of the heavy run. */
+  heavyOrders: number
 }
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
@@ -63,7 +67,10 @@ Other measurements (entityctl alone, instead of the comparison):
   --tenants <n>            n tenants on one server, each signing in and reading concurrently for
                            --duration seconds (default 30); PostgreSQL connections sampled
                            against Database:MaxConnections
-  --max-connections <n>    entityctl's Database:MaxConnections (default: entityctl's, 40)`
+  --max-connections <n>    entityctl's Database:MaxConnections (default: entityctl's, 40)
+  --heavy                  two tenants; key-read p50/p99 on each, alone and while 4 clients send a
+                           nested lambda filter to the first (--duration s per phase, default 10)
+  --heavy-orders <n>       orders per tenant of the heavy run (default 3000)`
 
 /** Seconds of `--soak` given without a value. */
 export const DEFAULT_SOAK_SECONDS = 300
@@ -91,6 +98,8 @@ export function parseOptions(argv: string[]): Options {
       soak: { type: 'string' },
       tenants: { type: 'string' },
       'max-connections': { type: 'string' },
+      heavy: { type: 'boolean', default: false },
+      'heavy-orders': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   })
@@ -100,7 +109,9 @@ export function parseOptions(argv: string[]): Options {
   }
   const smoke = values.smoke
   const tenants = values.tenants !== undefined ? positive(values.tenants, 'tenants') : undefined
-  if (values.soak !== undefined && tenants !== undefined) throw new Error('--soak and --tenants are separate runs: give one')
+  if ([values.soak !== undefined, tenants !== undefined, values.heavy].filter(Boolean).length > 1) {
+    throw new Error('--soak, --tenants and --heavy are separate runs: give one')
+  }
   const defaultDuration = tenants !== undefined ? DEFAULT_TENANTS_SECONDS : smoke ? 1 : 10
   return {
     smoke,
@@ -124,6 +135,8 @@ export function parseOptions(argv: string[]): Options {
     soakSeconds: values.soak !== undefined ? positive(values.soak, 'soak') : undefined,
     tenants,
     maxConnections: values['max-connections'] !== undefined ? positive(values['max-connections'], 'max-connections') : undefined,
+    heavy: values.heavy,
+    heavyOrders: values['heavy-orders'] !== undefined ? positive(values['heavy-orders'], 'heavy-orders') : 3000,
   }
 }
 

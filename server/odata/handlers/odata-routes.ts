@@ -28,7 +28,7 @@ export function odataRoutes(router: Router<ApiState>, services: Services): void 
   router.all('/{*path}', async (ctx) => {
     const path = ctx.path.replace(/^\/api\/?/i, '')
     const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
-    const session = ctx.state.session ?? poolSession(ctx.state.tenant!)
+    const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.query) })
     const scope: RequestScope = { services, state: ctx.state, session, target }
     const method = ctx.method
     if (target.kind === 'method') return handleMethod(ctx as ApiContext, scope, target)
@@ -40,6 +40,21 @@ export function odataRoutes(router: Router<ApiState>, services: Services): void 
     if (target.kind === 'entity' && !target.parent && method === 'DELETE') return handleDelete(ctx as ApiContext, scope, target.entity, target.key)
     throw RequestError.methodNotAllowed(method, ctx.path, allowedMethods(target))
   })
+}
+
+/** Query options whose cost grows with the data a collection holds (with or without `$`, any case, as the parser takes them). */
+const HEAVY_OPTIONS = ['filter', 'expand', 'count', 'apply', 'orderby', 'search', 'skip']
+
+/**
+ * Whether a read is heavy, for the tenant's fairness (tenancy/heavy-read-lane.ts): a
+ * collection read (or its $count) that filters, expands, counts, aggregates, sorts or skips.
+ * Key reads, plain pages of a collection, writes and methods stay in the cheap lane.
+ */
+function isHeavyRead(method: string, target: Target, query: Record<string, unknown>): boolean {
+  if ((method !== 'GET' && method !== 'HEAD') || target.kind !== 'collection') return false
+  if (target.count) return true
+  for (const name in query) if (HEAVY_OPTIONS.includes(name.toLowerCase().replace(/^\$/, ''))) return true
+  return false
 }
 
 function allowedMethods(target: Target): string[] {

@@ -1,0 +1,76 @@
+// How a request holds a connection of its tenant's pool: taken in its lane (a heavy read
+// waits for a heavy slot first, tenancy/heavy-read-lane.ts), within the acquisition timeout;
+// its running statement cancelled in PostgreSQL when the client goes away; and given back
+// only when it is sound: a connection that broke, or whose statement was cancelled, is
+// destroyed, never returned to the pool.
+
+import { connect } from 'node:net'
+import type pg from 'pg'
+import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { isLostConnection } from './database-errors.ts'
+
+export interface ConnectionOptions {
+  /** Aborted when the client has gone: waiting stops, a running statement is cancelled. */
+  readonly signal?: AbortSignal
+  /** A heavy read: takes one of the tenant's heavy slots before its connection. */
+  readonly heavy?: boolean
+}
+
+/** Runs `work` on one connection of the tenant's pool, taken and given back as described above. */
+export async function withConnection<T>(tenant: TenantDatabase, options: ConnectionOptions, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const { signal } = options
+  signal?.throwIfAborted()
+  const leaveLane = options.heavy ? await tenant.heavyReads.enter(tenant.acquireTimeoutMs, signal) : undefined
+  let client: pg.PoolClient
+  try {
+    // The pool's own connectionTimeoutMillis bounds this wait (translated to a 503).
+    client = await tenant.pool.connect()
+  } catch (error) {
+    leaveLane?.()
+    throw error
+  }
+  let cancelled = false
+  const cancel = () => {
+    cancelled = true
+    void cancelStatement(client)
+  }
+  let broken: Error | undefined
+  try {
+    if (signal?.aborted) throw signal.reason
+    signal?.addEventListener('abort', cancel, { once: true })
+    return await work(client)
+  } catch (error) {
+    if (isLostConnection(error)) broken = error as Error
+    throw error
+  } finally {
+    signal?.removeEventListener('abort', cancel)
+    // After a cancel request the backend may still receive it later, during whatever statement
+    // the connection ran next for someone else: such a connection is not reused.
+    client.release(broken ?? (cancelled ? new Error('statement cancelled: the client went away') : undefined))
+    leaveLane?.()
+  }
+}
+
+/**
+ * Asks PostgreSQL to cancel what the connection is running: the protocol's CancelRequest
+ * (its process id and secret key) on a connection of its own, which the server closes at
+ * once; it takes no connection slot and needs no free connection of the pool. Never throws.
+ */
+export function cancelStatement(client: pg.ClientBase): Promise<void> {
+  const target = client as unknown as { processID: number | null; secretKey: number | null; host: string; port: number }
+  if (target.processID === null || target.secretKey === null) return Promise.resolve()
+  return new Promise((resolve) => {
+    const socket = target.host.startsWith('/') ? connect(`${target.host}/.s.PGSQL.${target.port}`) : connect(target.port, target.host)
+    socket.setTimeout(5_000, () => socket.destroy())
+    socket.once('connect', () => {
+      const request = Buffer.alloc(16)
+      request.writeInt32BE(16, 0)
+      request.writeInt32BE(80877102, 4) // the CancelRequest code
+      request.writeInt32BE(target.processID!, 8)
+      request.writeInt32BE(target.secretKey!, 12)
+      socket.end(request)
+    })
+    socket.once('error', () => socket.destroy())
+    socket.once('close', () => resolve())
+  })
+}
