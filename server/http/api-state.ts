@@ -13,6 +13,8 @@ export class ApiState {
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session
+  /** Reads the JSON body; authenticate() calls it once the credentials are accepted (http/json-body.ts). */
+  readBody?: () => Promise<void>
   readonly #root: Logger
   #log?: Logger
 

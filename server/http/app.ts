@@ -1,5 +1,7 @@
 // The Koa application: middleware order on one screen. A request flows one way:
 // request-log → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
+// The JSON body is read by authenticate once it accepts the credentials, or at once for
+// sign-in and refresh (json-body.ts).
 
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -12,6 +14,7 @@ import type { ApiState } from './api-state.ts'
 import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
 import { odataHeaders } from './odata-headers.ts'
+import { bodyReadError, readJsonBody } from './json-body.ts'
 import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
@@ -42,18 +45,20 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   app.use(errorBoundary)
   app.use(odataHeaders)
   app.use(
-    koaBody({
-      json: true,
-      multipart: false,
-      urlencoded: false,
-      text: false,
-      jsonLimit: deps.config.ApiOptions.MaxBodyBytes,
-      jsonStrict: false,
-      parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
-      onError: (error) => {
-        throw error
-      },
-    }),
+    readJsonBody(
+      koaBody({
+        json: true,
+        multipart: false,
+        urlencoded: false,
+        text: false,
+        jsonLimit: deps.config.ApiOptions.MaxBodyBytes,
+        jsonStrict: false,
+        parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+        onError: (error, ctx) => {
+          throw bodyReadError(error, ctx)
+        },
+      }),
+    ),
   )
   app.use(router.routes())
   app.use(async (ctx) => {
