@@ -44,7 +44,7 @@ function raw(data: string | Buffer | readonly (string | Buffer)[], portNumber = 
     const socket = connect(portNumber, '127.0.0.1')
     const chunks: Buffer[] = []
     let error: string | undefined
-    socket.on('data', (chunk) => chunks.push(chunk))
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
     socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code))
     socket.on('close', () => resolve(parseAnswer(Buffer.concat(chunks).toString('latin1'), error)))
     for (const part of Array.isArray(data) ? data : [data]) socket.write(part)
