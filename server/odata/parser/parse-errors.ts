@@ -55,3 +55,12 @@ export function tooLong(what: string, length: number): ServiceError {
     { target: what },
   )
 }
+
+/** An expression tree deeper than MAX_TREE_DEPTH (node-count.ts): long chains under a raised MaxNodeCount. */
+export function treeTooDeep(depth: number, limit: number): ServiceError {
+  return new ServiceError(
+    'QueryLimitExceeded',
+    `An expression of the query is ${depth} levels deep (each operator of a chain such as 'a or b or c' is one level); the service reads at most ${limit}.`,
+    { target: 'query' },
+  )
+}
