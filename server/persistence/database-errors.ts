@@ -35,7 +35,8 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   if (error?.code === '22001') {
     return RequestError.invalid('A value is longer than its property allows (SQLSTATE 22001).')
   }
-  if (error?.code?.startsWith('54')) {
+  // 42601 is a syntax error, a bug of ours, unless the parser ran out of stack on a deep statement.
+  if (error?.code?.startsWith('54') || (error?.code === '42601' && /^memory exhausted/.test(error.message ?? ''))) {
     return new ServiceError('QueryLimitExceeded', `The request is too large or too deeply nested for the database to run (SQLSTATE ${error.code}).`)
   }
   if (error?.code?.length === 5 && error.code.startsWith('22')) {
