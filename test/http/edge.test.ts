@@ -155,7 +155,7 @@ describe('NUL and other text PostgreSQL cannot hold', () => {
   })
 
   it('answers a NUL in a sign-in body with 400', async () => {
-    const answer = await call(`${api}/auth/signin`, { method: 'POST', body: '{"TenantId":"t","Username":"a\\u0000","Password":"x"}' })
+    const answer = await call(`${api}/auth/signin`, { method: 'POST', body: JSON.stringify({ TenantId: setup.tenants[0], Username: 'admin\u0000', Password: 'x' }) })
     expect(answer.status).toBe(400)
   })
 })
