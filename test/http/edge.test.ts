@@ -8,6 +8,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServer, type RunningServer } from '../../server/start.ts'
+import { createHttpServer } from '../../server/http/http-server.ts'
+import type { Config } from '../../server/config/load-config.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 let setup: TestServer
@@ -205,6 +207,21 @@ describe('request heads', () => {
     expect(answer.status).toBe(status)
     expect(answer.body.error.code).toEqual(expect.any(String))
     await stillServing()
+  })
+})
+
+describe('the server limits', () => {
+  const limits = { HeadersTimeoutSeconds: 20, RequestTimeoutSeconds: 120, KeepAliveTimeoutSeconds: 65, MaxHeaderBytes: 65536, MaxConnections: 1000 }
+  const silent = pino({ level: 'silent' })
+
+  it('sets Node\'s limits from Server:*', () => {
+    const server = createHttpServer(() => {}, { Server: limits } as unknown as Config, silent)
+    expect(server).toMatchObject({ headersTimeout: 20_000, requestTimeout: 120_000, keepAliveTimeout: 65_000, maxConnections: 1000 })
+  })
+
+  it('refuses a headers timeout longer than the request timeout, naming both keys', () => {
+    const config = { Server: { ...limits, HeadersTimeoutSeconds: 200 } } as unknown as Config
+    expect(() => createHttpServer(() => {}, config, silent)).toThrow('Server:HeadersTimeoutSeconds: must not exceed Server:RequestTimeoutSeconds (120)')
   })
 })
 
