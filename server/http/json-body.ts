@@ -21,6 +21,9 @@ const OPEN_PATHS = new Set(['/api/auth/signin', '/api/auth/refresh'])
 /** Wraps koa-body's middleware so that it runs at the moment described above. */
 export function readJsonBody(parse: Middleware): Middleware<ApiState> {
   const read = async (ctx: Context) => {
+    // Content codings are case-insensitive (RFC 9110 8.4.1); koa-body's inflation is not.
+    const encoding = ctx.req.headers['content-encoding']
+    if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase()
     await parse(ctx, noop)
     refuseUnstorableText(ctx.request.body)
   }

@@ -102,8 +102,8 @@ describe('compressed request bodies', () => {
     expect(answer.body.error).toMatchObject({ code: 'UnsupportedMediaType', message: expect.stringContaining("Content-Encoding 'zstd-or-so' is not supported") })
   })
 
-  it('reads valid gzip, deflate and br bodies', async () => {
-    for (const [encoding, bytes] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['br', brotliCompressSync(body)]] as const) {
+  it('reads valid gzip, deflate and br bodies, the coding named in any case', async () => {
+    for (const [encoding, bytes] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['br', brotliCompressSync(body)], ['GZip', gzipSync(body)]] as const) {
       const response = await fetch(`${api}/Customers?$select=Name`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Encoding': encoding },
