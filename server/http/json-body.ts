@@ -69,14 +69,19 @@ export function refuseUnstorableText(body: unknown): void {
   while (pending.length > 0) {
     const [value, path] = pending.pop()!
     if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) visit(value[i], `${path}/${i}`, pending)
+      for (let i = 0; i < value.length; i++) visit(value[i], member(path, String(i)), pending)
     } else {
       for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-        checkText(key, `${path}/${key}`)
-        visit(item, `${path}/${key}`, pending)
+        checkText(key, member(path, key))
+        visit(item, member(path, key), pending)
       }
     }
   }
+}
+
+/** `Lines/0/Name`: the targets the body reader's validation details use. */
+function member(path: string, name: string): string {
+  return path ? `${path}/${name}` : name
 }
 
 function visit(value: unknown, path: string, pending: [unknown, string][]): void {

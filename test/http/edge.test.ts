@@ -140,10 +140,11 @@ describe('NUL and other text PostgreSQL cannot hold', () => {
   })
 
   it.each([
-    ['a NUL', '{"Name":"a\\u0000b","Country":"CH"}', 'a NUL character', '/Name'],
-    ['a lone high surrogate', '{"Name":"a\\ud800b","Country":"CH"}', 'an unpaired UTF-16 surrogate', '/Name'],
-    ['a lone low surrogate', '{"Name":"\\udc00","Country":"CH"}', 'an unpaired UTF-16 surrogate', '/Name'],
-    ['a NUL in a name', '{"N\\u0000":1}', 'a NUL character', '/N\u0000'],
+    ['a NUL', '{"Name":"a\\u0000b","Country":"CH"}', 'a NUL character', 'Name'],
+    ['a lone high surrogate', '{"Name":"a\\ud800b","Country":"CH"}', 'an unpaired UTF-16 surrogate', 'Name'],
+    ['a lone low surrogate', '{"Name":"\\udc00","Country":"CH"}', 'an unpaired UTF-16 surrogate', 'Name'],
+    ['a NUL in a name', '{"N\\u0000":1}', 'a NUL character', 'N\u0000'],
+    ['a NUL deep inside', '{"Name":"x","Orders":[{"Lines":[{"Note":"\\u0000"}]}]}', 'a NUL character', 'Orders/0/Lines/0/Note'],
   ])('answers a JSON body with %s with 400 naming where', async (_what, text, problem, target) => {
     const answer = await call(`${api}/Customers`, { method: 'POST', token, body: text })
     expect(answer.status).toBe(400)
