@@ -60,20 +60,45 @@ export function bodyReadError(error: Error & { status?: number; code?: string },
 
 /**
  * Walks the parsed body (keys and string values) without recursion, so a deeply nested body
- * cannot overflow the stack, and refuses the first string PostgreSQL cannot store.
+ * cannot overflow the stack, and refuses the first string PostgreSQL cannot store. The walk
+ * builds no paths (a megabyte body takes a few ms); only a refused body is walked again to name
+ * where the string is.
  */
 export function refuseUnstorableText(body: unknown): void {
-  if (typeof body === 'string') return checkText(body, '')
-  if (body === null || typeof body !== 'object') return
+  if (holdsUnstorableText(body)) refuseAtItsPath(body)
+}
+
+function holdsUnstorableText(body: unknown): boolean {
+  const pending: unknown[] = [body]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (typeof value === 'string') {
+      if (unstorable(value)) return true
+    } else if (Array.isArray(value)) {
+      for (const item of value) if (item !== null && (typeof item === 'object' || typeof item === 'string')) pending.push(item)
+    } else if (value !== null && typeof value === 'object') {
+      for (const key in value) {
+        if (unstorable(key)) return true
+        const item = (value as Record<string, unknown>)[key]
+        if (item !== null && (typeof item === 'object' || typeof item === 'string')) pending.push(item)
+      }
+    }
+  }
+  return false
+}
+
+function refuseAtItsPath(body: unknown): void {
   const pending: [unknown, string][] = [[body, '']]
   while (pending.length > 0) {
     const [value, path] = pending.pop()!
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) visit(value[i], member(path, String(i)), pending)
-    } else {
+    if (typeof value === 'string') {
+      refuseIfUnstorable(value, path)
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push([value[i], member(path, String(i))])
+    } else if (value !== null && typeof value === 'object') {
       for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-        checkText(key, member(path, key))
-        visit(item, member(path, key), pending)
+        refuseIfUnstorable(key, member(path, key))
+        pending.push([item, member(path, key)])
       }
     }
   }
@@ -84,18 +109,16 @@ function member(path: string, name: string): string {
   return path ? `${path}/${name}` : name
 }
 
-function visit(value: unknown, path: string, pending: [unknown, string][]): void {
-  if (typeof value === 'string') checkText(value, path)
-  else if (value !== null && typeof value === 'object') pending.push([value, path])
+/** A NUL, or a UTF-16 surrogate without its pair (isWellFormed: ES2024, Node 20). */
+function unstorable(text: string): 'nul' | 'surrogate' | undefined {
+  if (text.includes('\u0000')) return 'nul'
+  return text.isWellFormed() ? undefined : 'surrogate'
 }
 
-// A NUL, or a high surrogate not followed by a low one, or a low one not preceded by a high one.
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-function checkText(text: string, path: string): void {
-  const match = UNSTORABLE.exec(text)
-  if (!match) return
+function refuseIfUnstorable(text: string, path: string): void {
+  const problem = unstorable(text)
+  if (!problem) return
   const target = path.length > 200 ? `${path.slice(0, 200)}…` : path
-  const what = match[0] === '\u0000' ? 'a NUL character (\\u0000)' : 'an unpaired UTF-16 surrogate (not a Unicode character)'
+  const what = problem === 'nul' ? 'a NUL character (\\u0000)' : 'an unpaired UTF-16 surrogate (not a Unicode character)'
   throw RequestError.invalid(`The request body holds ${what}${target ? ` at ${target}` : ''}; text values cannot hold it.`, target || undefined)
 }
