@@ -191,6 +191,15 @@ describe('request heads', () => {
     await stillServing()
   })
 
+  it('closes a slow body after Server:RequestTimeoutSeconds with 408', async () => {
+    const head = `POST /api/Customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
+    const answer = await raw([head, '{"Name":'])
+    expect(answer.status).toBe(408)
+    expect(answer.body.error).toMatchObject({ code: 'RequestTimeout', message: expect.stringContaining('Server:RequestTimeoutSeconds') })
+    expect(errorLines()).toEqual([])
+    await stillServing()
+  })
+
   it('answers CONNECT with 501 and an OData error', async () => {
     const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
     expect(answer.status).toBe(501)
@@ -229,9 +238,10 @@ describe('the server limits', () => {
 describe('connections', () => {
   it('closes connections above Server:MaxConnections at once and serves again when one ends', async () => {
     process.env.Server__MaxConnections = '3'
+    const warnings: { msg: string; maxConnections?: number }[] = []
     let capped: RunningServer
     try {
-      capped = await startServer({ configPath: setup.configPath, port: 0, logger: pino({ level: 'silent' }) })
+      capped = await startServer({ configPath: setup.configPath, port: 0, logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) }) })
     } finally {
       delete process.env.Server__MaxConnections
     }
@@ -242,6 +252,7 @@ describe('connections', () => {
       for (let i = 0; i < 3; i++) held.push(await keptAlive(cappedPort))
       const refused = await raw('GET /api/ HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort)
       expect(refused.text).toBe('')
+      expect(warnings).toContainEqual(expect.objectContaining({ msg: 'connections refused: Server:MaxConnections reached', maxConnections: 3 }))
       held.pop()!.destroy()
       // The server counts the closed connection once it sees it close: ask until it has.
       let answer: RawAnswer | undefined
