@@ -69,11 +69,12 @@ export function createHttpServer(handler: RequestListener, config: Config, logge
 function refuseMalformed(error: NodeJS.ErrnoException, socket: Socket, logger: Logger): void {
   if (refused.has(socket)) return // the parser reports each further chunk of a refused connection again
   const code = error.code ?? ''
-  logger.info({ code, reason: (error as { reason?: string }).reason ?? error.message }, 'request refused by the HTTP parser')
   if (code === 'ECONNRESET' || code === 'EPIPE') {
+    // The client went away: nobody to answer, nothing worth a line at info.
     socket.destroy()
     return
   }
+  logger.info({ code, reason: (error as { reason?: string }).reason ?? error.message }, 'request refused by the HTTP parser')
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return answerAndClose(socket, 'HeadersTooLarge', 'Request Header Fields Too Large', 'The request line and headers are larger than Server:MaxHeaderBytes.')
