@@ -40,7 +40,6 @@ export const STATUS_OF_CODE = {
   EncryptionKeyMismatch: 500,
   NotImplemented: 501,
   ServiceUnavailable: 503,
-  HttpVersionNotSupported: 505,
 } as const
 
 export type ErrorCode = keyof typeof STATUS_OF_CODE

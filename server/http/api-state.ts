@@ -8,13 +8,13 @@ import type { Session } from '../persistence/session.ts'
 
 export class ApiState {
   readonly requestId: string
+  /** Reads the JSON body; authenticate() calls it once the credentials are accepted (http/json-body.ts). */
+  readBody?: () => Promise<void>
   /** Set by authenticate(); absent on sign-in and refresh. */
   access?: AccessContext
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session
-  /** Reads the JSON body; authenticate() calls it once the credentials are accepted (http/json-body.ts). */
-  readBody?: () => Promise<void>
   readonly #root: Logger
   #log?: Logger
 

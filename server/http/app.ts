@@ -1,7 +1,5 @@
 // The Koa application: middleware order on one screen. A request flows one way:
 // request-log → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
-// The JSON body is read by authenticate once it accepts the credentials, or at once for
-// sign-in and refresh (json-body.ts).
 
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -44,6 +42,8 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   app.use(requestLog(deps.logger))
   app.use(errorBoundary)
   app.use(odataHeaders)
+  // The JSON body is read by authenticate once it accepts the credentials, or at once for
+  // sign-in and refresh (json-body.ts).
   app.use(
     readJsonBody(
       koaBody({

@@ -7,7 +7,7 @@
 //   MaxHeaderBytes           request line and headers together            → 431, closed
 //   MaxConnections           open connections, idle keep-alive ones too   → closed at accept
 //   a malformed request (bad request line, header, chunk)                  → 400, closed
-//   an HTTP/2 preface without TLS                                          → 505, closed
+//   an HTTP/2 preface without TLS                                          → 400, closed
 //   CONNECT (this is not a proxy)                                          → 501, closed
 //
 // Node checks the two timeouts every connectionsCheckingInterval, 30 s by default, so a slow
@@ -83,7 +83,7 @@ function refuseMalformed(error: NodeJS.ErrnoException, socket: Socket, logger: L
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return answerAndClose(socket, 'PayloadTooLarge', 'Payload Too Large', 'The chunk extensions of the request body are too large.')
     case 'HPE_PAUSED_H2_UPGRADE':
-      return answerAndClose(socket, 'HttpVersionNotSupported', 'HTTP Version Not Supported', 'HTTP/2 is not supported without TLS; use HTTP/1.1.')
+      return answerAndClose(socket, 'InvalidRequest', 'Bad Request', 'HTTP/2 is not supported without TLS; use HTTP/1.1.')
     default:
       return answerAndClose(socket, 'InvalidRequest', 'Bad Request', `The request is not valid HTTP/1.1 (${code || 'parse error'}).`)
   }

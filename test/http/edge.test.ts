@@ -211,7 +211,7 @@ describe('request heads', () => {
     ['garbage', 400, 'this is not http\r\n\r\n'],
     ['a bad header', 400, 'GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'],
     ['a bad chunk size', 400, 'POST /api/Customers HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
-    ['an HTTP/2 preface', 505, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
+    ['an HTTP/2 preface', 400, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
   ])('answers %s with %i and an OData error', async (_what, status, data) => {
     const answer = await raw(data)
     expect(answer.status).toBe(status)
