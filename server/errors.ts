@@ -28,9 +28,13 @@ export const STATUS_OF_CODE = {
   Conflict: 409,
   RoleHasChildren: 409,
   WorkflowIndexConflict: 409,
+  /** The request head or body did not arrive in time (http/http-server.ts). */
+  RequestTimeout: 408,
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  /** The request line and headers exceed Server:MaxHeaderBytes (http/http-server.ts). */
+  HeadersTooLarge: 431,
   TooManyRequests: 429,
   /** The server's configuration, not the request, is at fault; said plainly rather than as a bug. */
   EncryptionKeyMismatch: 500,

@@ -2,7 +2,7 @@
 // brings every tenant's schema up to date, and serves HTTP until SIGINT/SIGTERM, when it
 // lets in-flight requests finish, closes the pools and stops the embedded database.
 
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
 import { loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
@@ -10,6 +10,7 @@ import { openDatabaseServer, type DatabaseServer } from './tenancy/database-serv
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { migrateAllTenants } from './tenancy/tenant-admin.ts'
 import { createApp } from './http/app.ts'
+import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
@@ -45,8 +46,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     tenants = new TenantRegistry(config, model, database.url)
     await migrateAllTenants(config, model, tenants, logger)
     const { app, services } = createApp({ config, model, tenants, logger })
-    const server = createServer(app.callback())
-    server.keepAliveTimeout = 65_000
+    const server = createHttpServer(app.callback(), config, logger)
     const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
     const host = options.host ?? config.Server.Host
     await listen(server, port, host)

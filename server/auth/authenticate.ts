@@ -46,6 +46,8 @@ export function authenticate(services: Services): RouterMiddleware<ApiState> {
       } else {
         throw AuthError.invalidToken(`the ${scheme} scheme is not supported; use Bearer or Basic`)
       }
+      // Only now is the body worth reading (http/json-body.ts).
+      await ctx.state.readBody?.()
       // The tenant stays open until the request is done with it (tenant-registry.ts).
       return await next()
     } finally {

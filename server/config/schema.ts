@@ -19,6 +19,11 @@ export const SECTIONS = {
     PluginsDir: { type: 'string', default: 'plugins', doc: 'Folder of plugin files, relative to the project folder.' },
     LogLevel: { type: 'string', default: 'info', oneOf: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino log level.' },
     ShutdownTimeoutSeconds: { type: 'integer', default: 10, min: 0, max: 600, doc: 'How long in-flight requests may take to finish on SIGINT/SIGTERM.' },
+    HeadersTimeoutSeconds: { type: 'number', default: 20, min: 0.1, max: 600, doc: 'A client must send the line and headers of a request within this long; a slower one gets 408 and its connection is closed.' },
+    RequestTimeoutSeconds: { type: 'number', default: 120, min: 0.1, max: 3600, doc: 'A client must send the whole request, body included, within this long (at least HeadersTimeoutSeconds); a slower one gets 408 and its connection is closed.' },
+    KeepAliveTimeoutSeconds: { type: 'number', default: 65, min: 0.1, max: 3600, doc: 'An idle keep-alive connection is closed after this long (above a load balancer\'s idle timeout, commonly 60 s).' },
+    MaxHeaderBytes: { type: 'integer', default: 65536, min: 1024, max: 1048576, doc: 'Largest request line and headers together; a larger head gets 431 and its connection is closed. The default leaves room for the longest query string the parser reads (32 KB) and a token.' },
+    MaxConnections: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of open client connections, idle keep-alive ones included; above it a new connection is closed at once, without an answer, and a warning is logged (at most one per 10 s). Keep it below the open-file limit.' },
     PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
     TrustedProxies: {
       type: 'string',

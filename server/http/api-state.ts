@@ -8,6 +8,8 @@ import type { Session } from '../persistence/session.ts'
 
 export class ApiState {
   readonly requestId: string
+  /** Reads the JSON body; authenticate() calls it once the credentials are accepted (http/json-body.ts). */
+  readBody?: () => Promise<void>
   /** Set by authenticate(); absent on sign-in and refresh. */
   access?: AccessContext
   tenant?: TenantDatabase

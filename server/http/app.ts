@@ -13,6 +13,7 @@ import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
 import { clientDisconnect } from './client-disconnect.ts'
 import { odataHeaders } from './odata-headers.ts'
+import { bodyReadError, readJsonBody } from './json-body.ts'
 import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
@@ -43,19 +44,23 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   app.use(clientDisconnect)
   app.use(errorBoundary)
   app.use(odataHeaders)
+  // The JSON body is read by authenticate once it accepts the credentials, or at once for
+  // sign-in and refresh (json-body.ts).
   app.use(
-    koaBody({
-      json: true,
-      multipart: false,
-      urlencoded: false,
-      text: false,
-      jsonLimit: deps.config.ApiOptions.MaxBodyBytes,
-      jsonStrict: false,
-      parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
-      onError: (error) => {
-        throw error
-      },
-    }),
+    readJsonBody(
+      koaBody({
+        json: true,
+        multipart: false,
+        urlencoded: false,
+        text: false,
+        jsonLimit: deps.config.ApiOptions.MaxBodyBytes,
+        jsonStrict: false,
+        parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+        onError: (error, ctx) => {
+          throw bodyReadError(error, ctx)
+        },
+      }),
+    ),
   )
   app.use(router.routes())
   app.use(async (ctx) => {

@@ -26,6 +26,22 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   if (error?.code === '2201B' || error?.code === '22012' || error?.code === '22011') {
     return QueryError.invalid(`The query cannot be evaluated: ${String(error.message).split('\n')[0]}.`)
   }
+  // The last line of defence for values PostgreSQL refuses that the parsers and body reader
+  // should have refused already (a NUL, bytes that are not UTF-8, a string too long), and for
+  // a statement too large or too deep for it: caused by the request, so a 400, never a 500.
+  if (error?.code === '22021' || error?.code === '22P05') {
+    return RequestError.invalid(`A text value holds a character the database cannot store, such as NUL (SQLSTATE ${error.code}).`)
+  }
+  if (error?.code === '22001') {
+    return RequestError.invalid('A value is longer than its property allows (SQLSTATE 22001).')
+  }
+  // 42601 is a syntax error, a bug of ours, unless the parser ran out of stack on a deep statement.
+  if (error?.code?.startsWith('54') || (error?.code === '42601' && /^memory exhausted/.test(error.message ?? ''))) {
+    return new ServiceError('QueryLimitExceeded', `The request is too large or too deeply nested for the database to run (SQLSTATE ${error.code}).`)
+  }
+  if (error?.code?.length === 5 && error.code.startsWith('22')) {
+    return RequestError.invalid(`A value is not acceptable to the database (SQLSTATE ${error.code}).`)
+  }
   // A read method (or any read-only session) tried to write.
   if (error?.code === '25006') {
     return new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')

@@ -4,7 +4,8 @@
 // bind, authorize and compile run once per shape of read and caller (read-plans.ts).
 
 import { QueryError, RequestError } from '../../errors.ts'
-import { countNodes } from '../parser/node-count.ts'
+import { MAX_TREE_DEPTH, measureQuery } from '../parser/node-count.ts'
+import { treeTooDeep } from '../parser/parse-errors.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
@@ -128,8 +129,9 @@ function withPathKeys(target: ReadTarget, keys: readonly string[]): ReadTarget {
 
 export function parseReadOptions(querystring: string, maxNodeCount: number): QueryOptionsSyntax {
   const options = parseQueryOptions(querystring)
-  const nodes = countNodes(options)
+  const { nodes, depth } = measureQuery(options)
   if (nodes > maxNodeCount) throw QueryError.limitExceeded('MaxNodeCount', nodes, maxNodeCount)
+  if (depth > MAX_TREE_DEPTH) throw treeTooDeep(depth, MAX_TREE_DEPTH)
   return options
 }
 

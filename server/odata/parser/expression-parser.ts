@@ -83,7 +83,7 @@ export class ExpressionParser {
     this.lexer = new Lexer(text, option)
   }
 
-  /** One level deeper (parentheses, calls, unary operators, chained operators, nested options). */
+  /** One level deeper (parentheses, calls, lambdas, unary operators, nested options). */
   enter(position: number): void {
     if (++this.depth > MAX_DEPTH) throw tooDeep(this.lexer.option, this.lexer.text, position)
   }
@@ -172,20 +172,17 @@ export class ExpressionParser {
     const operators = LEVELS[level]
     const lexer = this.lexer
     let left = this.parseBinary(level + 1)
-    let chained = 0
+    // A chain (`a or b or c …`) is read in this loop, not by recursion, so it does not count
+    // against the nesting limit: its length is bounded by MaxNodeCount, which the handler
+    // checks on the finished tree (node-count.ts) and names in its refusal.
     while (lexer.is('identifier')) {
       const op = operators.get(lexer.lower)
       if (op === undefined) break
       const position = lexer.start
       lexer.next()
-      // A chain builds a left-deep tree: each link nests one level, so the depth guard
-      // bounds the tree the binder will walk, not only the parser's recursion.
-      this.enter(position)
-      chained++
       const right = this.parseBinary(level + 1)
       left = { kind: 'binary', op, left, right, position }
     }
-    this.depth -= chained
     return left
   }
 
@@ -207,17 +204,14 @@ export class ExpressionParser {
   private parsePostfix(): ExpressionSyntax {
     const lexer = this.lexer
     let left = this.parsePrimary()
-    let chained = 0
+    // A chain, like the binary operators' (parseBinary): bounded by MaxNodeCount, not nesting.
     while (lexer.is('identifier') && (lexer.lower === 'in' || lexer.lower === 'has')) {
       const op: BinaryOperator = lexer.lower === 'in' ? 'in' : 'has'
       const position = lexer.start
       lexer.next()
-      this.enter(position)
-      chained++
       const right = op === 'in' && lexer.is('(') ? this.parseList() : this.parsePrimary()
       left = { kind: 'binary', op, left, right, position }
     }
-    this.depth -= chained
     return left
   }
 

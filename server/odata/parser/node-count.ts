@@ -8,6 +8,11 @@
 //   - every $apply transformation and every aggregation inside one;
 //   - every parameter alias value, once, where it is declared.
 // $top, $skip, $count, $levels and the like count nothing.
+//
+// The same walk measures the deepest expression tree. The parser bounds nesting, not chains
+// (`a or b or …`, read in a loop), and a chain is as deep as it is long; the binder and the SQL
+// compiler recurse over the tree, so its depth is bounded too (MAX_TREE_DEPTH), checked after
+// MaxNodeCount: with the default MaxNodeCount only an administrator's larger one reaches it.
 
 import type {
   ApplyTransformationSyntax,
@@ -20,102 +25,142 @@ import type {
   SelectItemSyntax,
 } from './syntax.ts'
 
+/** Deepest expression tree a request may hold: the binder overflowed the stack near 4000. */
+export const MAX_TREE_DEPTH = 1000
+
+export interface QuerySize {
+  readonly nodes: number
+  /** Depth of the deepest expression (a literal is 1, `a eq 1` is 2). */
+  readonly depth: number
+}
+
+export function measureQuery(options: QueryOptionsSyntax): QuerySize {
+  const measure = new Measure()
+  let nodes = measure.options(options)
+  if (options.apply) nodes += measure.transformations(options.apply)
+  for (const value of options.aliases.values()) nodes += measure.expression(value)
+  return { nodes, depth: measure.depth }
+}
+
 export function countNodes(options: QueryOptionsSyntax): number {
-  let count = countOptions(options)
-  if (options.apply) count += countTransformations(options.apply)
-  for (const value of options.aliases.values()) count += countExpressionNodes(value)
-  return count
+  return measureQuery(options).nodes
 }
 
 export function countExpressionNodes(expression: ExpressionSyntax): number {
-  switch (expression.kind) {
-    case 'literal':
-    case 'alias':
-    case 'typeName':
-    case 'list':
-      return 1
-    case 'member':
-      return expression.path.length
-    case 'binary':
-      return 1 + countExpressionNodes(expression.left) + countExpressionNodes(expression.right)
-    case 'unary':
-      return 1 + countExpressionNodes(expression.operand)
-    case 'call': {
-      let count = 1
-      for (const arg of expression.args) count += countExpressionNodes(arg)
-      return count
+  return new Measure().expression(expression)
+}
+
+class Measure {
+  depth = 0
+
+  /** Without recursion: a chain of thousands of operators is a tree thousands deep. */
+  expression(root: ExpressionSyntax): number {
+    let count = 0
+    const pending: [ExpressionSyntax, number][] = [[root, 1]]
+    while (pending.length > 0) {
+      const [expression, level] = pending.pop()!
+      if (level > this.depth) this.depth = level
+      const below = level + 1
+      switch (expression.kind) {
+        case 'literal':
+        case 'alias':
+        case 'typeName':
+        case 'list':
+          count += 1
+          break
+        case 'member':
+          count += expression.path.length
+          break
+        case 'binary':
+          count += 1
+          pending.push([expression.left, below], [expression.right, below])
+          break
+        case 'unary':
+          count += 1
+          pending.push([expression.operand, below])
+          break
+        case 'call':
+          count += 1
+          for (const arg of expression.args) pending.push([arg, below])
+          break
+        case 'lambda':
+          count += 1 + expression.collection.path.length
+          if (expression.predicate) pending.push([expression.predicate, below])
+          break
+        case 'count':
+          count += 1 + expression.collection.path.length
+          if (expression.filter) pending.push([expression.filter, below])
+          break
+        default:
+          expression satisfies never
+      }
     }
-    case 'lambda':
-      return 1 + expression.collection.path.length + (expression.predicate ? countExpressionNodes(expression.predicate) : 0)
-    case 'count':
-      return 1 + expression.collection.path.length + (expression.filter ? countExpressionNodes(expression.filter) : 0)
-    default:
-      return expression satisfies never
+    return count
   }
-}
 
-/** The options $expand can nest; the top level shares them. */
-function countOptions(options: ExpandOptionsSyntax): number {
-  let count = 0
-  if (options.filter) count += countExpressionNodes(options.filter)
-  if (options.orderby) count += countOrderby(options.orderby)
-  if (options.select) count += countSelect(options.select)
-  if (options.expand) count += countExpand(options.expand)
-  if (options.compute) count += countCompute(options.compute)
-  return count
-}
+  /** The options $expand can nest; the top level shares them. */
+  options(options: ExpandOptionsSyntax): number {
+    let count = 0
+    if (options.filter) count += this.expression(options.filter)
+    if (options.orderby) count += this.orderby(options.orderby)
+    if (options.select) count += this.select(options.select)
+    if (options.expand) count += this.expand(options.expand)
+    if (options.compute) count += this.compute(options.compute)
+    return count
+  }
 
-function countOrderby(items: readonly OrderbyItemSyntax[]): number {
-  let count = 0
-  for (const item of items) count += 1 + countExpressionNodes(item.expression)
-  return count
-}
+  orderby(items: readonly OrderbyItemSyntax[]): number {
+    let count = 0
+    for (const item of items) count += 1 + this.expression(item.expression)
+    return count
+  }
 
-function countSelect(items: readonly SelectItemSyntax[]): number {
-  return items.length
-}
+  select(items: readonly SelectItemSyntax[]): number {
+    return items.length
+  }
 
-function countExpand(items: readonly ExpandItemSyntax[]): number {
-  let count = 0
-  for (const item of items) count += 1 + (item.kind === 'expandPath' ? countOptions(item.options) : 0)
-  return count
-}
+  expand(items: readonly ExpandItemSyntax[]): number {
+    let count = 0
+    for (const item of items) count += 1 + (item.kind === 'expandPath' ? this.options(item.options) : 0)
+    return count
+  }
 
-function countCompute(items: readonly ComputeItemSyntax[]): number {
-  let count = 0
-  for (const item of items) count += 1 + countExpressionNodes(item.expression)
-  return count
-}
+  compute(items: readonly ComputeItemSyntax[]): number {
+    let count = 0
+    for (const item of items) count += 1 + this.expression(item.expression)
+    return count
+  }
 
-function countTransformations(transformations: readonly ApplyTransformationSyntax[]): number {
-  let count = 0
-  for (const transformation of transformations) {
-    count += 1
-    switch (transformation.kind) {
-      case 'filter':
-        count += countExpressionNodes(transformation.predicate)
-        break
-      case 'groupby':
-        for (const property of transformation.properties) count += property.path.length
-        count += countTransformations(transformation.transformations)
-        break
-      case 'aggregate':
-        for (const aggregation of transformation.aggregations) {
-          count += 1 + (aggregation.expression ? countExpressionNodes(aggregation.expression) : 0)
-        }
-        break
-      case 'compute':
-        count += countCompute(transformation.items)
-        break
-      case 'orderby':
-        count += countOrderby(transformation.items)
-        break
-      case 'top':
-      case 'skip':
-        break
-      default:
-        transformation satisfies never
+  transformations(transformations: readonly ApplyTransformationSyntax[]): number {
+    let count = 0
+    for (const transformation of transformations) {
+      count += 1
+      switch (transformation.kind) {
+        case 'filter':
+          count += this.expression(transformation.predicate)
+          break
+        case 'groupby':
+          for (const property of transformation.properties) count += property.path.length
+          count += this.transformations(transformation.transformations)
+          break
+        case 'aggregate':
+          for (const aggregation of transformation.aggregations) {
+            count += 1 + (aggregation.expression ? this.expression(aggregation.expression) : 0)
+          }
+          break
+        case 'compute':
+          count += this.compute(transformation.items)
+          break
+        case 'orderby':
+          count += this.orderby(transformation.items)
+          break
+        case 'top':
+        case 'skip':
+          break
+        default:
+          transformation satisfies never
+      }
     }
+    return count
   }
-  return count
 }

@@ -5,7 +5,10 @@
 
 import { QueryError, ServiceError } from '../../errors.ts'
 
-/** Deepest nesting of parentheses, unary operators, chained operators and $expand levels. */
+/**
+ * Deepest nesting of parentheses, calls, lambdas, unary operators and $expand levels: it bounds
+ * the parser's recursion. Chains (`a or b or …`) are not nesting; MaxNodeCount bounds them.
+ */
 export const MAX_DEPTH = 100
 
 /** Longest resource path or query string the parser reads. */
@@ -40,7 +43,7 @@ export function unsupported(option: string, text: string, position: number, what
 export function tooDeep(option: string, text: string, position: number): ServiceError {
   return new ServiceError(
     'QueryLimitExceeded',
-    `Invalid ${option}: nested or chained deeper than ${MAX_DEPTH} levels (the parser's MaxDepth) at position ${position} in '${excerpt(text, position)}'.`,
+    `Invalid ${option}: nested deeper than ${MAX_DEPTH} levels (parentheses, calls, lambdas, unary operators; the parser's nesting limit) at position ${position} in '${excerpt(text, position)}'.`,
     { target: option },
   )
 }
@@ -50,5 +53,14 @@ export function tooLong(what: string, length: number): ServiceError {
     'QueryLimitExceeded',
     `The ${what} is ${length} characters long; the parser reads at most ${MAX_TEXT_LENGTH} (its MaxLength).`,
     { target: what },
+  )
+}
+
+/** An expression tree deeper than MAX_TREE_DEPTH (node-count.ts): long chains under a raised MaxNodeCount. */
+export function treeTooDeep(depth: number, limit: number): ServiceError {
+  return new ServiceError(
+    'QueryLimitExceeded',
+    `An expression of the query is ${depth} levels deep (each operator of a chain such as 'a or b or c' is one level); the service reads at most ${limit}.`,
+    { target: 'query' },
   )
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseFilter } from '../../../server/odata/parser/filter-parser.ts'
+import { countExpressionNodes } from '../../../server/odata/parser/node-count.ts'
 import type { BinarySyntax, LambdaSyntax } from '../../../server/odata/parser/syntax.ts'
 import { errorOf, show } from './notation.ts'
 
@@ -253,7 +254,7 @@ describe('parseFilter guards against pathological input', () => {
     const error = errorOf(() => parseFilter(`${'('.repeat(150)}a${')'.repeat(150)}`))
     expect(error.code).toBe('QueryLimitExceeded')
     expect(error.status).toBe(400)
-    expect(error.message).toMatch(/nested or chained deeper than 100 levels .* at position \d+ in '…?\(+/)
+    expect(error.message).toMatch(/nested deeper than 100 levels \(parentheses, calls, lambdas, unary operators; the parser's nesting limit\) at position \d+ in '…?\(+/)
   })
 
   it('accepts 90 levels of parentheses', () => {
@@ -264,9 +265,15 @@ describe('parseFilter guards against pathological input', () => {
     expect(errorOf(() => parseFilter(`${'not '.repeat(120)}a`)).code).toBe('QueryLimitExceeded')
   })
 
-  it('rejects a chain of 150 or, which would build a tree 150 deep', () => {
-    const chain = Array.from({ length: 150 }, (_, i) => `a eq ${i}`).join(' or ')
-    expect(errorOf(() => parseFilter(chain)).code).toBe('QueryLimitExceeded')
+  it('reads a chain of 3000 or without recursion: chains are bounded by MaxNodeCount, not nesting', () => {
+    const chain = Array.from({ length: 3000 }, (_, i) => `a eq ${i}`).join(' or ')
+    const tree = parseFilter(chain)
+    expect(tree).toMatchObject({ kind: 'binary', op: 'or', right: { op: 'eq', right: { value: 2999 } } })
+    expect(countExpressionNodes(tree)).toBe(3000 * 3 + 2999)
+  })
+
+  it('still counts parentheses inside a chain as nesting', () => {
+    expect(errorOf(() => parseFilter(`a eq 1 or ${'('.repeat(120)}a${')'.repeat(120)}`)).code).toBe('QueryLimitExceeded')
   })
 
   it('rejects deeply nested lambdas and calls', () => {

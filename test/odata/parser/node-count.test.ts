@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { countExpressionNodes, countNodes } from '../../../server/odata/parser/node-count.ts'
+import { countExpressionNodes, countNodes, MAX_TREE_DEPTH, measureQuery } from '../../../server/odata/parser/node-count.ts'
+import { parseReadOptions } from '../../../server/odata/handlers/read-handler.ts'
+import { errorOf } from './notation.ts'
 import { parseFilter } from '../../../server/odata/parser/filter-parser.ts'
 import { parseQueryOptions } from '../../../server/odata/parser/query-options-parser.ts'
 
@@ -41,5 +43,33 @@ describe('countNodes', () => {
   it('counts a filter of 50 comparisons as 199 nodes, well above MaxNodeCount', () => {
     const filter = Array.from({ length: 50 }, (_, i) => `Total%20eq%20${i}`).join('%20or%20')
     expect(countNodes(parseQueryOptions(`$filter=${filter}`))).toBe(50 * 3 + 49)
+  })
+})
+
+describe('measureQuery and the read options guard', () => {
+  it.each([
+    ['', 0],
+    ['$filter=Active', 1],
+    ["$filter=Name%20eq%20'x'", 2],
+    ["$filter=not%20(Name%20eq%20'x')&$orderby=length(Name)", 3],
+    ['$filter=a%20or%20b%20or%20c%20or%20d', 4],
+    ['$expand=Lines($filter=a%20add%201%20gt%202)', 3],
+  ])('measures %s as %i levels deep', (input, depth) => {
+    expect(measureQuery(parseQueryOptions(input)).depth).toBe(depth)
+  })
+
+  it('measures a chain of 6500 operators without overflowing the stack', () => {
+    expect(measureQuery(parseQueryOptions(`$filter=(a)${'or(a)'.repeat(6500)}`))).toEqual({ nodes: 6501 * 2 - 1, depth: 6501 })
+  })
+
+  it('refuses MaxNodeCount first, naming the count and the limit', () => {
+    const error = errorOf(() => parseReadOptions(`$filter=(a)${'or(a)'.repeat(299)}`, 100))
+    expect(error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxNodeCount', message: 'MaxNodeCount is 100; the request asks for 599.' })
+  })
+
+  it(`refuses a tree deeper than ${MAX_TREE_DEPTH} under a raised MaxNodeCount, which the binder could not walk`, () => {
+    const error = errorOf(() => parseReadOptions(`$filter=(a)${'or(a)'.repeat(4000)}`, 100_000))
+    expect(error).toMatchObject({ code: 'QueryLimitExceeded', message: expect.stringContaining(`is 4001 levels deep`) })
+    expect(parseReadOptions(`$filter=(a)${'or(a)'.repeat(MAX_TREE_DEPTH - 1)}`, 100_000).filter).toBeDefined()
   })
 })

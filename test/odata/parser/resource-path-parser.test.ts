@@ -55,6 +55,7 @@ const MALFORMED: [string, string][] = [
   ['Orders/Sales.*', "invalid segment 'Sales.*' at position 7"],
   ['Orders/%zz', "malformed percent-encoding '%zz' at position 7"],
   ['Orders/%C3', 'percent-encoded bytes that are not UTF-8 at position 7'],
+  ["Customers('a%00b')", 'a NUL character (%00), which no name or value may hold at position 12'],
   ['Orders/-', "a path segment expected, found '-' at position 7"],
   ['Orders(a.b=1)', 'a parameter or key name expected'],
 ]

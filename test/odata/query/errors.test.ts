@@ -205,7 +205,7 @@ const limits: ErrorCase[] = [
   ['Employees?$expand=Reports($expand=Reports($expand=Reports($expand=Reports($expand=Reports($expand=Reports)))))', limit, ['MaxExpansionDepth is 5', 'asks for 6']],
   [`Employees?$filter=${Array.from({ length: 34 }, (_, i) => `Age eq ${i}`).join(' or ')}`, limit, ['MaxNodeCount is 100', 'asks for 135']],
   [`Employees?$select=${Array.from({ length: 101 }, () => 'Name').join(',')}`, limit, ['MaxNodeCount is 100', 'asks for 101']],
-  [`Employees?$filter=${'('.repeat(120)}Age gt 1${')'.repeat(120)}`, limit, ['nested or chained deeper than 100 levels']],
+  [`Employees?$filter=${'('.repeat(120)}Age gt 1${')'.repeat(120)}`, limit, ['nested deeper than 100 levels']],
 ]
 
 const paths: ErrorCase[] = [

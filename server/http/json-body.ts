@@ -1,0 +1,124 @@
+// Reading a JSON request body (koa-body, configured in app.ts), at the right moment and with
+// every failure a client can cause answered as a 4xx:
+//
+//   - when: sign-in and refresh are read at once (they have no credentials to check first);
+//     any other request only once authenticate() has accepted its credentials (it calls
+//     ctx.state.readBody), so an anonymous client cannot make the server inflate and parse a
+//     body it will refuse anyway (a request outside /api, a 404, is never read);
+//   - a body koa-body cannot read: a corrupt gzip/deflate/br stream is 400, an unknown
+//     Content-Encoding 415 (size and syntax errors carry their own 4xx status, error-boundary.ts);
+//   - strings PostgreSQL text cannot hold: a NUL character (\u0000, which JSON can escape) or a
+//     lone UTF-16 surrogate (which would be stored as U+FFFD, silently changing the data) are
+//     400 naming where they are, before anything reaches SQL.
+
+import type { Context, Middleware, Next } from 'koa'
+import { RequestError, ServiceError } from '../errors.ts'
+import type { ApiState } from './api-state.ts'
+
+/** Paths (lower case, no trailing slash) whose body is read before authentication. */
+const OPEN_PATHS = new Set(['/api/auth/signin', '/api/auth/refresh'])
+
+/** Wraps koa-body's middleware so that it runs at the moment described above. */
+export function readJsonBody(parse: Middleware): Middleware<ApiState> {
+  const read = async (ctx: Context) => {
+    // Content codings are case-insensitive (RFC 9110 8.4.1); koa-body's inflation is not.
+    const encoding = ctx.req.headers['content-encoding']
+    if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase()
+    await parse(ctx, noop)
+    refuseUnstorableText(ctx.request.body)
+  }
+  return async (ctx, next: Next) => {
+    if (isOpenPath(ctx.path)) {
+      await read(ctx)
+    } else {
+      let reading: Promise<void> | undefined
+      ctx.state.readBody = () => (reading ??= read(ctx))
+    }
+    await next()
+  }
+}
+
+function isOpenPath(path: string): boolean {
+  const lower = path.toLowerCase()
+  return OPEN_PATHS.has(lower.endsWith('/') ? lower.slice(0, -1) : lower)
+}
+
+async function noop(): Promise<void> {}
+
+/** koa-body's `onError`: what it could not read, as the error the client gets. */
+export function bodyReadError(error: Error & { status?: number; code?: string }, ctx: Context): Error {
+  const encoding = ctx.get('Content-Encoding').trim()
+  if (error.status === 415 && error.message.startsWith('Unsupported Content-Encoding')) {
+    return new ServiceError('UnsupportedMediaType', `Content-Encoding '${encoding}' is not supported; send the body plain, or as gzip, deflate or br.`)
+  }
+  if (typeof error.status === 'number') return error // 413, a JSON syntax error, an aborted request: error-boundary.ts
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    return RequestError.invalid(`The request body is not valid ${encoding} data (Content-Encoding): ${error.message}.`)
+  }
+  return RequestError.invalid(`The request body could not be read: ${error.message}.`)
+}
+
+/**
+ * Walks the parsed body (keys and string values) without recursion, so a deeply nested body
+ * cannot overflow the stack, and refuses the first string PostgreSQL cannot store. The walk
+ * builds no paths (a megabyte body takes a few ms); only a refused body is walked again to name
+ * where the string is.
+ */
+export function refuseUnstorableText(body: unknown): void {
+  if (holdsUnstorableText(body)) refuseAtItsPath(body)
+}
+
+function holdsUnstorableText(body: unknown): boolean {
+  const pending: unknown[] = [body]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (typeof value === 'string') {
+      if (unstorable(value)) return true
+    } else if (Array.isArray(value)) {
+      for (const item of value) if (item !== null && (typeof item === 'object' || typeof item === 'string')) pending.push(item)
+    } else if (value !== null && typeof value === 'object') {
+      for (const key in value) {
+        if (unstorable(key)) return true
+        const item = (value as Record<string, unknown>)[key]
+        if (item !== null && (typeof item === 'object' || typeof item === 'string')) pending.push(item)
+      }
+    }
+  }
+  return false
+}
+
+function refuseAtItsPath(body: unknown): void {
+  const pending: [unknown, string][] = [[body, '']]
+  while (pending.length > 0) {
+    const [value, path] = pending.pop()!
+    if (typeof value === 'string') {
+      refuseIfUnstorable(value, path)
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push([value[i], member(path, String(i))])
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+        refuseIfUnstorable(key, member(path, key))
+        pending.push([item, member(path, key)])
+      }
+    }
+  }
+}
+
+/** `Lines/0/Name`: the targets the body reader's validation details use. */
+function member(path: string, name: string): string {
+  return path ? `${path}/${name}` : name
+}
+
+/** A NUL, or a UTF-16 surrogate without its pair (isWellFormed: ES2024, Node 20). */
+function unstorable(text: string): 'nul' | 'surrogate' | undefined {
+  if (text.includes('\u0000')) return 'nul'
+  return text.isWellFormed() ? undefined : 'surrogate'
+}
+
+function refuseIfUnstorable(text: string, path: string): void {
+  const problem = unstorable(text)
+  if (!problem) return
+  const target = path.length > 200 ? `${path.slice(0, 200)}…` : path
+  const what = problem === 'nul' ? 'a NUL character (\\u0000)' : 'an unpaired UTF-16 surrogate (not a Unicode character)'
+  throw RequestError.invalid(`The request body holds ${what}${target ? ` at ${target}` : ''}; text values cannot hold it.`, target || undefined)
+}

@@ -1,0 +1,278 @@
+// The HTTP edge against a real server: what a hostile or broken client sends before the OData
+// layer sees a request (corrupt compressed bodies, NUL and bytes PostgreSQL refuses, heads too
+// long or too slow, CONNECT, garbage, too many connections) is answered with a 4xx/5xx status
+// and an OData error body, never a 500 or a reset, and the server goes on serving.
+
+import { connect, type Socket } from 'node:net'
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServer, type RunningServer } from '../../server/start.ts'
+import { createHttpServer } from '../../server/http/http-server.ts'
+import type { Config } from '../../server/config/load-config.ts'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+
+let setup: TestServer
+let edge: RunningServer
+let api: string
+let token: string
+const logged: { level: number; msg: string; err?: unknown }[] = []
+
+beforeAll(async () => {
+  setup = await startTestServer({ config: { Server: { HeadersTimeoutSeconds: 1, RequestTimeoutSeconds: 2, MaxHeaderBytes: 16384 } } })
+  // A second instance on the same configuration, whose log the tests read.
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) })
+  edge = await startServer({ configPath: setup.configPath, port: 0, logger })
+  api = `${edge.url}/api`
+  token = await setup.token()
+})
+afterAll(async () => {
+  await edge?.stop()
+  await setup?.stop()
+})
+
+const port = () => Number(new URL(edge.url).port)
+
+interface RawAnswer {
+  readonly text: string
+  readonly status: number | undefined
+  readonly body: any
+  readonly error?: string
+}
+
+/** Sends `data` on a new connection and resolves, on close, with what came back. */
+function raw(data: string | Buffer | readonly (string | Buffer)[], portNumber = port()): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const socket = connect(portNumber, '127.0.0.1')
+    const chunks: Buffer[] = []
+    let error: string | undefined
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code))
+    socket.on('close', () => resolve(parseAnswer(Buffer.concat(chunks).toString('latin1'), error)))
+    for (const part of Array.isArray(data) ? data : [data]) socket.write(part)
+  })
+}
+
+function parseAnswer(text: string, error?: string): RawAnswer {
+  const status = /^HTTP\/1\.1 (\d{3}) /.exec(text)?.[1]
+  const split = text.indexOf('\r\n\r\n')
+  let body: any
+  try {
+    body = split < 0 ? undefined : JSON.parse(text.slice(split + 4))
+  } catch {
+    body = undefined
+  }
+  return { text, status: status ? Number(status) : undefined, body, error }
+}
+
+async function stillServing(): Promise<void> {
+  const answer = await call(`${api}/Customers?$top=1`, { token })
+  expect(answer.status).toBe(200)
+}
+
+function errorLines(): unknown[] {
+  return logged.filter((line) => line.level >= 50)
+}
+
+describe('compressed request bodies', () => {
+  const garbage = Buffer.from('this is not compressed at all')
+  const body = Buffer.from(JSON.stringify({ Name: 'Zipped', Country: 'CH' }))
+
+  it.each([
+    ['gzip', garbage],
+    ['gzip', gzipSync(body).subarray(0, 12)],
+    ['deflate', garbage],
+    ['br', garbage],
+  ])('answers a corrupt %s body with 400 and an OData error, logging no error', async (encoding, bytes) => {
+    const response = await fetch(`${api}/Customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+      body: bytes,
+    })
+    expect(response.status).toBe(400)
+    const answer = (await response.json()) as any
+    expect(answer.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining(`not valid ${encoding} data`) })
+    expect(errorLines()).toEqual([])
+    await stillServing()
+  })
+
+  it('answers an unknown Content-Encoding with 415', async () => {
+    const answer = await call(`${api}/Customers`, { method: 'POST', token, body: '{}', headers: { 'Content-Encoding': 'zstd-or-so' } })
+    expect(answer.status).toBe(415)
+    expect(answer.body.error).toMatchObject({ code: 'UnsupportedMediaType', message: expect.stringContaining("Content-Encoding 'zstd-or-so' is not supported") })
+  })
+
+  it('reads valid gzip, deflate and br bodies, the coding named in any case', async () => {
+    for (const [encoding, bytes] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['br', brotliCompressSync(body)], ['GZip', gzipSync(body)]] as const) {
+      const response = await fetch(`${api}/Customers?$select=Name`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        body: bytes,
+      })
+      expect(response.status).toBe(200)
+      expect(await response.json()).toMatchObject({ Name: 'Zipped' })
+    }
+  })
+
+  it('does not read the body of a request without valid credentials: 401 before the body', async () => {
+    const answer = await call(`${api}/Customers`, { method: 'POST', body: garbage.toString(), headers: { 'Content-Encoding': 'gzip' } })
+    expect(answer.status).toBe(401)
+    const signIn = await call(`${api}/auth/signin`, { method: 'POST', body: garbage.toString(), headers: { 'Content-Encoding': 'gzip' } })
+    expect(signIn.status).toBe(400)
+    expect(signIn.body.error.message).toContain('not valid gzip data')
+  })
+})
+
+describe('NUL and other text PostgreSQL cannot hold', () => {
+  it("answers $filter=Name eq 'a%00b' with 400 before any SQL", async () => {
+    const answer = await call(`${api}/Customers?$filter=Name%20eq%20'a%00b'`, { token })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatchObject({ code: 'InvalidQuery', message: expect.stringContaining('a NUL character (%00)') })
+    await stillServing()
+  })
+
+  it('answers %00 in a key and invalid UTF-8 escapes with 400', async () => {
+    for (const path of [`Customers('a%00b')`, `Customers?$filter=Name%20eq%20'a%C3%28'`, `Customers?$filter=Name%20eq%20'%FF'`]) {
+      const answer = await call(`${api}/${path}`, { token })
+      expect(answer.status, path).toBe(400)
+      expect(answer.body.error.code, path).toBe('InvalidQuery')
+    }
+  })
+
+  it.each([
+    ['a NUL', '{"Name":"a\\u0000b","Country":"CH"}', 'a NUL character', 'Name'],
+    ['a lone high surrogate', '{"Name":"a\\ud800b","Country":"CH"}', 'an unpaired UTF-16 surrogate', 'Name'],
+    ['a lone low surrogate', '{"Name":"\\udc00","Country":"CH"}', 'an unpaired UTF-16 surrogate', 'Name'],
+    ['a NUL in a name', '{"N\\u0000":1}', 'a NUL character', 'N\u0000'],
+    ['a NUL deep inside', '{"Name":"x","Orders":[{"Lines":[{"Note":"\\u0000"}]}]}', 'a NUL character', 'Orders/0/Lines/0/Note'],
+  ])('answers a JSON body with %s with 400 naming where', async (_what, text, problem, target) => {
+    const answer = await call(`${api}/Customers`, { method: 'POST', token, body: text })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatchObject({ code: 'InvalidRequest', target, message: expect.stringContaining(problem) })
+  })
+
+  it('accepts astral characters (a surrogate pair) in a body', async () => {
+    const answer = await call(`${api}/Customers?$select=Name`, { method: 'POST', token, body: { Name: 'Emoji 😀', Country: 'CH' } })
+    expect(answer.status).toBe(200)
+    expect(answer.body.Name).toBe('Emoji 😀')
+  })
+
+  it('answers a NUL in a sign-in body with 400', async () => {
+    const answer = await call(`${api}/auth/signin`, { method: 'POST', body: JSON.stringify({ TenantId: setup.tenants[0], Username: 'admin\u0000', Password: 'x' }) })
+    expect(answer.status).toBe(400)
+  })
+})
+
+describe('query limits', () => {
+  it('refuses a 300-term or chain as QueryLimitExceeded naming MaxNodeCount, the count and the limit', async () => {
+    const chain = Array.from({ length: 300 }, (_, i) => `Name eq 'n${i}'`).join(' or ')
+    const answer = await call(`${api}/Customers?$filter=${encodeURIComponent(chain)}`, { token })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxNodeCount', message: 'MaxNodeCount is 100; the request asks for 1199.' })
+  })
+})
+
+describe('request heads', () => {
+  it('answers an over-long head with 431 and an OData error, every time, not a reset', async () => {
+    const head = `GET /api/Customers HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(64 * 1024)}\r\n\r\n`
+    for (let i = 0; i < 5; i++) {
+      // More keeps coming after the head: a server closing with it unread would reset.
+      const answer = await raw([head, 'x'.repeat(256 * 1024)])
+      expect(answer.status, `attempt ${i}: ${answer.error ?? answer.text.slice(0, 40)}`).toBe(431)
+      expect(answer.body.error).toMatchObject({ code: 'HeadersTooLarge', message: expect.stringContaining('Server:MaxHeaderBytes') })
+    }
+    await stillServing()
+  })
+
+  it('closes a slow head after Server:HeadersTimeoutSeconds with 408', async () => {
+    const answer = await raw('GET /api/Customers HTTP/1.1\r\nHost: x\r\nX-Slow: ')
+    expect(answer.status).toBe(408)
+    expect(answer.body.error).toMatchObject({ code: 'RequestTimeout', message: expect.stringContaining('Server:HeadersTimeoutSeconds') })
+    await stillServing()
+  })
+
+  it('closes a slow body after Server:RequestTimeoutSeconds with 408', async () => {
+    const head = `POST /api/Customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
+    const answer = await raw([head, '{"Name":'])
+    expect(answer.status).toBe(408)
+    expect(answer.body.error).toMatchObject({ code: 'RequestTimeout', message: expect.stringContaining('Server:RequestTimeoutSeconds') })
+    expect(errorLines()).toEqual([])
+    await stillServing()
+  })
+
+  it('answers CONNECT with 501 and an OData error', async () => {
+    const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+    expect(answer.status).toBe(501)
+    expect(answer.body.error).toMatchObject({ code: 'NotImplemented', message: expect.stringContaining('not a proxy') })
+    await stillServing()
+  })
+
+  it.each([
+    ['garbage', 400, 'this is not http\r\n\r\n'],
+    ['a bad header', 400, 'GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'],
+    ['a bad chunk size', 400, 'POST /api/Customers HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+    ['an HTTP/2 preface', 400, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
+  ])('answers %s with %i and an OData error', async (_what, status, data) => {
+    const answer = await raw(data)
+    expect(answer.status).toBe(status)
+    expect(answer.body.error.code).toEqual(expect.any(String))
+    await stillServing()
+  })
+})
+
+describe('the server limits', () => {
+  const limits = { HeadersTimeoutSeconds: 20, RequestTimeoutSeconds: 120, KeepAliveTimeoutSeconds: 65, MaxHeaderBytes: 65536, MaxConnections: 1000 }
+  const silent = pino({ level: 'silent' })
+
+  it('sets Node\'s limits from Server:*', () => {
+    const server = createHttpServer(() => {}, { Server: limits } as unknown as Config, silent)
+    expect(server).toMatchObject({ headersTimeout: 20_000, requestTimeout: 120_000, keepAliveTimeout: 65_000, maxConnections: 1000 })
+  })
+
+  it('refuses a headers timeout longer than the request timeout, naming both keys', () => {
+    const config = { Server: { ...limits, HeadersTimeoutSeconds: 200 } } as unknown as Config
+    expect(() => createHttpServer(() => {}, config, silent)).toThrow('Server:HeadersTimeoutSeconds: must not exceed Server:RequestTimeoutSeconds (120)')
+  })
+})
+
+describe('connections', () => {
+  it('closes connections above Server:MaxConnections at once and serves again when one ends', async () => {
+    process.env.Server__MaxConnections = '3'
+    const warnings: { msg: string; maxConnections?: number }[] = []
+    let capped: RunningServer
+    try {
+      capped = await startServer({ configPath: setup.configPath, port: 0, logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) }) })
+    } finally {
+      delete process.env.Server__MaxConnections
+    }
+    const cappedPort = Number(new URL(capped.url).port)
+    const held: Socket[] = []
+    try {
+      // Three keep-alive connections, each answered once, so the server has surely accepted them.
+      for (let i = 0; i < 3; i++) held.push(await keptAlive(cappedPort))
+      const refused = await raw('GET /api/ HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort)
+      expect(refused.text).toBe('')
+      expect(warnings).toContainEqual(expect.objectContaining({ msg: 'connections refused: Server:MaxConnections reached', maxConnections: 3 }))
+      held.pop()!.destroy()
+      // The server counts the closed connection once it sees it close: ask until it has.
+      let answer: RawAnswer | undefined
+      for (let attempt = 0; attempt < 100 && answer?.status === undefined; attempt++) {
+        answer = await raw('GET /api/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', cappedPort)
+      }
+      expect(answer?.status).toBe(401)
+    } finally {
+      for (const socket of held) socket.destroy()
+      await capped.stop()
+    }
+  })
+})
+
+/** A connection that has had one answer and stays open. */
+function keptAlive(portNumber: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(portNumber, '127.0.0.1')
+    socket.once('error', reject)
+    socket.once('data', () => resolve(socket))
+    socket.write('GET /api/ HTTP/1.1\r\nHost: x\r\n\r\n')
+  })
+}
