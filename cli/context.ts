@@ -1,15 +1,18 @@
 // What admin commands share: the config, the model and the database server, opened on
 // demand and closed when the command ends (the embedded PostgreSQL is started only if
 // no server is running on its port, and stopped only if this command started it).
+// Loaded only by command actions (cli/actions/*), never to print help.
 
 import type { Command } from 'commander'
-import { configPath, loadConfig, projectPath, type Config } from '../server/config/load-config.ts'
+import { loadConfig, projectPath, type Config } from '../server/config/load-config.ts'
 import { loadModel } from '../server/model/load-plugins.ts'
 import type { Model } from '../server/model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from '../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../server/tenancy/tenant-registry.ts'
 import type { TenantDatabase } from '../server/tenancy/tenant-database.ts'
 import { CliError } from './cli-error.ts'
+import { configFileOf } from './config-file.ts'
+import type { Progress } from './output.ts'
 
 export interface AdminContext {
   readonly config: Config
@@ -20,12 +23,25 @@ export interface AdminContext {
   tenant(name: string): Promise<TenantDatabase>
 }
 
+export interface ContextOptions {
+  /** `tenant add` may create the config file. */
+  readonly mayCreateConfig?: boolean
+  readonly progress?: Progress
+}
+
 const quiet = { info: () => {}, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`) }
 
-export async function withAdminContext<T>(command: Command, work: (context: AdminContext) => Promise<T>): Promise<T> {
-  const config = loadConfig(configPath(command.optsWithGlobals().config))
+export async function withAdminContext<T>(command: Command, work: (context: AdminContext) => Promise<T>, options: ContextOptions = {}): Promise<T> {
+  const config = loadConfig(configFileOf(command, { mayCreate: options.mayCreateConfig }))
+  options.progress?.step(`loading the plugins of ${projectPath(config.Server.PluginsDir)}`)
   const model = await loadModel(projectPath(config.Server.PluginsDir))
-  const server = await openDatabaseServer(config, quiet)
+  const used = new Set<string>()
+  options.progress?.step(
+    config.Database.ConnectionString ? 'connecting to the database server' : `starting the embedded PostgreSQL (port ${config.Database.EmbeddedPort})`,
+  )
+  const server = await openDatabaseServer(config, quiet).catch((error) => {
+    throw unreachable(error, config, used) ?? error
+  })
   const tenants = new TenantRegistry(config, model, server.url)
   try {
     return await work({
@@ -34,16 +50,67 @@ export async function withAdminContext<T>(command: Command, work: (context: Admi
       server,
       tenants,
       tenant: async (name) => {
+        used.add(name)
         const database = await tenants.get(name)
         if (!database) {
           const known = [...config.Tenants.keys()]
-          throw new CliError(`No tenant '${name}'. Known tenants: ${known.length ? known.join(', ') : '(none; add one with `entityctl tenant add <name>`)'}.`)
+          throw new CliError(`No tenant '${name}'. Known tenants: ${known.length ? known.join(', ') : '(none; add one with `entityctl tenant add <name>`)'}.`, {
+            code: 'NotFound',
+          })
         }
         return database
       },
     })
+  } catch (error) {
+    throw unreachable(error, config, used) ?? error
   } finally {
+    options.progress?.done()
     await tenants.close()
     await server.stop()
+  }
+}
+
+/** Errors of a server that cannot be reached or refuses the connection's settings. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', '28P01', '28000', '3D000'])
+
+/**
+ * A database that cannot be reached, said with the setting to check: the tenant's own
+ * connection string, the configured server's, or the embedded server's port.
+ */
+export function unreachable(error: unknown, config: Config, tenantsUsed: ReadonlySet<string>): CliError | undefined {
+  const code = errorCode(error)
+  if (!code || !UNREACHABLE.has(code)) return undefined
+  const own = [...tenantsUsed].map((name) => config.Tenants.get(name)).find((t) => t?.ConnectionString)
+  const [setting, url] = own
+    ? [`Tenants:${own.name}:ConnectionString`, own.ConnectionString]
+    : config.Database.ConnectionString
+      ? ['Database:ConnectionString', config.Database.ConnectionString]
+      : ['Database:EmbeddedPort (the embedded PostgreSQL)', `postgres://127.0.0.1:${config.Database.EmbeddedPort}`]
+  const where = serverOf(url)
+  const problem = (error as Error).message || code
+  const envName = setting.split(' ')[0].replaceAll(':', '__')
+  return new CliError(`Cannot reach the database${where ? ` at ${where}` : ''} (${problem}). Check ${setting} in ${config.path} (or $${envName}).`, {
+    code: 'DatabaseUnreachable',
+  })
+}
+
+function errorCode(error: unknown): string | undefined {
+  const seen = new Set<unknown>()
+  let current = error as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined
+  while (current && typeof current === 'object' && !seen.has(current)) {
+    seen.add(current)
+    if (typeof current.code === 'string') return current.code
+    current = (current.cause ?? current.errors?.[0]) as typeof current
+  }
+  return undefined
+}
+
+/** host:port of a connection string, without its credentials. */
+function serverOf(connectionString: string): string | undefined {
+  try {
+    const url = new URL(connectionString)
+    return `${url.hostname}:${url.port || 5432}`
+  } catch {
+    return undefined
   }
 }

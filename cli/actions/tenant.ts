@@ -1,0 +1,54 @@
+import type { Command } from 'commander'
+import { existsSync } from 'node:fs'
+import { addTenant, removeTenant } from '../../server/tenancy/tenant-admin.ts'
+import { TENANT_NAME } from '../../server/config/load-config.ts'
+import { withAdminContext } from '../context.ts'
+import { printResult, progress, table } from '../output.ts'
+import { ask, confirm } from '../prompts.ts'
+import { CliError } from '../cli-error.ts'
+import { adminCall } from './shared.ts'
+
+export async function add(given: string | undefined, options: { json?: boolean }, command: Command): Promise<void> {
+  const name = given ?? (await ask('<name>', 'Tenant name:', validTenantName))
+  const steps = progress(options)
+  await withAdminContext(
+    command,
+    async ({ config, model, server }) => {
+      const creating = !existsSync(config.path)
+      steps.step(`creating database entityctl_${name.replaceAll('-', '_')} and its schema`)
+      const result = await adminCall(() => addTenant(config, model, server.url, name))
+      steps.done()
+      printResult(options, { tenant: name, ...result, config: config.path }, () =>
+        [
+          `Tenant '${name}' added (database ${result.database}${result.created ? '' : ', existing database reused'}).`,
+          ...(creating ? [`Config file ${config.path} created.`] : []),
+        ].join('\n'),
+      )
+    },
+    { mayCreateConfig: true, progress: steps },
+  )
+}
+
+export async function list(options: { json?: boolean }, command: Command): Promise<void> {
+  // Reads the config only: no database, no plugins.
+  const { loadConfig } = await import('../../server/config/load-config.ts')
+  const { configFileOf } = await import('../config-file.ts')
+  const config = loadConfig(configFileOf(command))
+  const rows = [...config.Tenants.values()].map((t) => ({ name: t.name, database: t.ConnectionString ? '(own connection string)' : t.Database }))
+  printResult(options, rows, () => table(rows, ['name', 'database']))
+}
+
+export async function remove(given: string | undefined, options: { yes?: boolean; keepDatabase?: boolean; json?: boolean }, command: Command): Promise<void> {
+  const name = given ?? (await ask('<name>', 'Tenant to remove:', validTenantName))
+  await withAdminContext(command, async ({ config, server }) => {
+    if (!config.Tenants.has(name)) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+    const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
+    if (!options.yes && !(await confirm(`Remove ${what}?`))) throw new CliError('Cancelled; nothing was removed.', { code: 'Cancelled' })
+    await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false))
+    printResult(options, { tenant: name, removed: true }, () => `Tenant '${name}' removed.`)
+  })
+}
+
+function validTenantName(value: string): true | string {
+  return TENANT_NAME.test(value) || 'lower-case letters, digits, - and _, starting with a letter (at most 40)'
+}
