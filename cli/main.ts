@@ -89,7 +89,13 @@ function report(error: unknown, json: boolean): number {
     return error.exitCode
   }
   const name = (error as Error)?.name
-  if (name === 'ConfigError' || name === 'PluginError') {
+  if (name === 'PluginError') {
+    // Plugin errors (server/model/plugin-error.ts) may say where: file, line, column, code.
+    const { summary, position, frame, message } = error as Error & { summary?: string; position?: object; frame?: string }
+    printError(json, name, json ? (summary ?? message) : message, position ? { location: position, frame } : {})
+    return EXIT.usage
+  }
+  if (name === 'ConfigError') {
     printError(json, name, (error as Error).message)
     return EXIT.usage
   }

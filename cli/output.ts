@@ -10,8 +10,9 @@ export function printResult(options: OutputOptions, value: unknown, human: () =>
   process.stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`)
 }
 
-export function printError(json: boolean, code: string, message: string): void {
-  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`)
+/** `extra`: more members of the JSON error (a plugin error's location and code frame). */
+export function printError(json: boolean, code: string, message: string, extra: Record<string, unknown> = {}): void {
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message, ...extra } }, null, 2)}\n`)
   else process.stderr.write(`entityctl: ${message}\n`)
 }
 
