@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url'
 import type { PluginDecl } from './declarations.ts'
 import type { Model } from './model.ts'
 import { buildModel, type LoadedPlugin } from './build-model.ts'
-import { PluginError, pluginImportError } from './plugin-error.ts'
+import { PluginError, pluginImportError, withDeclarationPosition } from './plugin-error.ts'
 import { systemPlugin } from './system-entities.ts'
 
 const PLUGIN_FILE = /\.(ts|js|mjs|mts)$/
@@ -58,5 +58,10 @@ export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
 }
 
 export async function loadModel(folder: string): Promise<Model> {
-  return buildModel(await loadPlugins(folder), [systemPlugin])
+  const plugins = await loadPlugins(folder)
+  try {
+    return buildModel(plugins, [systemPlugin])
+  } catch (error) {
+    throw error instanceof PluginError ? withDeclarationPosition(error) : error
+  }
 }

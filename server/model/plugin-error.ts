@@ -15,17 +15,25 @@ export interface PluginPosition {
 }
 
 export class PluginError extends Error {
-  /** Where in the file, when known: syntax errors and errors thrown while the file runs. */
+  /** The file, as the plugins folder names it. */
+  readonly source: string
+  /** The entity, property or part of the declaration; empty when the position says it all. */
+  readonly where: string
+  readonly problem: string
+  /** Where in the file, when known. */
   readonly position?: PluginPosition
-  /** The message's first line: `file:line:column: problem`, or `file: where: problem`. */
+  /** The message's first line: `file:line:column: where: problem`, or `file: where: problem`. */
   readonly summary: string
   /** The lines around the position, the column marked. */
   readonly frame?: string
 
   constructor(source: string, where: string, problem: string, position?: { line: number; column: number; frame?: string }) {
-    const summary = position ? `${source}:${position.line}:${position.column}: ${problem}` : `${source}: ${where}: ${problem}`
+    const summary = [position ? `${source}:${position.line}:${position.column}` : source, where, problem].filter(Boolean).join(': ')
     super(position?.frame ? `${summary}\n${position.frame}` : summary)
     this.name = 'PluginError'
+    this.source = source
+    this.where = where
+    this.problem = problem
     this.summary = summary
     if (position) {
       this.position = { file: source, line: position.line, column: position.column }
@@ -44,7 +52,42 @@ export function pluginImportError(source: string, absolute: string, error: unkno
   const hint = suggestion(problem)
   const text = hint ? `${problem}; did you mean ${hint}?` : problem
   if (!position) return new PluginError(source, 'import', text)
-  return new PluginError(source, 'import', text, { ...position, frame: codeFrame(absolute, position.line, position.column) })
+  return new PluginError(source, '', text, { ...position, frame: codeFrame(absolute, position.line, position.column) })
+}
+
+/**
+ * A mistake in the model a plugin declares (build-model.ts: "Shelf.Item: references unknown
+ * entity") with the position of that declaration in the file, found by its names: the line of
+ * `entity('Shelf'`, then the first `Item:` after it. Unchanged when the names are not found.
+ */
+export function withDeclarationPosition(error: PluginError): PluginError {
+  if (error.position) return error
+  const [first, ...rest] = error.where.replace(/^responsibility /, '').split('.')
+  let source: string
+  try {
+    source = readFileSync(error.source, 'utf8')
+  } catch {
+    return error
+  }
+  const lines = source.split(/\r?\n/)
+  const find = (pattern: RegExp, from: number): { line: number; column: number } | undefined => {
+    for (let i = from; i < lines.length; i++) {
+      const at = lines[i].search(pattern)
+      if (at !== -1) return { line: i + 1, column: at + 1 }
+    }
+    return undefined
+  }
+  const escape = (name: string) => name.replace(/[^\w]/g, '\\$&')
+  let found = error.where.startsWith('responsibility ')
+    ? find(new RegExp(`\\b${escape(first)}\\s*:`), 0)
+    : find(new RegExp(`\\bentity\\(\\s*['"\`]${escape(first)}['"\`]`), 0)
+  for (const part of rest) {
+    if (!found) break
+    const next = find(new RegExp(`\\b${escape(part)}\\s*:`), found.line - 1)
+    if (next) found = next
+  }
+  if (!found || !/^[\w.]+$/.test(first)) return error
+  return new PluginError(error.source, error.where, error.problem, { ...found, frame: codeFrame(error.source, found.line, found.column) })
 }
 
 /**

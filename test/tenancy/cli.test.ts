@@ -85,14 +85,16 @@ describe('tenants and users', () => {
 })
 
 describe('plugins and migrations', () => {
-  it('stops on a broken plugin, naming the file, entity and property', async () => {
+  it('stops on a broken plugin, naming the file, line, column, entity and property', async () => {
     writeFileSync(join(plugins, 'broken.ts'), `import { entity, p, plugin } from 'entityctl/plugin'
 export default plugin({ entities: [entity('Shelf', { properties: { Item: p.reference('Prodcut') } })] })
 `)
     const result = await entityctl('migrate', '--tenant', tenant)
     rmSync(join(plugins, 'broken.ts'))
     expect(result.code).not.toBe(0)
-    expect(result.stderr).toContain("broken.ts: Shelf.Item: references unknown entity 'Prodcut'")
+    // With the position of the declaration, found by its names.
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("broken.ts:2:68: Shelf.Item: references unknown entity 'Prodcut'")
   })
 
   it('applies an additive change, and refuses a destructive one saying what would be lost', async () => {
