@@ -5,10 +5,9 @@
 
 import type { Command } from 'commander'
 import { loadConfig, projectPath, type Config } from '../server/config/load-config.ts'
-import { loadModel } from '../server/model/load-plugins.ts'
 import type { Model } from '../server/model/model.ts'
-import { openDatabaseServer, type DatabaseServer } from '../server/tenancy/database-server.ts'
-import { TenantRegistry } from '../server/tenancy/tenant-registry.ts'
+import type { DatabaseServer } from '../server/tenancy/database-server.ts'
+import type { TenantRegistry } from '../server/tenancy/tenant-registry.ts'
 import type { TenantDatabase } from '../server/tenancy/tenant-database.ts'
 import { CliError } from './cli-error.ts'
 import { configFileOf } from './config-file.ts'
@@ -33,12 +32,19 @@ const quiet = { info: () => {}, warn: (m: string) => process.stderr.write(`${m}\
 
 export async function withAdminContext<T>(command: Command, work: (context: AdminContext) => Promise<T>, options: ContextOptions = {}): Promise<T> {
   const config = loadConfig(configFileOf(command, { mayCreate: options.mayCreateConfig }))
+  // Each part of the server is imported when the work reaches it, after the progress line
+  // that says so: the imports take a good part of a command's time on a busy machine.
   options.progress?.step(`loading the plugins of ${projectPath(config.Server.PluginsDir)}`)
+  const { loadModel } = await import('../server/model/load-plugins.ts')
   const model = await loadModel(projectPath(config.Server.PluginsDir))
   const used = new Set<string>()
   options.progress?.step(
     config.Database.ConnectionString ? 'connecting to the database server' : `starting the embedded PostgreSQL (port ${config.Database.EmbeddedPort})`,
   )
+  const [{ openDatabaseServer }, { TenantRegistry }] = await Promise.all([
+    import('../server/tenancy/database-server.ts'),
+    import('../server/tenancy/tenant-registry.ts'),
+  ])
   const server = await openDatabaseServer(config, quiet).catch((error) => {
     throw unreachable(error, config, used) ?? error
   })

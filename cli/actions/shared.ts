@@ -1,9 +1,7 @@
 // What several actions need: a tenant name asked for when missing, the validators of
 // prompts, and admin errors of the server turned into one-line CLI errors.
 
-import { UserAdminError } from '../../server/auth/user-admin.ts'
 import { ServiceError } from '../../server/errors.ts'
-import { TenantAdminError } from '../../server/tenancy/tenant-admin.ts'
 import { CliError } from '../cli-error.ts'
 import { ask } from '../prompts.ts'
 
@@ -19,7 +17,9 @@ export async function adminCall<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {
-    if (error instanceof UserAdminError || error instanceof TenantAdminError) throw new CliError(error.message, { code: /^No /.test(error.message) ? 'NotFound' : 'Failed' })
+    // By name: importing user-admin.ts or tenant-admin.ts here would load them for every command.
+    const name = (error as Error)?.name
+    if (name === 'UserAdminError' || name === 'TenantAdminError') throw new CliError((error as Error).message, { code: /^No /.test((error as Error).message) ? 'NotFound' : 'Failed' })
     if (error instanceof ServiceError) {
       const details = error.details.map((d) => d.message).filter((m) => !error.message.includes(m))
       throw new CliError([error.message, ...details].join('; '), { code: error.code === 'NotFound' ? 'NotFound' : 'Failed' })

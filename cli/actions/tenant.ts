@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { existsSync } from 'node:fs'
-import { addTenant, removeTenant } from '../../server/tenancy/tenant-admin.ts'
 import { TENANT_NAME } from '../../server/config/load-config.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
@@ -16,6 +15,7 @@ export async function add(given: string | undefined, options: { json?: boolean }
     async ({ config, model, server }) => {
       const creating = !existsSync(config.path)
       steps.step(`creating database entityctl_${name.replaceAll('-', '_')} and its schema`)
+      const { addTenant } = await import('../../server/tenancy/tenant-admin.ts')
       const result = await adminCall(() => addTenant(config, model, server.url, name))
       steps.done()
       printResult(options, { tenant: name, ...result, config: config.path }, () =>
@@ -44,6 +44,7 @@ export async function remove(given: string | undefined, options: { yes?: boolean
     if (!config.Tenants.has(name)) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
     const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
     if (!options.yes && !(await confirm(`Remove ${what}?`))) throw new CliError('Cancelled; nothing was removed.', { code: 'Cancelled' })
+    const { removeTenant } = await import('../../server/tenancy/tenant-admin.ts')
     await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false))
     printResult(options, { tenant: name, removed: true }, () => `Tenant '${name}' removed.`)
   })
