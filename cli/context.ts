@@ -9,7 +9,7 @@ import type { Model } from '../server/model/model.ts'
 import type { DatabaseServer } from '../server/tenancy/database-server.ts'
 import type { TenantRegistry } from '../server/tenancy/tenant-registry.ts'
 import type { TenantDatabase } from '../server/tenancy/tenant-database.ts'
-import { CliError } from './cli-error.ts'
+import { CliError, EXIT } from './cli-error.ts'
 import { configFileOf } from './config-file.ts'
 import type { Progress } from './output.ts'
 
@@ -32,6 +32,29 @@ const quiet = { info: () => {}, warn: (m: string) => process.stderr.write(`${m}\
 
 export async function withAdminContext<T>(command: Command, work: (context: AdminContext) => Promise<T>, options: ContextOptions = {}): Promise<T> {
   const config = loadConfig(configFileOf(command, { mayCreate: options.mayCreateConfig }))
+  // Ctrl-C during the work: close the pools and stop the embedded PostgreSQL this command
+  // started, then end with 130 (as a shell reports Ctrl-C), rather than leave them running.
+  const open: Opened = {}
+  const interrupted = () => {
+    options.progress?.done()
+    process.stderr.write('entityctl: interrupted; stopping\n')
+    void Promise.allSettled([open.tenants?.close(), open.server?.stop()]).then(() => process.exit(EXIT.interrupted))
+  }
+  process.once('SIGINT', interrupted)
+  try {
+    return await withServer(config, work, options, open)
+  } finally {
+    process.removeListener('SIGINT', interrupted)
+  }
+}
+
+/** What a command has opened so far: what Ctrl-C must close. */
+interface Opened {
+  server?: DatabaseServer
+  tenants?: TenantRegistry
+}
+
+async function withServer<T>(config: Config, work: (context: AdminContext) => Promise<T>, options: ContextOptions, open: Opened): Promise<T> {
   // Each part of the server is imported when the work reaches it, after the progress line
   // that says so: the imports take a good part of a command's time on a busy machine.
   options.progress?.step(`loading the plugins of ${projectPath(config.Server.PluginsDir)}`)
@@ -48,7 +71,9 @@ export async function withAdminContext<T>(command: Command, work: (context: Admi
   const server = await openDatabaseServer(config, quiet).catch((error) => {
     throw unreachable(error, config, used) ?? error
   })
+  open.server = server
   const tenants = new TenantRegistry(config, model, server.url)
+  open.tenants = tenants
   try {
     return await work({
       config,
