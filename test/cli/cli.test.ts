@@ -32,7 +32,8 @@ interface Run {
 
 function run(args: readonly string[], env: Record<string, string> = {}, command = bin, prefix: readonly string[] = []): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...prefix, ...args], { env: { ...process.env, CI: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    // Killed if it outlives its test, so that a timed-out test leaves no process behind.
+    const child = spawn(command, [...prefix, ...args], { env: { ...process.env, CI: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: SLOW })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))
@@ -208,7 +209,7 @@ describe.skipIf(!existsSync('/usr/bin/script'))('prompts on a terminal', () => {
   /** Runs the command on a pseudo-terminal (util-linux `script`), answering prompts in turn. */
   function onTerminal(args: string[], answers: { after: string; send: string }[]): Promise<{ code: number; output: string }> {
     const command = [bin, ...args].map((a) => `'${a}'`).join(' ')
-    const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, CI: '' }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, CI: '' }, stdio: ['pipe', 'pipe', 'pipe'], timeout: SLOW })
     let output = ''
     let seen = 0
     return new Promise((resolve, reject) => {

@@ -20,9 +20,13 @@ const configPath = join(dir, 'entityctl.json')
 const tenant = `cli-${randomBytes(3).toString('hex')}`
 const database = `entityctl_${tenant.replaceAll('-', '_')}`
 
+// Every test spawns the CLI several times: on a busy machine each run takes seconds, more than
+// the default 30 s per test. A run that outlives SLOW is killed, so none is left behind.
+const SLOW = 120_000
+
 function entityctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(join(root, 'bin/entityctl'), ['--config', configPath, ...args], { env: { ...process.env, CI: '1' } }, (error, stdout, stderr) =>
+    execFile(join(root, 'bin/entityctl'), ['--config', configPath, ...args], { env: { ...process.env, CI: '1' }, timeout: SLOW }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     )
   })
@@ -40,7 +44,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe('tenants and users', () => {
+describe('tenants and users', { timeout: SLOW }, () => {
   it('adds a tenant, creating its database and recording it', async () => {
     const added = await entityctl('tenant', 'add', tenant, '--json')
     expect(added.code, added.stderr).toBe(0)
@@ -84,7 +88,7 @@ describe('tenants and users', () => {
   })
 })
 
-describe('plugins and migrations', () => {
+describe('plugins and migrations', { timeout: SLOW }, () => {
   it('stops on a broken plugin, naming the file, line, column, entity and property', async () => {
     writeFileSync(join(plugins, 'broken.ts'), `import { entity, p, plugin } from 'entityctl/plugin'
 export default plugin({ entities: [entity('Shelf', { properties: { Item: p.reference('Prodcut') } })] })
