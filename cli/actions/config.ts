@@ -19,8 +19,8 @@ export function keys(options: { json?: boolean }): void {
     const lines = ['| Key | Type | Default | Meaning |', '|---|---|---|---|']
     for (const row of rows) {
       const tenant = row.key.startsWith('Tenants:')
-      const def = tenant ? '' : row.default === null ? '(required)' : `\`${String(row.default)}\``
-      lines.push(`| \`${row.key}\` | ${row.type} | ${def} | ${row.doc} |`)
+      const def = tenant ? '' : row.default === null ? ' (required)' : ` \`${String(row.default)}\``
+      lines.push(`| \`${row.key}\` | ${row.type} |${def} | ${row.doc} |`)
     }
     return lines.join('\n')
   })
