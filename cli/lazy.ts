@@ -13,7 +13,7 @@ export function lazy<M, K extends keyof M>(module: () => Promise<M>, name: K): (
   }
 }
 
-/** The options every command understands. */
+/** --json, which every command takes. */
 export function withJson(command: Command): Command {
   return command.option('--json', 'print the result, or the error, as JSON on stdout')
 }

@@ -1,14 +1,19 @@
 import type { Command } from 'commander'
 import { existsSync } from 'node:fs'
-import { TENANT_NAME } from '../../server/config/load-config.ts'
+import { loadConfig, TENANT_NAME } from '../../server/config/load-config.ts'
+import { configFileOf } from '../config-file.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
 import { ask, confirm } from '../prompts.ts'
-import { CliError } from '../cli-error.ts'
+import { CliError, usageError } from '../cli-error.ts'
 import { adminCall } from './shared.ts'
 
 export async function add(given: string | undefined, options: { json?: boolean }, command: Command): Promise<void> {
   const name = given ?? (await ask('<name>', 'Tenant name:', validTenantName))
+  // Refused before the plugins and the database are loaded.
+  if (validTenantName(name) !== true) throw usageError(`'${name}' is not a valid tenant name: ${validTenantName(name)}.`)
+  const path = configFileOf(command, { mayCreate: true })
+  if (existsSync(path) && loadConfig(path).Tenants.has(name)) throw new CliError(`Tenant '${name}' already exists.`)
   const steps = progress(options)
   await withAdminContext(
     command,
@@ -31,8 +36,6 @@ export async function add(given: string | undefined, options: { json?: boolean }
 
 export async function list(options: { json?: boolean }, command: Command): Promise<void> {
   // Reads the config only: no database, no plugins.
-  const { loadConfig } = await import('../../server/config/load-config.ts')
-  const { configFileOf } = await import('../config-file.ts')
   const config = loadConfig(configFileOf(command))
   const rows = [...config.Tenants.values()].map((t) => ({ name: t.name, database: t.ConnectionString ? '(own connection string)' : t.Database }))
   printResult(options, rows, () => table(rows, ['name', 'database']))
@@ -40,10 +43,11 @@ export async function list(options: { json?: boolean }, command: Command): Promi
 
 export async function remove(given: string | undefined, options: { yes?: boolean; keepDatabase?: boolean; json?: boolean }, command: Command): Promise<void> {
   const name = given ?? (await ask('<name>', 'Tenant to remove:', validTenantName))
+  // Asked before the plugins and the database are loaded.
+  if (!loadConfig(configFileOf(command)).Tenants.has(name)) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+  const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
+  if (!options.yes && !(await confirm(`Remove ${what}?`))) throw new CliError('Cancelled; nothing was removed.', { code: 'Cancelled' })
   await withAdminContext(command, async ({ config, server }) => {
-    if (!config.Tenants.has(name)) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
-    const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
-    if (!options.yes && !(await confirm(`Remove ${what}?`))) throw new CliError('Cancelled; nothing was removed.', { code: 'Cancelled' })
     const { removeTenant } = await import('../../server/tenancy/tenant-admin.ts')
     await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false))
     printResult(options, { tenant: name, removed: true }, () => `Tenant '${name}' removed.`)
@@ -51,5 +55,5 @@ export async function remove(given: string | undefined, options: { yes?: boolean
 }
 
 function validTenantName(value: string): true | string {
-  return TENANT_NAME.test(value) || 'lower-case letters, digits, - and _, starting with a letter (at most 40)'
+  return TENANT_NAME.test(value) || 'lower-case letters, digits, - and _, starting with a letter, at most 40'
 }
