@@ -16,10 +16,12 @@ export function completion(shell: 'bash' | 'zsh', options: { json?: boolean }, c
 export function completionTable(root: Command): Map<string, string[]> {
   const table = new Map<string, string[]>()
   const walk = (command: Command, path: string, inherited: string[]) => {
-    const options = command.options.filter((o) => !o.hidden).flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)))
-    const global = path === '' ? options.filter((o) => o !== '--version' && o !== '-V') : inherited
-    const subcommands = command.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map((c) => c.name())
-    table.set(path, [...subcommands, ...(path === '' ? options : [...options, ...global]), '--help'])
+    // Long options only: they say what they do; the short ones still work when typed.
+    const options = command.options.filter((o) => !o.hidden && o.long).map((o) => o.long!)
+    const global = path === '' ? options.filter((o) => o !== '--version') : inherited
+    const subcommands = command.commands.map((c) => c.name())
+    const choices = command.registeredArguments.flatMap((a) => a.argChoices ?? [])
+    table.set(path, [...subcommands, ...choices, ...(path === '' ? options : [...options, ...global]), '--help'])
     for (const sub of command.commands) walk(sub, path ? `${path} ${sub.name()}` : sub.name(), global)
   }
   walk(root, '', [])

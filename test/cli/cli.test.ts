@@ -153,6 +153,7 @@ describe('completion', () => {
     expect(complete('')).toEqual(expect.arrayContaining(['serve', 'tenant', 'user', 'role', 'responsibility', 'pat', 'migrate', 'config', 'completion']))
     expect(complete('ten')).toEqual(['tenant'])
     expect(complete('tenant', '')).toEqual(expect.arrayContaining(['add', 'list', 'remove']))
+    expect(complete('completion', '')).toEqual(expect.arrayContaining(['bash', 'zsh']))
     expect(complete('--config', 'x.json', 'pat', 'issue', '--re')).toEqual(['--responsibility'])
     expect(complete('user', 'add', '--')).toEqual(expect.arrayContaining(['--tenant', '--username', '--password', '--full-access', '--json', '--config', '--help']))
   })
