@@ -38,15 +38,18 @@ export function progress(options: OutputOptions): Progress {
   if (!stream.isTTY) return { step: (text) => stream.write(`entityctl: ${text}\n`), done: () => {} }
   const started = Date.now()
   let current = ''
+  let timer: NodeJS.Timeout | undefined
   const draw = () => stream.write(`\r\x1b[2K${current} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
-  const timer = setInterval(draw, 1000).unref()
   return {
     step(text) {
       current = `${text}…`
+      timer ??= setInterval(draw, 1000).unref()
       draw()
     },
     done() {
+      if (!timer) return
       clearInterval(timer)
+      timer = undefined
       stream.write('\r\x1b[2K')
     },
   }
