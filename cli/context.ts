@@ -11,6 +11,7 @@ import type { TenantRegistry } from '../server/tenancy/tenant-registry.ts'
 import type { TenantDatabase } from '../server/tenancy/tenant-database.ts'
 import { CliError, EXIT } from './cli-error.ts'
 import { configFileOf } from './config-file.ts'
+import { unreachable } from './database-hint.ts'
 import type { Progress } from './output.ts'
 
 export interface AdminContext {
@@ -98,50 +99,5 @@ async function withServer<T>(config: Config, work: (context: AdminContext) => Pr
     options.progress?.done()
     await tenants.close()
     await server.stop()
-  }
-}
-
-/** Errors of a server that cannot be reached or refuses the connection's settings. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', '28P01', '28000', '3D000'])
-
-/**
- * A database that cannot be reached, said with the setting to check: the tenant's own
- * connection string, the configured server's, or the embedded server's port.
- */
-export function unreachable(error: unknown, config: Config, tenantsUsed: ReadonlySet<string>): CliError | undefined {
-  const code = errorCode(error)
-  if (!code || !UNREACHABLE.has(code)) return undefined
-  const own = [...tenantsUsed].map((name) => config.Tenants.get(name)).find((t) => t?.ConnectionString)
-  const [setting, url] = own
-    ? [`Tenants:${own.name}:ConnectionString`, own.ConnectionString]
-    : config.Database.ConnectionString
-      ? ['Database:ConnectionString', config.Database.ConnectionString]
-      : ['Database:EmbeddedPort (the embedded PostgreSQL)', `postgres://127.0.0.1:${config.Database.EmbeddedPort}`]
-  const where = serverOf(url)
-  const problem = (error as Error).message || code
-  const envName = setting.split(' ')[0].replaceAll(':', '__')
-  return new CliError(`Cannot reach the database${where ? ` at ${where}` : ''} (${problem}). Check ${setting} in ${config.path} (or $${envName}).`, {
-    code: 'DatabaseUnreachable',
-  })
-}
-
-function errorCode(error: unknown): string | undefined {
-  const seen = new Set<unknown>()
-  let current = error as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined
-  while (current && typeof current === 'object' && !seen.has(current)) {
-    seen.add(current)
-    if (typeof current.code === 'string') return current.code
-    current = (current.cause ?? current.errors?.[0]) as typeof current
-  }
-  return undefined
-}
-
-/** host:port of a connection string, without its credentials. */
-function serverOf(connectionString: string): string | undefined {
-  try {
-    const url = new URL(connectionString)
-    return `${url.hostname}:${url.port || 5432}`
-  } catch {
-    return undefined
   }
 }

@@ -191,10 +191,12 @@ describe('a database that cannot be reached', () => {
   it('names the setting to check: the server connection string, or the tenant’s own', { timeout: SLOW }, async () => {
     const shared = writeConfig('down.json', { Database: { ConnectionString: down }, Tenants: { acme: { EncryptionKey: key() } } })
     const own = writeConfig('own-down.json', { Database: { ConnectionString: TEST_DATABASE_URL }, Tenants: { acme: { ConnectionString: down, EncryptionKey: key() } } })
-    const [server, tenantOwn, human] = await Promise.all([
+    const [server, tenantOwn, human, serveShared, serveOwn] = await Promise.all([
       entityctl(shared, 'user', 'list', '--tenant', 'acme', '--json'),
       entityctl(own, 'role', 'list', '--tenant', 'acme', '--json'),
       entityctl(shared, 'user', 'list', '--tenant', 'acme'),
+      entityctl(shared, 'serve', '--port', '0', '--json'),
+      entityctl(own, 'serve', '--port', '0', '--json'),
     ])
     expect(server.code).toBe(1)
     expect(server.json().error).toEqual({
@@ -202,6 +204,10 @@ describe('a database that cannot be reached', () => {
       message: expect.stringMatching(new RegExp(`^Cannot reach the database at 127\\.0\\.0\\.1:1 \\(.*ECONNREFUSED.*\\)\\. Check Database:ConnectionString in ${shared}`)),
     })
     expect(tenantOwn.json().error.message).toContain(`Check Tenants:acme:ConnectionString in ${own}`)
+    // serve migrates every tenant at start: the port the connection tried tells which setting.
+    expect([serveShared.code, serveShared.json().error.code]).toEqual([1, 'DatabaseUnreachable'])
+    expect(serveShared.json().error.message).toContain(`Check Database:ConnectionString in ${shared}`)
+    expect(serveOwn.json().error.message).toContain(`Check Tenants:acme:ConnectionString in ${own}`)
     expect(human.stderr).toContain('entityctl: Cannot reach the database at 127.0.0.1:1')
   })
 })
