@@ -88,6 +88,7 @@ function report(error: unknown, json: boolean): number {
     printError(json, error.code, error.message)
     return error.exitCode
   }
+  // By name: importing the server's error classes here would load them for --help too.
   const name = (error as Error)?.name
   if (name === 'PluginError') {
     // Plugin errors (server/model/plugin-error.ts) may say where: file, line, column, code.
