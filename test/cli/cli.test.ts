@@ -159,6 +159,20 @@ describe('completion', () => {
   })
 })
 
+describe.skipIf(!existsSync('/usr/bin/zsh') && !existsSync('/bin/zsh'))('completion in zsh', () => {
+  it('offers the words that may follow the command path', { timeout: SLOW }, async () => {
+    const script = join(dir, 'completion.zsh')
+    writeFileSync(script, (await run(['completion', 'zsh'])).stdout)
+    // compadd (zsh's) filters by the typed prefix itself; this stand-in prints what it is given.
+    const complete = (...words: string[]) => {
+      const line = `compdef() { :; }; compadd() { shift; print -r -- "$@"; }; source '${script}'; words=(entityctl ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; _entityctl`
+      return spawnSync('zsh', ['-f', '-c', line], { encoding: 'utf8' }).stdout.trim().split(' ')
+    }
+    expect(complete('tenant', '')).toEqual(['add', 'list', 'remove', '--config', '--help'])
+    expect(complete('--config', 'x.json', 'pat', 'issue', '--re')).toEqual(expect.arrayContaining(['--responsibility', '--json']))
+  })
+})
+
 describe('plugin errors', () => {
   it('give file, line, column and the code around a syntax error', { timeout: SLOW }, async () => {
     const config = writeConfig('syntax.json', { Server: { LogLevel: 'silent', PluginsDir: broken('syntax') } })
