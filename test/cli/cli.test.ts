@@ -46,9 +46,11 @@ function run(args: readonly string[], env: Record<string, string> = {}, command 
 /** `entityctl --config <file> ...args` */
 const entityctl = (config: string, ...args: string[]) => run(['--config', config, ...args])
 
+/** A config file; the test PostgreSQL unless `content` says otherwise, never the embedded one. */
 function writeConfig(name: string, content: Record<string, unknown>): string {
   const path = join(dir, name)
-  writeFileSync(path, JSON.stringify({ Server: { LogLevel: 'silent', PluginsDir: FIXTURE_PLUGINS }, JWT: { SigningKey: randomBytes(32).toString('base64url') }, ...content }))
+  const base = { Server: { LogLevel: 'silent', PluginsDir: FIXTURE_PLUGINS }, Database: { ConnectionString: TEST_DATABASE_URL }, JWT: { SigningKey: randomBytes(32).toString('base64url') } }
+  writeFileSync(path, JSON.stringify({ ...base, ...content }))
   return path
 }
 
@@ -187,7 +189,7 @@ describe('plugin errors', () => {
 
   it('name the nearest correct builder method for a misspelt one, with its position', { timeout: SLOW }, async () => {
     const config = writeConfig('misspelt.json', { Server: { LogLevel: 'silent', PluginsDir: broken('misspelt') } })
-    const result = await entityctl(config, 'tenant', 'add', 'books', '--json')
+    const result = await entityctl(config, 'responsibility', 'sync', '--json')
     const file = join(broken('misspelt'), 'library.ts')
     expect(result.code).toBe(2)
     const error = result.json().error
