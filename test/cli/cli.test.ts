@@ -110,14 +110,16 @@ describe('usage and configuration errors exit 2', () => {
 
   it('refuses a config file that does not exist, naming it, for every command that reads it', { timeout: SLOW }, async () => {
     const missing = join(dir, 'nowhere', 'entityctl.json')
+    // Were the file not required, these would run on defaults: the test PostgreSQL, not the embedded one.
+    const env = { Database__ConnectionString: TEST_DATABASE_URL }
     const results = await Promise.all([
-      entityctl(missing, 'tenant', 'list', '--json'),
-      entityctl(missing, 'user', 'list', '--tenant', 'acme', '--json'),
-      entityctl(missing, 'config', 'check', '--json'),
-      entityctl(missing, 'serve', '--json'),
-      run(['migrate', '--json'], { ENTITYCTL_CONFIG: missing }),
-      entityctl(dir, 'tenant', 'list', '--json'),
-      entityctl(missing, 'tenant', 'list'),
+      run(['--config', missing, 'tenant', 'list', '--json'], env),
+      run(['--config', missing, 'user', 'list', '--tenant', 'acme', '--json'], env),
+      run(['--config', missing, 'config', 'check', '--json'], env),
+      run(['--config', missing, 'serve', '--port', '0', '--json'], env),
+      run(['migrate', '--json'], { ...env, ENTITYCTL_CONFIG: missing }),
+      run(['--config', dir, 'tenant', 'list', '--json'], env),
+      run(['--config', missing, 'tenant', 'list'], env),
     ])
     for (const result of results) expect(result.code, result.stderr).toBe(2)
     for (const result of results.slice(0, 5)) {
