@@ -321,6 +321,14 @@ describe('every command family, with the test PostgreSQL: --json results, errors
 
   it('migrate and tenant remove: a result each, and a failure each', { timeout: SLOW }, async () => {
     expect(await ok('migrate')).toEqual([expect.objectContaining({ tenant, statements: 0 })])
+    // Without a terminal, long work says what it is doing in plain lines on stderr.
+    const human = await cli('migrate')
+    expect(human.stderr.split('\n')).toEqual([
+      `entityctl: loading the plugins of ${FIXTURE_PLUGINS}`,
+      'entityctl: connecting to the database server',
+      `entityctl: migrating tenant '${tenant}'`,
+      '',
+    ])
     expect(await fails(1, 'NotFound', 'migrate', '--tenant', 'nowhere')).toContain("No tenant 'nowhere'")
     expect(await fails(2, 'UsageError', 'tenant', 'remove', tenant)).toContain('Pass --yes')
     expect(await ok('tenant', 'remove', tenant, '--yes')).toEqual({ tenant, removed: true })
