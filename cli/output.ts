@@ -1,4 +1,6 @@
-// How commands print: a table for people, JSON (--json) for scripts.
+// How commands print: a table for people, JSON (--json) for scripts; errors as one line on
+// stderr, or with --json as {"error":{"code","message"}} on stdout; progress of long work
+// on stderr (one rewritten line on a terminal, plain lines otherwise; none with --json).
 
 export interface OutputOptions {
   readonly json?: boolean
@@ -8,10 +10,47 @@ export function printResult(options: OutputOptions, value: unknown, human: () =>
   process.stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`)
 }
 
+/** `extra`: more members of the JSON error (a plugin error's location and code frame). */
+export function printError(json: boolean, code: string, message: string, extra: Record<string, unknown> = {}): void {
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message, ...extra } }, null, 2)}\n`)
+  else process.stderr.write(`entityctl: ${message}\n`)
+}
+
 export function table(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
   if (rows.length === 0) return '(none)'
   const text = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => text(r[c]).length)))
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()
   return [line([...columns]), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => text(r[c]))))].join('\n')
+}
+
+export interface Progress {
+  /** Says what the command is doing now. */
+  step(text: string): void
+  /** Clears the line on a terminal; nothing otherwise. */
+  done(): void
+}
+
+/** Progress of work that takes seconds, so that a command is never silent for long. */
+export function progress(options: OutputOptions): Progress {
+  if (options.json) return { step: () => {}, done: () => {} }
+  const stream = process.stderr
+  if (!stream.isTTY) return { step: (text) => stream.write(`entityctl: ${text}\n`), done: () => {} }
+  const started = Date.now()
+  let current = ''
+  let timer: NodeJS.Timeout | undefined
+  const draw = () => stream.write(`\r\x1b[2K${current} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  return {
+    step(text) {
+      current = `${text}…`
+      timer ??= setInterval(draw, 1000).unref()
+      draw()
+    },
+    done() {
+      if (!timer) return
+      clearInterval(timer)
+      timer = undefined
+      stream.write('\r\x1b[2K')
+    },
+  }
 }

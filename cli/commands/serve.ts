@@ -1,33 +1,17 @@
-import { Command } from 'commander'
-import { startServer } from '../../server/start.ts'
+import { Command, InvalidArgumentError } from 'commander'
+import { lazy, withJson } from '../lazy.ts'
 
 export function serveCommand(): Command {
-  return new Command('serve')
-    .description('Start the OData server with the plugins of the plugins folder (embedded PostgreSQL unless Database:ConnectionString is set).')
-    .option('-p, --port <port>', 'port to listen on (default: Server:Port, or $PORT)', parsePort)
-    .option('--host <address>', 'address to listen on (default: Server:Host)')
-    .action(async (options: { port?: number; host?: string }, command: Command) => {
-      const server = await startServer({ configPath: command.optsWithGlobals().config, port: options.port, host: options.host })
-      let stopping = false
-      const stop = (signal: string) => {
-        if (stopping) return
-        stopping = true
-        process.stderr.write(`entityctl: ${signal} received, shutting down\n`)
-        server.stop().then(
-          () => process.exit(0),
-          (error) => {
-            process.stderr.write(`entityctl: shutdown failed: ${(error as Error).message}\n`)
-            process.exit(1)
-          },
-        )
-      }
-      process.on('SIGINT', () => stop('SIGINT'))
-      process.on('SIGTERM', () => stop('SIGTERM'))
-    })
+  return withJson(
+    new Command('serve')
+      .description('Start the OData server with the plugins of the plugins folder (embedded PostgreSQL unless Database:ConnectionString is set). The log is JSON lines; --json makes a failed start JSON too.')
+      .option('-p, --port <port>', 'port to listen on (default: Server:Port, or $PORT)', parsePort)
+      .option('--host <address>', 'address to listen on (default: Server:Host)'),
+  ).action(lazy(() => import('../actions/serve.ts'), 'serve'))
 }
 
 function parsePort(value: string): number {
   const port = Number(value)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, not '${value}'`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`--port must be 0..65535, not '${value}'.`)
   return port
 }

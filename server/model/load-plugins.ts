@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url'
 import type { PluginDecl } from './declarations.ts'
 import type { Model } from './model.ts'
 import { buildModel, type LoadedPlugin } from './build-model.ts'
-import { PluginError } from './plugin-error.ts'
+import { PluginError, pluginImportError, withDeclarationPosition } from './plugin-error.ts'
 import { systemPlugin } from './system-entities.ts'
 
 const PLUGIN_FILE = /\.(ts|js|mjs|mts)$/
@@ -42,11 +42,14 @@ export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
   const plugins: LoadedPlugin[] = []
   for (const file of files) {
     const source = join(folder, file)
+    const absolute = join(dir, file)
     let module: { default?: PluginDecl }
     try {
-      module = await import(pathToFileURL(join(dir, file)).href)
+      module = await import(pathToFileURL(absolute).href)
     } catch (error) {
-      throw new PluginError(source, 'import', (error as Error).message)
+      // A syntax error, or a mistake in the use of the plugin API while the file runs:
+      // said with the line, the column and the code around it.
+      throw pluginImportError(source, absolute, error)
     }
     if (!module.default) throw new PluginError(source, 'default export', 'missing: export default plugin({ entities: [...] })')
     plugins.push({ source, decl: module.default })
@@ -55,5 +58,10 @@ export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
 }
 
 export async function loadModel(folder: string): Promise<Model> {
-  return buildModel(await loadPlugins(folder), [systemPlugin])
+  const plugins = await loadPlugins(folder)
+  try {
+    return buildModel(plugins, [systemPlugin])
+  } catch (error) {
+    throw error instanceof PluginError ? withDeclarationPosition(error) : error
+  }
 }

@@ -29,8 +29,10 @@ describe('role', () => {
     await ok('role', 'add', 'Interns', '--tenant', t, '--parent', 'Clerks')
     await ok('role', 'add', 'Managers', '--tenant', t, '--parent', 'Sales')
     expect((await ok('role', 'tree', '--tenant', t)).stdout).toBe('Sales\n├─ Clerks\n│  └─ Interns\n└─ Managers\n')
+    // The shape of GET /api/roles/tree.
     const tree = (await ok('role', 'tree', '--tenant', t, '--json')).json()
-    expect(tree[0].children.map((c: { name: string }) => c.name)).toEqual(['Clerks', 'Managers'])
+    expect(Object.keys(tree[0])).toEqual(['Guid', 'Name', 'Children'])
+    expect(tree[0].Children.map((c: { Name: string }) => c.Name)).toEqual(['Clerks', 'Managers'])
     const list = (await ok('role', 'list', '--tenant', t, '--json')).json()
     expect(list.map((r: { name: string; parent: string | null }) => [r.name, r.parent])).toEqual([
       ['Clerks', 'Sales'],
@@ -71,7 +73,7 @@ describe('role', () => {
 
   it('names the missing option when there is no terminal to ask, and the known tenants for an unknown one', async () => {
     const missing = await run('role', 'list')
-    expect([missing.code, missing.stderr]).toEqual([1, 'entityctl: Missing --tenant.\n'])
+    expect([missing.code, missing.stderr]).toEqual([2, 'entityctl: Missing --tenant.\n'])
     const unknown = await run('role', 'list', '--tenant', 'nope')
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain(`No tenant 'nope'. Known tenants: ${t}`)
@@ -92,7 +94,8 @@ describe('user', () => {
   it('turns full access on and off, and refuses other words', async () => {
     expect((await ok(...user('full-access', 'on', '--json'))).json()).toEqual({ tenant: t, username: 'clerk', hasFullAccess: true })
     await ok(...user('full-access', 'off'))
-    expect((await run(...user('full-access', 'maybe'))).stderr).toBe("entityctl: full-access takes 'on' or 'off', not 'maybe'.\n")
+    const maybe = await run(...user('full-access', 'maybe'))
+    expect([maybe.code, maybe.stderr]).toEqual([2, "entityctl: full-access takes 'on' or 'off', not 'maybe'.\n"])
   })
 
   it('disables and enables a user', async () => {
@@ -113,8 +116,13 @@ describe('pat', () => {
     expect((await call(`${server.api}/roles/tree`, { headers: basic(secret) })).status).toBe(200)
     const listed = (await ok('pat', 'list', '--tenant', t, '--user', 'clerk', '--json')).json()
     expect(listed).toHaveLength(1)
-    expect(listed[0]).toMatchObject({ name: 'export', status: 'active' })
+    expect(listed[0]).toMatchObject({ name: 'export', status: 'active', owner: 'clerk', responsibilities: ['ReadNotes', 'ReadRoles'] })
     expect(listed[0].responsibilityIds).toHaveLength(2)
+    // For people: owner, scope by name, expiry and last use.
+    const table = (await ok('pat', 'list', '--tenant', t)).stdout.split('\n')
+    expect(table[0].split(/\s+/)).toEqual(['id', 'name', 'owner', 'status', 'scope', 'expiresAt', 'lastUsedAt'])
+    expect(table[2]).toContain('clerk')
+    expect(table[2]).toContain('ReadNotes, ReadRoles')
     expect(JSON.stringify(listed)).not.toContain(secret)
     const regenerated = (await ok('pat', 'regenerate', listed[0].id, '--tenant', t, '--json')).json()
     expect(regenerated.secret).toMatch(/^ectl_pat_/)
@@ -127,8 +135,12 @@ describe('pat', () => {
   it('applies the issuing rules: days, held responsibilities, fallback conditions', async () => {
     const base = ['pat', 'issue', '--tenant', t, '--name', 'x']
     expect((await run(...base, '--user', 'clerk', '--days', '400', '--responsibility', 'ReadRoles')).stderr).toContain('--days must be a whole number from 1 to 365')
-    expect((await run(...base, '--user', 'clerk', '--days', '5', '--responsibility', 'WriteNotes')).stderr).toContain('you do not hold responsibility')
-    expect((await run(...base, '--user', 'clerk', '--days', '5')).stderr).toContain('full-access fallback')
+    // The admin acts for the owner: the refusal names the owner and the responsibility typed.
+    const notHeld = await run(...base, '--user', 'clerk', '--days', '5', '--responsibility', 'WriteNotes', '--json')
+    expect(notHeld.code).toBe(1)
+    expect(notHeld.json().error.message).toMatch(/^User 'clerk' does not hold responsibility 'WriteNotes' in tenant '[^']+' \(holds: 'ReadNotes', 'ReadRoles'\)/)
+    expect(notHeld.json().error.message).not.toMatch(/\byou\b|[0-9a-f]{8}-[0-9a-f]{4}/)
+    expect((await run(...base, '--user', 'clerk', '--days', '5')).stderr).toContain("full-access fallback, allowed only to a user with full access and no roles; user 'clerk' does not have full access")
     const fallback = (await ok(...base, '--user', 'admin', '--days', '5', '--json')).json()
     expect(fallback.isFullAccessFallback).toBe(true)
     expect((await run('pat', 'revoke', '00000000-0000-7000-8000-000000000000', '--tenant', t)).stderr).toContain("No PAT '00000000-0000-7000-8000-000000000000'")

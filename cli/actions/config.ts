@@ -1,0 +1,27 @@
+import type { Command } from 'commander'
+import { SECTIONS, TENANT_KEYS, type KeySpec } from '../../server/config/schema.ts'
+import { loadConfig } from '../../server/config/load-config.ts'
+import { configFileOf } from '../config-file.ts'
+import { printResult } from '../output.ts'
+
+export function check(options: { json?: boolean }, command: Command): void {
+  const loaded = loadConfig(configFileOf(command))
+  printResult(options, { path: loaded.path, tenants: [...loaded.Tenants.keys()], valid: true }, () =>
+    `${loaded.path}: valid (${loaded.Tenants.size} tenant${loaded.Tenants.size === 1 ? '' : 's'})`)
+}
+
+export function keys(options: { json?: boolean }): void {
+  const rows: { key: string; type: string; default: string | number | boolean | null; doc: string }[] = []
+  const add = (key: string, spec: KeySpec) => rows.push({ key, type: spec.type, default: 'default' in spec ? (spec.default ?? null) : null, doc: spec.doc })
+  for (const [section, specs] of Object.entries(SECTIONS)) for (const [key, spec] of Object.entries(specs)) add(`${section}:${key}`, spec)
+  for (const [key, spec] of Object.entries(TENANT_KEYS)) add(`Tenants:<name>:${key}`, spec)
+  printResult(options, rows, () => {
+    const lines = ['| Key | Type | Default | Meaning |', '|---|---|---|---|']
+    for (const row of rows) {
+      const tenant = row.key.startsWith('Tenants:')
+      const def = tenant ? '' : row.default === null ? ' (required)' : ` \`${String(row.default)}\``
+      lines.push(`| \`${row.key}\` | ${row.type} |${def} | ${row.doc} |`)
+    }
+    return lines.join('\n')
+  })
+}
