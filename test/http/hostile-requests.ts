@@ -58,6 +58,10 @@ export const FAMILIES = [
   'sqlEdge',
   /** Writes to real entity sets and keys with the set's own properties at and past their limits. */
   'entityWrite',
+  /** The demo plugin's methods (bound and static, read and modify) with parameters of every type. */
+  'method',
+  /** Requests inside a real workflow (Workflow-Id of one the admin opened, small indexes), commit and abort. */
+  'workflow',
   /** String literals holding NUL characters (PostgreSQL refuses them in text). */
   'nulLiteral',
   /** Any method on any path with any headers and body. */
@@ -368,6 +372,27 @@ function entityWrite(keys: HostileKeys): fc.Arbitrary<{ method: string; path: st
     })))
 }
 
+/** Calls of the demo plugin's methods: paths, parameters in the path, the query or the body. */
+function methodCall(keys: HostileKeys): fc.Arbitrary<{ method: string; path: string; body: Uint8Array | undefined }> {
+  const parameter = fc.oneof(literal(keys), fc.constantFrom('2024-01-01', '9999-12-31', '0001-01-01', "'2024-01-01'", '@p'))
+  const path = fc.oneof(
+    fc.constantFrom(`/api/Customers(${keys.customer})/Revenue()`, `/api/Customers(${keys.customer})/Revenue`, `/api/Customers(${randomUUID()})/Revenue()`,
+      `/api/Orders(${keys.order})/Close`, `/api/Orders(${randomUUID()})/Close`, '/api/Products/Reprice', '/api/Orders/OpenSince(before=2024-01-01)',
+      `/api/Orders(${keys.order})/Lines/Close`, '/api/Orders/OpenSince()', '/api/Orders/OpenSince', '/api/Customers/Revenue()', '/api/Orders/Close'),
+    parameter.map((value) => `/api/Orders/OpenSince(before=${encode(value, false)})`),
+    fc.tuple(parameter, parameter).map(([a, b]) => `/api/Orders/OpenSince?before=${encode(a, false)}&@p=${encode(b, false)}`),
+    fc.tuple(parameter, fc.constantFrom('$top=2', '$select=Number', '$filter=Total gt 1', '$expand=Lines', '$count=true', '$orderby=Nope', '$apply=aggregate($count as n)'))
+      .map(([value, option]) => `/api/Orders/OpenSince(before=${encode(value, false)})?${encode(option, true)}`),
+  )
+  const body = fc.option(
+    fc.record({ category: anyValue, percent: anyValue, before: anyValue, extra: anyValue }, { requiredKeys: [] }).map((value) => utf8(JSON.stringify(value))),
+    { nil: undefined },
+  )
+  return fc.tuple(fc.constantFrom('GET', 'GET', 'POST', 'POST', 'PATCH', 'DELETE'), path, body).map(([method, target, payload]) => ({
+    method, path: target, body: method === 'GET' ? undefined : payload,
+  }))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Query options.
 
@@ -583,6 +608,11 @@ const oddBody: fc.Arbitrary<Uint8Array> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // The families.
 
+/** Workflow-Id of the admin's open workflow and a small index, so some requests are the next one. */
+const workflowHeaders = (context: HostileContext) =>
+  fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constant(context.workflowId ?? randomUUID()) }, { weight: 1, arbitrary: fc.uuid() }), fc.integer({ min: 0, max: 12 }))
+    .map(([id, index]): Record<string, string> => ({ 'workflow-id': id, 'workflow-index': String(index) }))
+
 /** How a request reads in a report: shortened, so a 10 KB filter does not flood it. */
 export function describeRequest(request: HostileRequest): string {
   const cut = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…(${text.length} chars)` : text)
@@ -611,6 +641,12 @@ export function hostileRequests(context: HostileContext, families: readonly Fami
     deepExpression: make('deepExpression', fc.constant('GET'), fc.tuple(fc.constantFrom('/api/Orders', '/api/Customers', '/api/OrderLines'), fc.constantFrom('$filter', '$orderby', '$apply'), deepExpression(keys)).map(
       ([path, option, text]) => `${path}?${option}=${encode(option === '$apply' ? `filter(${text})` : text, false)}`,
     ), fc.constant(undefined)),
+    method: methodCall(keys).chain(({ method, path, body }) => make('method', fc.constant(method), fc.constant(path), fc.constant(body))),
+    workflow: fc.oneof(
+      entityWrite(keys).chain(({ method, path, body }) => make('workflow', fc.constant(method), fc.constant(path), fc.constant(body), workflowHeaders(context))),
+      fc.tuple(fc.constantFrom('/api/workflow/commit', '/api/workflow/abort', '/api/Orders?$top=1', `/api/Orders(${keys.order})/Close`))
+        .chain(([path]) => make('workflow', fc.constant(path.startsWith('/api/Orders?') ? 'GET' : 'POST'), fc.constant(path), fc.constant(undefined), workflowHeaders(context))),
+    ),
     sqlEdge: make('sqlEdge', fc.constantFrom('GET', 'GET', 'GET', 'HEAD'), sqlEdgeQuery(), fc.constant(undefined)),
     entityWrite: entityWrite(keys).chain(({ method, path, body }) => make('entityWrite', fc.constant(method), fc.constant(path), fc.constant(body))),
     overlongHead: make('overlongHead', fc.constantFrom('GET', 'POST'), fc.oneof(
