@@ -13,7 +13,7 @@
 // requests left without an answer are reported.
 import fc from 'fast-check'
 import { connect } from 'node:net'
-import { forgedTokens, hostileRequests, type HostileContext, type HostileKeys } from '../http/hostile-requests.ts'
+import { forgedTokens, hostileRequests, type HostileContext, type HostileKeys, type HostileRequest } from '../http/hostile-requests.ts'
 import { NoAnswer, sendRaw } from '../http/send-raw.ts'
 
 export type HostileKind = 'fuzz' | 'deepExpand' | 'nearLimit' | 'signIn' | 'disconnect'
@@ -49,12 +49,24 @@ const FUZZ_SAMPLES = 3_000
 const SEED = 15_2026
 const TIMEOUT_MS = 30_000
 
-/** Runs `clients` hostile clients until `stopAt` (ms since the epoch). */
-export async function runHostileLoad(setup: HostileSetup, clients: number, stopAt: number): Promise<HostileSummary> {
+export type HostileLoad = (clients: number, stopAt: number) => Promise<HostileSummary>
+
+/**
+ * Makes the hostile requests (a few seconds of work, done before the load starts so it does not
+ * stall the runner's autocannon), and returns what runs `clients` hostile clients until `stopAt`
+ * (ms since the epoch).
+ */
+export async function prepareHostileLoad(setup: HostileSetup): Promise<HostileLoad> {
   const forged = await forgedTokens({ ...setup.jwt, tenant: setup.tenant, otherUserGuid: '01a212a8-d75f-76ac-90d0-52af0aaf3a3a' })
   const context: HostileContext = { keys: setup.keys, credentials: { admin: setup.admin, restricted: setup.restricted, none: undefined, ...forged } }
   const fuzz = fc.sample(hostileRequests(context), { seed: SEED, numRuns: FUZZ_SAMPLES })
   const nearLimit = nearLimitBodies(setup)
+  return (clients, stopAt) => runHostileLoad(setup, fuzz, nearLimit, clients, stopAt)
+}
+
+async function runHostileLoad(
+  setup: HostileSetup, fuzz: HostileRequest[], nearLimit: ReturnType<typeof nearLimitBodies>, clients: number, stopAt: number,
+): Promise<HostileSummary> {
   const counts = Object.fromEntries(['fuzz', 'deepExpand', 'nearLimit', 'signIn', 'disconnect'].map((kind) => [kind, {}])) as HostileCounts
   const summary: HostileSummary = { requests: 0, counts, serverErrors: 0, noAnswer: 0, examples: [] }
   const count = (kind: HostileKind, outcome: string, describe: () => string) => {
