@@ -11,7 +11,6 @@
 // test, never by filtering single inputs away.
 import fc from 'fast-check'
 import { SignJWT } from 'jose'
-import { randomUUID } from 'node:crypto'
 
 /** Keys of rows that exist, so paths reach real entities as well as missing ones. */
 export interface HostileKeys {
@@ -114,6 +113,9 @@ const encodedValue = (text: string): fc.Arbitrary<string> =>
     { weight: 3, arbitrary: fc.constant(encode(text, true)) },
     { weight: 1, arbitrary: withBrokenEscapes(encode(text, false)) },
   )
+
+/** A key no row has, fixed so a counterexample replays exactly. */
+const MISSING = '0193d7c4-0000-7000-8000-00000000dead'
 
 // ---------------------------------------------------------------------------------------------
 // Names: real ones of the demo model and the system, and near misses.
@@ -345,7 +347,7 @@ function entityWriteBody(keys: HostileKeys, set: string): fc.Arbitrary<Uint8Arra
     fc.constantFrom('2024-01-01', '2024-02-30', '0000-01-01', '0001-01-01', '9999-12-31', '10000-01-01', '-0001-01-01', '2024-01-01T10:00:00Z', '294277-01-01', '', 'today'),
     anyValue,
   )
-  const bind = (entitySet: string, key: string) => fc.oneof(fc.constant(`${entitySet}(${key})`), fc.constant(`${entitySet}(${randomUUID()})`), bindValue(keys))
+  const bind = (entitySet: string, key: string) => fc.oneof(fc.constant(`${entitySet}(${key})`), fc.constant(`${entitySet}(${MISSING})`), bindValue(keys))
   const properties: Record<string, Record<string, fc.Arbitrary<unknown>>> = {
     Customers: { Name: text(100), Email: text(254), City: text(60), Country: text(2), CreditLimit: decimal, Title: text(100) },
     Products: { Code: text(20), Name: text(100), Category: text(40), Price: decimal, Title: text(121) },
@@ -365,7 +367,7 @@ function entityWrite(keys: HostileKeys): fc.Arbitrary<{ method: string; path: st
   const key: Record<string, string> = { Customers: keys.customer, Products: keys.product, Orders: keys.order, OrderLines: keys.line }
   const query = fc.constantFrom('', '?$select=Name,Title', '?$expand=Lines', '?$select=Total&$expand=Lines($select=Quantity)', '?$select=*', '?$select=Nope', '?$expand=Nope', '?$filter=Total gt 1', '?$top=1')
   return fc.tuple(fc.constantFrom('Customers', 'Products', 'Orders', 'OrderLines'), fc.constantFrom('POST', 'PATCH', 'PATCH', 'PUT', 'DELETE'), query).chain(([set, method, options]) =>
-    fc.tuple(fc.oneof(fc.constant(key[set]), fc.constant(randomUUID())), method === 'DELETE' ? fc.option(fc.constantFrom('', '{}', 'null', '{"Name":"x"}').map(utf8), { nil: undefined }) : entityWriteBody(keys, set)).map(([target, body]) => ({
+    fc.tuple(fc.oneof(fc.constant(key[set]), fc.uuid()), method === 'DELETE' ? fc.option(fc.constantFrom('', '{}', 'null', '{"Name":"x"}').map(utf8), { nil: undefined }) : entityWriteBody(keys, set)).map(([target, body]) => ({
       method,
       path: `/api/${set}${method === 'POST' ? '' : `(${target})`}${options.replaceAll(' ', '%20')}`,
       body,
@@ -376,8 +378,8 @@ function entityWrite(keys: HostileKeys): fc.Arbitrary<{ method: string; path: st
 function methodCall(keys: HostileKeys): fc.Arbitrary<{ method: string; path: string; body: Uint8Array | undefined }> {
   const parameter = fc.oneof(literal(keys), fc.constantFrom('2024-01-01', '9999-12-31', '0001-01-01', "'2024-01-01'", '@p'))
   const path = fc.oneof(
-    fc.constantFrom(`/api/Customers(${keys.customer})/Revenue()`, `/api/Customers(${keys.customer})/Revenue`, `/api/Customers(${randomUUID()})/Revenue()`,
-      `/api/Orders(${keys.order})/Close`, `/api/Orders(${randomUUID()})/Close`, '/api/Products/Reprice', '/api/Orders/OpenSince(before=2024-01-01)',
+    fc.constantFrom(`/api/Customers(${keys.customer})/Revenue()`, `/api/Customers(${keys.customer})/Revenue`, `/api/Customers(${MISSING})/Revenue()`,
+      `/api/Orders(${keys.order})/Close`, `/api/Orders(${MISSING})/Close`, '/api/Products/Reprice', '/api/Orders/OpenSince(before=2024-01-01)',
       `/api/Orders(${keys.order})/Lines/Close`, '/api/Orders/OpenSince()', '/api/Orders/OpenSince', '/api/Customers/Revenue()', '/api/Orders/Close'),
     parameter.map((value) => `/api/Orders/OpenSince(before=${encode(value, false)})`),
     fc.tuple(parameter, parameter).map(([a, b]) => `/api/Orders/OpenSince?before=${encode(a, false)}&@p=${encode(b, false)}`),
@@ -540,7 +542,7 @@ function headers(context: HostileContext, withBody: boolean): fc.Arbitrary<Recor
     ),
     'odata-maxversion': fc.constantFrom('4.0', '4.01', '3.0', '5.0', 'x', ''),
     'odata-version': fc.constantFrom('4.0', '4.01', '2.0', 'x'),
-    'workflow-id': fc.oneof(fc.uuid(), fc.constantFrom(context.workflowId ?? randomUUID(), 'garbage', '', 'null'), headerText),
+    'workflow-id': fc.oneof(fc.uuid(), fc.constantFrom(context.workflowId ?? MISSING, 'garbage', '', 'null'), headerText),
     'workflow-index': fc.oneof(fc.integer({ min: -2, max: 300 }).map(String), fc.constantFrom('abc', '1.5', '99999999999999999999', '', '0x1')),
     'accept-charset': fc.constantFrom('utf-8', 'iso-8859-1', 'utf-32'),
     'x-http-method': fc.constantFrom('DELETE', 'PATCH', 'MERGE'),
@@ -562,7 +564,7 @@ const utf8 = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'))
 
 function bindValue(keys: HostileKeys): fc.Arbitrary<unknown> {
   return fc.oneof(
-    fc.constantFrom(`Customers(${keys.customer})`, `Products(${keys.product})`, `Orders(${keys.order})`, `Customers(${randomUUID()})`, 'Customers()', 'Nope(1)', '', `${keys.customer}`, 'http://evil/api/Customers(1)', `../Customers(${keys.customer})`),
+    fc.constantFrom(`Customers(${keys.customer})`, `Products(${keys.product})`, `Orders(${keys.order})`, `Customers(${MISSING})`, 'Customers()', 'Nope(1)', '', `${keys.customer}`, 'http://evil/api/Customers(1)', `../Customers(${keys.customer})`),
     fc.jsonValue({ maxDepth: 1 }),
   )
 }
@@ -610,7 +612,7 @@ const oddBody: fc.Arbitrary<Uint8Array> = fc.oneof(
 
 /** Workflow-Id of the admin's open workflow and a small index, so some requests are the next one. */
 const workflowHeaders = (context: HostileContext) =>
-  fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constant(context.workflowId ?? randomUUID()) }, { weight: 1, arbitrary: fc.uuid() }), fc.integer({ min: 0, max: 12 }))
+  fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constant(context.workflowId ?? MISSING) }, { weight: 1, arbitrary: fc.uuid() }), fc.integer({ min: 0, max: 12 }))
     .map(([id, index]): Record<string, string> => ({ 'workflow-id': id, 'workflow-index': String(index) }))
 
 /** How a request reads in a report: shortened, so a 10 KB filter does not flood it. */
