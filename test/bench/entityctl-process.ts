@@ -30,6 +30,8 @@ export type EntityctlSetup = {
   poolSize: number | undefined
   /** Database:MaxConnections; undefined: entityctl's default. */
   maxConnections?: number
+  /** Database:TenantIdleSeconds (an idle tenant's pool is closed); undefined: entityctl's default. */
+  tenantIdleSeconds?: number
 }
 
 export const ENTITYCTL_API_ROOT = '/api/'
@@ -44,6 +46,7 @@ function environment(setup: EntityctlSetup, connectionString: string): Record<st
     Database__ConnectionString: connectionString,
     ...(setup.poolSize !== undefined ? { Database__PoolSizePerTenant: String(setup.poolSize) } : {}),
     ...(setup.maxConnections !== undefined ? { Database__MaxConnections: String(setup.maxConnections) } : {}),
+    ...(setup.tenantIdleSeconds !== undefined ? { Database__TenantIdleSeconds: String(setup.tenantIdleSeconds) } : {}),
   }
 }
 
@@ -89,6 +92,16 @@ export async function prepareEntityctl(setup: EntityctlSetup): Promise<string> {
     'user', 'add', '--tenant', setup.tenant, '--username', setup.username, '--password', setup.password, '--full-access',
   ])
   return database
+}
+
+/** Another user of the tenant, without roles (and so without access to any entity). */
+export async function addPlainUser(setup: EntityctlSetup, username: string, password: string): Promise<void> {
+  await entityctl(setup, ['user', 'add', '--tenant', setup.tenant, '--username', username, '--password', password])
+}
+
+/** The configuration's JWT signing key (the soak forges tokens with it). */
+export function signingKeyOf(setup: EntityctlSetup): string {
+  return (JSON.parse(readFileSync(configPath(setup), 'utf8')) as { JWT: { SigningKey: string } }).JWT.SigningKey
 }
 
 export function previousTenantDatabase(setup: EntityctlSetup): string | undefined {
@@ -149,8 +162,8 @@ export function startEntityctl(setup: EntityctlSetup, connectionString: string, 
 }
 
 /** A Bearer token for the bench user (signed in again before each load, so it cannot expire). */
-export async function signIn(origin: string, setup: EntityctlSetup): Promise<string> {
-  const body = JSON.stringify({ TenantId: setup.tenant, Username: setup.username, Password: setup.password })
+export async function signIn(origin: string, setup: EntityctlSetup, username = setup.username, password = setup.password): Promise<string> {
+  const body = JSON.stringify({ TenantId: setup.tenant, Username: username, Password: password })
   const answer = await httpRequest(origin, 'POST', `${ENTITYCTL_API_ROOT}auth/signin`, {}, body)
   if (answer.status !== 200) throw new Error(`sign-in to entityctl: status ${answer.status}: ${answer.text.slice(0, 300)}`)
   return (JSON.parse(answer.text) as { accessToken: string }).accessToken

@@ -61,9 +61,12 @@ const USAGE = `npm run bench -- [options]
   --keep-databases         do not drop the bench_ databases at the end
 
 Other measurements (entityctl alone, instead of the comparison):
-  --soak [s]               memory soak: mixed load (Q1, Q3, Q4, W2) for s seconds (default 300),
-                           the server's RSS sampled every 5 s; PASS when it stays within 10% of
-                           its level at the end of minute 1. --connections applies.
+  --soak [s]               soak: the workload's Q1, Q3, Q4 and W2 with hostile requests beside
+                           them for s seconds (default 300); PASS when the process stays up,
+                           its RSS stays within 10% of its level after minute 1, no PostgreSQL
+                           connection is left once idle and no workload request failed.
+                           --connections applies.
+  --soak-minutes <m>       the same, for m minutes
   --tenants <n>            n tenants on one server, each signing in and reading concurrently for
                            --duration seconds (default 30); PostgreSQL connections sampled
                            against Database:MaxConnections
@@ -96,6 +99,7 @@ export function parseOptions(argv: string[]): Options {
       'pool-size': { type: 'string' },
       'keep-databases': { type: 'boolean', default: false },
       soak: { type: 'string' },
+      'soak-minutes': { type: 'string' },
       tenants: { type: 'string' },
       'max-connections': { type: 'string' },
       heavy: { type: 'boolean', default: false },
@@ -109,7 +113,10 @@ export function parseOptions(argv: string[]): Options {
   }
   const smoke = values.smoke
   const tenants = values.tenants !== undefined ? positive(values.tenants, 'tenants') : undefined
-  if ([values.soak !== undefined, tenants !== undefined, values.heavy].filter(Boolean).length > 1) {
+  const soakSeconds = values['soak-minutes'] !== undefined
+    ? positive(values['soak-minutes'], 'soak-minutes') * 60
+    : values.soak !== undefined ? positive(values.soak, 'soak') : undefined
+  if ([soakSeconds !== undefined, tenants !== undefined, values.heavy].filter(Boolean).length > 1) {
     throw new Error('--soak, --tenants and --heavy are separate runs: give one')
   }
   const defaultDuration = tenants !== undefined ? DEFAULT_TENANTS_SECONDS : smoke ? 1 : 10
@@ -132,7 +139,7 @@ export function parseOptions(argv: string[]): Options {
     keepDatabases: values['keep-databases'],
     countedRequests: smoke ? 3 : 10,
     quietTimeoutMs: smoke ? 3_000 : 30_000,
-    soakSeconds: values.soak !== undefined ? positive(values.soak, 'soak') : undefined,
+    soakSeconds,
     tenants,
     maxConnections: values['max-connections'] !== undefined ? positive(values['max-connections'], 'max-connections') : undefined,
     heavy: values.heavy,
