@@ -53,7 +53,8 @@ const USAGE = `npm run bench -- [options]
   --floor-only             measure only the floor
   --entityctl-url <url>    use an entityctl already running there (tenant, user and data are yours)
   --entityctl-database <d> that server's tenant database: cleaned, vacuumed, statements counted
-  --tenant --username --password   its credentials (default bench / bench / bench-password)
+  --tenant --username --password   its credentials (default bench / bench / bench-password); the
+                           tenant also names the databases (entityctl_<tenant>, <tenant>_floor)
   --database-url <url>     PostgreSQL server (default $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
   --workload-dir <dir>     WORKLOAD.md, workload.json, gen-dataset.mjs (default $BENCH_WORKLOAD_DIR or test/bench/workload)
   --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant

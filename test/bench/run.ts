@@ -25,7 +25,6 @@ import type { System } from './systems.ts'
 import { readWorkload } from './workload.ts'
 import { deleteOrders, orderLedger } from './write-requests.ts'
 
-const FLOOR_DATABASE = 'bench_floor'
 
 const options = parseOptions(process.argv.slice(2))
 // Ctrl-C: exit; the child servers are killed on exit and the next run recreates the databases.
@@ -111,12 +110,14 @@ try {
 }
 
 async function prepareFloor(options: Options): Promise<System> {
-  const url = databaseUrl(options.serverUrl, FLOOR_DATABASE)
-  await recreateDatabase(options.serverUrl, FLOOR_DATABASE)
-  dropAtEnd.push(FLOOR_DATABASE)
+  // Named after the tenant, so runs with other tenants (the test suite's smoke) never share it.
+  const floorDatabase = `${options.tenant}_floor`
+  const url = databaseUrl(options.serverUrl, floorDatabase)
+  await recreateDatabase(options.serverUrl, floorDatabase)
+  dropAtEnd.push(floorDatabase)
   await applySqlFile(url, join(BENCH_DIR, 'schema.sql'))
-  log(`floor database ${FLOOR_DATABASE}: loaded ${JSON.stringify(await loadDataset(url, dataDir))}`)
-  return floorSystem(options.serverUrl, FLOOR_DATABASE, options.poolSize)
+  log(`floor database ${floorDatabase}: loaded ${JSON.stringify(await loadDataset(url, dataDir))}`)
+  return floorSystem(options.serverUrl, floorDatabase, options.poolSize)
 }
 
 async function prepareEntityctlSystem(options: Options): Promise<System> {
