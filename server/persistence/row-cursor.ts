@@ -124,6 +124,9 @@ class PortalQuery extends pg.Query {
       this.#finished = true
       connection.close({ type: 'P', name: '' })
       connection.sync()
+      // Closed while this batch was being fetched: whoever waits for it is told it is over.
+      this.#take(true)
+      this.#deliver({ rows: [], done: true })
       return
     }
     this.#suspended = connection
