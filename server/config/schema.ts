@@ -35,7 +35,7 @@ export const SECTIONS = {
     MaxTop: { type: 'integer', default: 500, min: 1, max: 100000, doc: 'Largest $top; also the page size of server-driven paging.' },
     MaxNodeCount: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of nodes in a query (see the query reference).' },
     MaxExpansionDepth: { type: 'integer', default: 5, min: 0, max: 100, doc: 'Largest depth of $expand.' },
-    MaxResultItems: { type: 'integer', default: 1000000, min: 1, max: 1e15, doc: 'Largest number of entities a read may return, counted before it runs: the page size times, per entity, what its expands add (a collection $expand counts its $top, or MaxTop without one). Above it: 400 QueryLimitExceeded, and nothing runs.' },
+    MaxResultItems: { type: 'integer', default: 1000000000, min: 1, max: 1e15, doc: 'Largest number of entities a read may return, counted before it runs: the page size times, per entity, what its expands add (a collection $expand counts its $top, or MaxTop without one). Above it: 400 QueryLimitExceeded, and nothing runs.' },
     MaxResponseBytes: { type: 'integer', default: 33554432, min: 1024, max: 268435456, doc: 'Largest read answer in bytes, counted while it is produced. Passed before anything is sent: 400 QueryLimitExceeded; passed while streaming: the body is cut off (malformed) and the connection closed.' },
     MaxBodyBytes: { type: 'integer', default: 1048576, min: 1024, max: 1073741824, doc: 'Largest request body (413 above).' },
     RoleCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached roles and responsibilities of a user; 0 disables the cache.' },

@@ -4,8 +4,8 @@
 // again after each PortalSuspended), as the same named prepared statement preparedSql would
 // use. The caller asks for the next batch when it has written the last one; close() stops
 // the statement where it is (Close of the portal, Sync) and gives the connection back once
-// PostgreSQL has said it is ready again. An answer that fits in one batch costs what a
-// plain query costs, but for the Sync that the end of the portal needs.
+// PostgreSQL has said it is ready again. A statement known to return at most one batch runs
+// as a plain query (Execute and Sync in one write): one round trip, as before.
 //
 // pg's Query does the protocol (parse once per connection, bind, describe); this subclass
 // changes only what it does with rows and at PortalSuspended: hand them over and wait.
@@ -28,6 +28,11 @@ export interface RowBatch {
 export interface CursorLimits {
   /** Rows per Execute: every answer of up to this many rows is one batch. */
   readonly batchRows: number
+  /**
+   * The most rows the statement can return, when known. Within one batch, the statement runs
+   * as a plain one (Execute and Sync together): one round trip, no portal to come back to.
+   */
+  readonly rowsAtMost?: number
   /** Most characters of row text one batch keeps in memory. */
   readonly maxBytes: number
 }
@@ -54,6 +59,8 @@ interface Connection {
 
 class PortalQuery extends pg.Query {
   readonly #limits: CursorLimits
+  /** Execute with a row limit and Flush, again at each PortalSuspended; else Execute and Sync at once. */
+  readonly #batching: boolean
   #columns: string[] = []
   #rows: TextRow[] = []
   #bytes = 0
@@ -67,8 +74,10 @@ class PortalQuery extends pg.Query {
   #closing = false
 
   constructor(text: string, values: readonly unknown[], limits: CursorLimits) {
-    super({ name: statementName(text), text, values: values as unknown[], rows: limits.batchRows } as pg.QueryConfig)
+    const batching = limits.rowsAtMost === undefined || limits.rowsAtMost > limits.batchRows
+    super({ name: statementName(text), text, values: values as unknown[], rows: batching ? limits.batchRows : undefined } as pg.QueryConfig)
     this.#limits = limits
+    this.#batching = batching
   }
 
   next(): Promise<RowBatch> {
@@ -135,7 +144,7 @@ class PortalQuery extends pg.Query {
 
   handleCommandComplete(_message: unknown, connection: Connection): void {
     this.#finished = true
-    connection.sync()
+    if (this.#batching) connection.sync()
     this.#deliver(this.#take(true))
   }
 
@@ -146,7 +155,7 @@ class PortalQuery extends pg.Query {
   handleError(error: Error, connection: Connection): void {
     // An error of the statement (not of the connection) leaves PostgreSQL skipping messages
     // until a Sync, which a portal read has not sent yet.
-    if (!this.#finished && isStatementError(error)) connection.sync()
+    if (this.#batching && !this.#finished && isStatementError(error)) connection.sync()
     this.#finished = true
     this.#suspended = undefined
     this.#deliver(error)

@@ -159,7 +159,7 @@ async function runCollectionRead(scope: RequestScope, statement: ReadStatement, 
   const { session, services, state } = scope
   // A workflow keeps its answers whole (they are stored): its session has no cursor.
   const cursor = session.cursor
-    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, maxBytes: services.config.ApiOptions.MaxResponseBytes })
+    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: statement.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
     : wholeCursor(await session.query<Record<string, unknown>>(statement.sql, statement.params))
   const shape = {
     context: statement.context,

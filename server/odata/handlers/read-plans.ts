@@ -27,6 +27,8 @@ export interface PlannedRead {
   /** @odata.context of the answer: the service root followed by a fixed text. */
   readonly context: string
   readonly nextSkip?: number
+  /** The most rows the statement returns, when known. */
+  readonly maxRows?: number
 }
 
 /** What a statement of one shape takes from the request: the path's keys and the service root. */

@@ -51,12 +51,16 @@ export interface CompiledRead extends CompiledQuery {
   readonly context: string
   /** Server-driven paging: where the next page starts, if `more`. */
   readonly nextSkip?: number
+  /** The most rows the statement returns; undefined when only the data bounds them ($apply without $top). */
+  readonly maxRows?: number
 }
 
 export function compileCollectionRead(read: BoundCollectionRead, output: ReadOutput): CompiledRead {
   const builder = new SqlBuilder()
   const context = output.context
-  if (read.apply) return { context, ...compileApply(builder, read, output.maxBytes) }
+  // With $count=true, an empty page is one row (the count's).
+  const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
+  if (read.apply) return { context, maxRows: rows(read.top), ...compileApply(builder, read, output.maxBytes) }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
@@ -76,10 +80,10 @@ export function compileCollectionRead(read: BoundCollectionRead, output: ReadOut
     const size = read.pageSize
     const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(size + 1)}) q`
     const items = `select case when ${alias}."@n" <= ${size} then ${row}::text end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
-    return { sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size }
+    return { sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size, maxRows: rows(size + 1) }
   }
   const items = `select ${row}::text as body from (${page(read.top)}) ${alias} order by ${order.outer(alias)}`
-  return { sql: itemRows(items, output.maxBytes, count), params: builder.params, context }
+  return { sql: itemRows(items, output.maxBytes, count), params: builder.params, context, maxRows: rows(read.top) }
 }
 
 /**
