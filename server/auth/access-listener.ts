@@ -140,6 +140,8 @@ export class AccessListener {
  */
 export async function announceAccessChange(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, application_name: 'entityctl' })
+  // A lost connection fails the barrier's statement; unheard, its 'error' event would end the process.
+  client.on('error', () => {})
   await client.connect()
   try {
     const barriers = new Map<string, (answer: string) => void>()

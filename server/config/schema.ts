@@ -47,6 +47,8 @@ export const SECTIONS = {
     MaxNodeCount: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of nodes in a query (see the query reference).' },
     MaxExpansionDepth: { type: 'integer', default: 5, min: 0, max: 100, doc: 'Largest depth of $expand.' },
     QueryTimeoutSeconds: { type: 'number', default: 30, min: 0, max: 86400, doc: 'Longest time one statement of a request may run (PostgreSQL statement_timeout on the server\'s tenant connections; not the CLI or migrations); then 503 `QueryTimeout` with `Retry-After`. 0: no limit.' },
+    MaxResultItems: { type: 'integer', default: 1000000000, min: 1, max: 1e15, doc: 'Largest number of entities a read may return, counted before it runs: the page size times, per entity, what its expands add (a collection $expand counts its $top, or MaxTop without one). Above it: 400 QueryLimitExceeded, and nothing runs.' },
+    MaxResponseBytes: { type: 'integer', default: 33554432, min: 1024, max: 268435456, doc: 'Largest read answer in bytes, counted while it is produced. Passed before anything is sent: 400 QueryLimitExceeded; passed while streaming: the body is cut off (malformed) and the connection closed.' },
     MaxBodyBytes: { type: 'integer', default: 1048576, min: 1024, max: 1073741824, doc: 'Largest request body (413 above).' },
     MaxBodyEntities: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of entities one write body creates or binds, nested ones included (400 QueryLimitExceeded above).' },
     MaxCollectionMembers: { type: 'integer', default: 500, min: 1, max: 1000000, doc: 'Largest number of members of one collection in a write body, e.g. the Lines of a deep-inserted order (400 QueryLimitExceeded above).' },

@@ -16,8 +16,18 @@ export interface ConnectionOptions {
   readonly heavy?: boolean
 }
 
-/** Runs `work` on one connection of the tenant's pool, taken and given back as described above. */
-export async function withConnection<T>(tenant: TenantDatabase, options: ConnectionOptions, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** A connection taken for a request, to give back once, whatever happened. */
+export interface TakenConnection {
+  readonly client: pg.PoolClient
+  /**
+   * Gives the connection back, or destroys it: when `broken` is given, or when its statement
+   * was cancelled because the client went away. Safe to call more than once.
+   */
+  release(broken?: Error): void
+}
+
+/** Takes one connection of the tenant's pool as described above; the caller releases it. */
+export async function takeConnection(tenant: TenantDatabase, options: ConnectionOptions): Promise<TakenConnection> {
   const { signal } = options
   signal?.throwIfAborted()
   const leaveLane = options.heavy ? await tenant.heavyReads.enter(tenant.acquireTimeoutMs, signal) : undefined
@@ -34,20 +44,34 @@ export async function withConnection<T>(tenant: TenantDatabase, options: Connect
     cancelled = true
     void cancelStatement(client)
   }
+  signal?.addEventListener('abort', cancel, { once: true })
+  let released = false
+  return {
+    client,
+    release(broken) {
+      if (released) return
+      released = true
+      signal?.removeEventListener('abort', cancel)
+      // After a cancel request the backend may still receive it later, during whatever statement
+      // the connection ran next for someone else: such a connection is not reused.
+      client.release(broken ?? (cancelled ? new Error('statement cancelled: the client went away') : undefined))
+      leaveLane?.()
+    },
+  }
+}
+
+/** Runs `work` on one connection of the tenant's pool, taken and given back as described above. */
+export async function withConnection<T>(tenant: TenantDatabase, options: ConnectionOptions, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const taken = await takeConnection(tenant, options)
   let broken: Error | undefined
   try {
-    if (signal?.aborted) throw signal.reason
-    signal?.addEventListener('abort', cancel, { once: true })
-    return await work(client)
+    if (options.signal?.aborted) throw options.signal.reason
+    return await work(taken.client)
   } catch (error) {
     if (isLostConnection(error)) broken = error as Error
     throw error
   } finally {
-    signal?.removeEventListener('abort', cancel)
-    // After a cancel request the backend may still receive it later, during whatever statement
-    // the connection ran next for someone else: such a connection is not reused.
-    client.release(broken ?? (cancelled ? new Error('statement cancelled: the client went away') : undefined))
-    leaveLane?.()
+    taken.release(broken)
   }
 }
 

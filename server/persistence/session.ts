@@ -10,13 +10,19 @@ import { RequestError, ServiceError } from '../errors.ts'
 import { applyRules } from '../rules/apply-rules.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { preparedSql, type Sql } from './sql.ts'
-import { withConnection, type ConnectionOptions } from './request-connection.ts'
+import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
+import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
 import { isWriteConflict, UnitOfWork, type UnitOptions } from './unit-of-work.ts'
 
 export interface Session {
   readonly tenant: TenantDatabase
   /** Runs one read statement; rows as PostgreSQL returns them. */
   query<T = Record<string, unknown>>(sql: string, params: readonly unknown[]): Promise<T[]>
+  /**
+   * Runs one read statement a batch of rows at a time (persistence/row-cursor.ts), so its
+   * answer can be streamed. Absent where the answer must be kept whole (a workflow's session).
+   */
+  cursor?(sql: string, params: readonly unknown[], limits: CursorLimits): Promise<RowCursor>
   /** Runs `work` on a unit of work, then flushes it: the rules run, one statement writes. */
   write<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
   /** A unit of work for reading entities (read-only methods); a change it makes is refused. */
@@ -38,6 +44,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
   return {
     tenant,
     query: (text, params) => withConnection(tenant, options, (client) => preparedSql(client)(text, params)),
+    cursor: (text, params, limits) => openRowCursor(() => takeConnection(tenant, options), text, params, limits),
     async write(work) {
       for (let attempt = 1; ; attempt++) {
         // Writers that lost the same row spread out before trying again, off their connection.

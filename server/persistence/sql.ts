@@ -16,7 +16,7 @@ export type Sql = <T = Record<string, unknown>>(text: string, params?: readonly 
 const statementNames = new Map<string, string>()
 
 /** Names a statement by its text, so identical query shapes share one prepared plan. */
-function statementName(text: string): string {
+export function statementName(text: string): string {
   let name = statementNames.get(text)
   if (!name) {
     name = `q${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`

@@ -35,6 +35,8 @@ export function databaseUrl(serverUrl: string, database: string): string {
 
 export async function withServerClient<T>(serverUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: serverUrl })
+  // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
+  client.on('error', () => {})
   await client.connect()
   try {
     return await work(client)

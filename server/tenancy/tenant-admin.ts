@@ -86,6 +86,8 @@ export async function migrateAllTenants(config: Config, model: Model, tenants: T
 export async function verifyEncryptionKey(tenant: string, url: string, key: string): Promise<void> {
   const cipher = propertyCipher(tenant, key)
   const client = new pg.Client({ connectionString: url })
+  // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
+  client.on('error', () => {})
   await client.connect()
   try {
     await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])

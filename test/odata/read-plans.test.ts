@@ -18,7 +18,7 @@ function counting(statement: (inputs: ReadInputs) => Pick<PlannedRead, 'sql' | '
   const calls: ReadInputs[] = []
   const compile = (inputs: ReadInputs): PlannedRead => {
     calls.push(inputs)
-    return { single: true, read: READ, ...statement(inputs) }
+    return { single: true, read: READ, context: `${inputs.root}$metadata#Customers/$entity`, ...statement(inputs) }
   }
   return { calls, compile }
 }
@@ -56,6 +56,7 @@ describe('ReadPlans', () => {
     const later = plans.read(user, 'entity Customer ?', { keys: [b], root: 'https://h2/api/' }, compile)
     expect(calls).toHaveLength(3)
     expect(later).toMatchObject({ sql: 'select $1, $2, $3', params: ['https://h2/api/$metadata#Customers/$entity', b, 'DE'], single: true })
+    expect(later.context).toBe('https://h2/api/$metadata#Customers/$entity')
   })
 
   it.each([

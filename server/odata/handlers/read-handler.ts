@@ -1,7 +1,10 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
 // next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
 // parse → bind → authorize → compile → one statement → (virtual properties) → body. Parse,
-// bind, authorize and compile run once per shape of read and caller (read-plans.ts).
+// bind, authorize and compile run once per shape of read and caller (read-plans.ts). A read
+// that could answer with more than ApiOptions:MaxResultItems entities is refused when planned;
+// a collection's answer is written as its rows come, within ApiOptions:MaxResponseBytes
+// (collection-answer.ts).
 
 import { QueryError, RequestError } from '../../errors.ts'
 import { MAX_TREE_DEPTH, measureQuery } from '../parser/node-count.ts'
@@ -14,8 +17,12 @@ import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts
 import type { Target } from '../semantic/bind-path.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
-import { finishEntities } from '../serializer/finish-entities.ts'
+import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { collectionItems, entityItems, requireWithinItems } from '../semantic/result-size.ts'
+import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
+import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
+import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
@@ -66,13 +73,17 @@ type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
 
 /** Parse → bind → authorize → compile of a collection or entity read, for a root and the path's keys. */
 function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string): PlannedRead {
-  const options = parseReadOptions(querystring, scope.services.config.ApiOptions.MaxNodeCount)
+  const { MaxNodeCount, MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
+  const options = parseReadOptions(querystring, MaxNodeCount)
   const read = bindRead(scope, target, options)
   if (read.kind === 'collection') {
-    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined) })
+    requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
+    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined), maxBytes })
     return { single: false, read: read.read, ...compiled }
   }
-  return { single: true, read: read.read, ...compileEntityRead(read, { context: contextUrl(root, target.entity, options.select, false, true) }) }
+  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
+  const entityContext = contextUrl(root, target.entity, options.select, false, true)
+  return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes }) }
 }
 
 /**
@@ -144,33 +155,55 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
   )
 }
 
-/** Runs a collection read; adds @odata.nextLink when the server paged it. */
-export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string> {
-  return runCollectionRead(scope, { read: read.read, ...compileCollectionRead(read, { context }) }, ctx)
+/**
+ * Runs a collection read; its answer is a string, or a stream when it is longer than a batch
+ * and `ctx` can take one. Adds @odata.nextLink when the server paged it.
+ */
+export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
+  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
+  requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
+  return runCollectionRead(scope, { read: read.read, ...compileCollectionRead(read, { context, maxBytes }) }, ctx)
 }
 
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
-  return runEntityRead(scope, { read: read.read, ...compileEntityRead(read, { context }) })
+  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
+  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
+  return runEntityRead(scope, { read: read.read, context, ...compileEntityRead(read, { context, maxBytes }) })
 }
 
 /** A read's statement with what finishing its body needs. */
 type ReadStatement = Omit<PlannedRead, 'single'>
 
-async function runCollectionRead(scope: RequestScope, statement: ReadStatement, ctx?: ApiContext): Promise<string> {
+async function runCollectionRead(scope: RequestScope, statement: ReadStatement, ctx?: ApiContext): Promise<string | Readable> {
   logStatement(scope, statement.sql)
-  const [row] = await scope.session.query<{ body: string; more?: boolean }>(statement.sql, statement.params)
-  let body = finishEntities(row.body, statement.read, scope.session.tenant.cipher)
-  if (row.more && statement.nextSkip !== undefined && ctx) {
-    body = `${body.slice(0, -1)},"@odata.nextLink":${JSON.stringify(nextLink(ctx, scope.services, statement.nextSkip))}}`
+  const { session, services, state } = scope
+  // A workflow keeps its answers whole (they are stored): its session has no cursor.
+  const cursor = session.cursor
+    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: statement.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
+    : wholeCursor(await session.query<Record<string, unknown>>(statement.sql, statement.params))
+  const shape = {
+    context: statement.context,
+    maxBytes: services.config.ApiOptions.MaxResponseBytes,
+    // Asked once per read, not per entity: most reads pass their rows through untouched.
+    finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : (body: string) => body,
+    nextLink: () => (ctx && statement.nextSkip !== undefined ? nextLink(ctx, services, statement.nextSkip) : undefined),
   }
-  return body
+  return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
 }
 
 async function runEntityRead(scope: RequestScope, statement: ReadStatement): Promise<{ body: string; etag: string } | undefined> {
   logStatement(scope, statement.sql)
-  const [row] = await scope.session.query<{ body: string; etag: string }>(statement.sql, statement.params)
+  const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
   if (!row) return undefined
+  if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
   return { body: finishEntities(row.body, statement.read, scope.session.tenant.cipher, true), etag: row.etag }
+}
+
+/** Rows already read whole, as a cursor of one batch (text values, as a cursor gives them). */
+function wholeCursor(rows: readonly Record<string, unknown>[]): RowCursor {
+  const text = (value: unknown) => (value === null || value === undefined ? null : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value))
+  const batch = { rows: rows.map((row): TextRow => Object.fromEntries(Object.entries(row).map(([name, value]) => [name, text(value)]))), done: true }
+  return { next: async () => batch, close() {} }
 }
 
 /**

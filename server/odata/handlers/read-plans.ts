@@ -24,7 +24,11 @@ export interface PlannedRead {
   readonly read: BoundEntityRead
   readonly sql: string
   readonly params: readonly unknown[]
+  /** @odata.context of the answer: the service root followed by a fixed text. */
+  readonly context: string
   readonly nextSkip?: number
+  /** The most rows the statement returns, when known. */
+  readonly maxRows?: number
 }
 
 /** What a statement of one shape takes from the request: the path's keys and the service root. */
@@ -43,6 +47,8 @@ interface Slot {
 interface Plan {
   readonly read: PlannedRead
   readonly slots: readonly Slot[]
+  /** What follows the root in the context URL. */
+  readonly contextSuffix: string
 }
 
 /** Shapes remembered per caller; a caller with more starts over (a client generating queries). */
@@ -82,6 +88,9 @@ function planOf(read: PlannedRead, inputs: ReadInputs, compile: (inputs: ReadInp
     return null
   }
   if (probe.sql !== read.sql || probe.params.length !== read.params.length || probe.nextSkip !== read.nextSkip) return null
+  if (!probe.context.startsWith(made.root)) return null
+  const contextSuffix = probe.context.slice(made.root.length)
+  if (read.context !== inputs.root + contextSuffix) return null
   const given = [...inputs.keys, inputs.root]
   const probes = [...made.keys, made.root]
   const slots: Slot[] = []
@@ -95,13 +104,13 @@ function planOf(read: PlannedRead, inputs: ReadInputs, compile: (inputs: ReadInp
     if (ours !== given[input] + suffix || slots.some((slot) => slot.input === input)) return null
     slots.push({ index, input, suffix })
   }
-  return { read, slots }
+  return { read, slots, contextSuffix }
 }
 
 function fill(plan: Plan, inputs: ReadInputs): PlannedRead {
   const params = [...plan.read.params]
   for (const { index, input, suffix } of plan.slots) params[index] = (input < inputs.keys.length ? inputs.keys[input] : inputs.root) + suffix
-  return { ...plan.read, params }
+  return { ...plan.read, params, context: inputs.root + plan.contextSuffix }
 }
 
 function sameParam(a: unknown, b: unknown): boolean {

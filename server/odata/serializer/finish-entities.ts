@@ -15,7 +15,7 @@ export function finishEntities(body: string, read: BoundEntityRead, cipher: Prop
   return JSON.stringify(parsed)
 }
 
-function needsFinishing(read: BoundEntityRead): boolean {
+export function needsFinishing(read: BoundEntityRead): boolean {
   return (
     read.virtuals.length > 0 ||
     read.select.some((item) => item.property.decl.encrypted) ||

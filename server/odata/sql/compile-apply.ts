@@ -3,12 +3,12 @@
 // orderby, top, skip, then $orderby/$top/$skip/$count) work on the aggregated rows.
 //   filter(Status eq 'Closed')/groupby((Customer/Country),aggregate(Total with sum as Revenue))
 //   →  select json_build_object('Customer', json_build_object('Country', j0."Country"), 'Revenue', sum(t0."Total"))
-//      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $2::text group by j0."Country"
+//      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $1::text group by j0."Country"
 
 import { QueryError } from '../../errors.ts'
 import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
-import { buildObject } from './compile-read.ts'
+import { buildObject, itemRows } from './compile-read.ts'
 import { ident, jsonValue, modelString, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
 
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
@@ -19,7 +19,8 @@ const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   countdistinct: (x) => `count(distinct ${x})::int`,
 }
 
-export function compileApply(builder: SqlBuilder, context: string, read: BoundCollectionRead): CompiledQuery {
+/** The aggregated rows as the rows of a collection answer (compile-read.ts, itemRows). */
+export function compileApply(builder: SqlBuilder, read: BoundCollectionRead, maxBytes: number): CompiledQuery {
   const stages = read.apply!
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
@@ -63,10 +64,9 @@ export function compileApply(builder: SqlBuilder, context: string, read: BoundCo
   if (read.filter && aggregateAt !== -1) query = wrapStage(target, query, { kind: 'filter', predicate: read.filter })
   const order = read.orderby.length ? ` order by ${orderItems(target, read.orderby)}` : ''
   const page = `${read.top !== undefined ? ` limit ${read.top}` : ''}${read.skip ? ` offset ${read.skip}` : ''}`
-  const body = [`'@odata.context', ${context}`]
-  if (read.count) body.push(`'@odata.count', (select count(*) from (${query}) c)`)
-  body.push(`'value', coalesce((select json_agg(r.j) from (select s.j from (${query}) s${order}${page}) r), '[]'::json)`)
-  return { sql: `select json_build_object(${body.join(', ')})::text as body`, params: builder.params }
+  const count = read.count ? `select count(*) from (${query}) c` : undefined
+  const items = `select r.j::text as body from (select s.j from (${query}) s${order}${page}) r`
+  return { sql: itemRows(items, maxBytes, count), params: builder.params }
 }
 
 function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAggregation): string {

@@ -1,16 +1,24 @@
-// Bound reads → one SQL statement whose single value is the whole OData response body,
-// built by PostgreSQL (json_build_object/json_agg), so Node streams text and parses nothing.
-// Expanded navigations are correlated subqueries, each with its own filter, order and page,
-// so a read is one statement whatever its depth: no N+1.
+// Bound reads → SQL whose JSON PostgreSQL builds (json_build_object/json_agg), so Node
+// parses nothing. Expanded navigations are correlated subqueries, each with its own filter,
+// order and page, so a read is one statement whatever its depth: no N+1.
+//
+// A collection read answers one row per entity of its page, in order, its JSON as `body`
+// with its length in bytes as `size`, so the handler can stream the page to the socket and
+// stop at ApiOptions:MaxResponseBytes (read-handler.ts). A body longer than that on its own
+// comes as null (with its size): no value larger than the budget ever reaches Node.
 //
 // The page is cut first, on plain rows with their sort keys as "@o<i>" columns, and the JSON
-// is built only for the rows kept, aggregated in that explicit order:
+// is built only for the rows kept, in that explicit order:
 //
 //   Orders?$filter=Total gt 100&$top=2&$select=Number
-//   →  select json_build_object('@odata.context', $1::text, 'value', coalesce((select json_agg(
-//        json_build_object('Guid', t0."Guid", 'Number', t0."Number") order by t0."@o0") from
-//        (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $2::numeric
-//         order by t0."Guid" limit 2) t0), '[]'::json))::text as body
+//   →  select octet_length(j.body) as size, case when octet_length(j.body) <= 33554432 then j.body end as body
+//      from (select json_build_object('@odata.etag', …, 'Guid', t0."Guid", 'Number', t0."Number")::text as body
+//            from (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $1::numeric
+//                  order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j
+//
+// `offset 0` keeps the JSON from being computed twice (once per use of j.body); the scan of
+// j keeps the order of its subquery. With $count=true the count comes as `count` on every
+// row, and as the only column of a single row when the page is empty.
 
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../../model/model.ts'
@@ -27,47 +35,68 @@ import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts
 import { compileApply } from './compile-apply.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
 
-export interface ResponseUrls {
+/** What a read statement is compiled for: its context URL and the byte budget of its answer. */
+export interface ReadOutput {
   readonly context: string
+  /** ApiOptions:MaxResponseBytes; a larger entity comes as a null body. */
+  readonly maxBytes: number
 }
 
-/** A read's statement; it answers `body` (and `more`, when the read is paged by the server). */
+/**
+ * A collection read's statement: rows of `size` and `body` (null when the entity alone is over
+ * the budget); `count` with $count=true; `more` (its body null) after a full server-driven page.
+ */
 export interface CompiledRead extends CompiledQuery {
+  /** @odata.context of the answer, written by the handler. */
+  readonly context: string
   /** Server-driven paging: where the next page starts, if `more`. */
   readonly nextSkip?: number
+  /** The most rows the statement returns; undefined when only the data bounds them ($apply without $top). */
+  readonly maxRows?: number
 }
 
-export function compileCollectionRead(read: BoundCollectionRead, urls: ResponseUrls): CompiledRead {
+export function compileCollectionRead(read: BoundCollectionRead, output: ReadOutput): CompiledRead {
   const builder = new SqlBuilder()
-  const context = builder.param(urls.context, 'string')
-  if (read.apply) return compileApply(builder, context, read)
+  const context = output.context
+  // With $count=true, an empty page is one row (the count's).
+  const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
+  if (read.apply) return { context, maxRows: rows(read.top), ...compileApply(builder, read, output.maxBytes) }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
   const from = `from ${ident(read.entity.table)} ${alias}`
-  const body = [`'@odata.context', ${context}`]
+  let count: string | undefined
   if (read.count) {
     const countJoins = new JoinSet(builder)
     const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-    body.push(`'@odata.count', (select count(*) ${from} ${countJoins.sql()} ${countWhere})`)
+    count = `select count(*) ${from} ${countJoins.sql()} ${countWhere}`
   }
   const order = sortKeys(builder, joins, read.orderby, read.entity, alias)
   const page = (limit: number | undefined) => pageOfRows(alias, `${from} ${joins.sql()} ${where}`, order, limit, read.skip)
   const row = rowJson(builder, read.read)
   if (read.pageSize !== undefined) {
-    // One row more than a page tells whether a next page exists; the handler then adds
-    // @odata.nextLink to the body (paged reads answer `more` beside the body).
+    // One row more than a page tells whether a next page exists (its JSON is not built);
+    // the handler then adds @odata.nextLink.
     const size = read.pageSize
-    body.push(`'value', coalesce(json_agg(${row} order by ${alias}."@n") filter (where ${alias}."@n" <= ${size}), '[]'::json)`)
     const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(size + 1)}) q`
-    return {
-      sql: `select json_build_object(${body.join(', ')})::text as body, count(*) > ${size} as more from (${numbered}) ${alias}`,
-      params: builder.params,
-      nextSkip: read.skip + size,
-    }
+    const items = `select case when ${alias}."@n" <= ${size} then ${row}::text end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
+    return { sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size, maxRows: rows(size + 1) }
   }
-  body.push(`'value', coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page(read.top)}) ${alias}), '[]'::json)`)
-  return { sql: `select json_build_object(${body.join(', ')})::text as body`, params: builder.params }
+  const items = `select ${row}::text as body from (${page(read.top)}) ${alias} order by ${order.outer(alias)}`
+  return { sql: itemRows(items, output.maxBytes, count), params: builder.params, context, maxRows: rows(read.top) }
+}
+
+/**
+ * The rows of a collection answer from `items` (ordered rows with a `body`): each with its
+ * size, its body only when within `maxBytes`, and the count beside when there is one.
+ */
+export function itemRows(items: string, maxBytes: number, count?: string, extra: readonly string[] = []): string {
+  const columns = ['octet_length(j.body) as size', `case when octet_length(j.body) <= ${Math.floor(maxBytes)} then j.body end as body`, ...extra.map((c) => `j.${ident(c)}`)]
+  const rows = `select ${columns.join(', ')} from (${items} offset 0) j`
+  if (count === undefined) return rows
+  // Left join: an empty page is one row with the count alone. A nested loop over the single
+  // count row keeps the order of the page.
+  return `select c.count, p.* from (${count}) c(count) left join lateral (${rows}) p on true`
 }
 
 /**
@@ -94,14 +123,16 @@ function pageOfRows(alias: string, fromWhere: string, order: SortKeys, limit: nu
   return `select ${alias}.*, ${order.columns} ${fromWhere} order by ${order.inner}${limit !== undefined ? ` limit ${limit}` : ''}${offset ? ` offset ${offset}` : ''}`
 }
 
-export function compileEntityRead(read: BoundEntityByKey, urls: Pick<ResponseUrls, 'context'>): CompiledQuery {
+/** One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none. */
+export function compileEntityRead(read: BoundEntityByKey, output: ReadOutput): CompiledQuery {
   const builder = new SqlBuilder()
-  const context = builder.param(urls.context, 'string')
+  const context = builder.param(output.context, 'string')
   const alias = builder.alias(read.read.range)
   const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.param(read.key, 'guid')}`
   const row = rowJson(builder, read.read, [`'@odata.context', ${context}`])
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
-  return { sql: `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`, params: builder.params }
+  const entity = `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
+  return { sql: itemRows(entity, output.maxBytes, undefined, ['etag']), params: builder.params }
 }
 
 export function compileCount(read: BoundCollectionRead): CompiledQuery {
