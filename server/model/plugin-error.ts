@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { CollectionBuilder, method, p, ReferenceBuilder, ScalarBuilder } from '../plugin.ts'
+import { closestName } from '../errors.ts'
 
 export interface PluginPosition {
   /** The file as the plugins folder names it (e.g. plugins/library.ts). */
@@ -150,11 +151,11 @@ const PLUGIN_EXPORTS = ['entity', 'p', 'method', 'plugin', 'sum']
 /** The nearest correct name for a misspelt plugin API name in the error's message. */
 function suggestion(problem: string): string | undefined {
   let match = /^(.+)\.(\w+) is not a function$/.exec(problem)
-  if (match) return nearest(match[2], candidatesAfter(match[1]))
+  if (match) return closestName(match[2], candidatesAfter(match[1]))
   match = /^(\w+) is not (?:a function|defined)$/.exec(problem)
-  if (match) return nearest(match[1], PLUGIN_EXPORTS)
+  if (match) return closestName(match[1], PLUGIN_EXPORTS)
   match = /does not provide an export named '(\w+)'/.exec(problem)
-  if (match) return nearest(match[1], PLUGIN_EXPORTS)
+  if (match) return closestName(match[1], PLUGIN_EXPORTS)
   return undefined
 }
 
@@ -166,25 +167,4 @@ function candidatesAfter(receiver: string): readonly string[] {
   if (receiver.startsWith('p.many(')) return methodsOf(CollectionBuilder)
   if (receiver.startsWith('p.')) return methodsOf(ScalarBuilder)
   return [...new Set([...methodsOf(ScalarBuilder), ...methodsOf(ReferenceBuilder), ...methodsOf(CollectionBuilder)])]
-}
-
-function nearest(typed: string, candidates: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined
-  for (const name of candidates) {
-    const distance = editDistance(typed.toLowerCase(), name.toLowerCase())
-    if (!best || distance < best.distance) best = { name, distance }
-  }
-  return best && best.distance > 0 && best.distance <= Math.max(2, Math.floor(typed.length / 3)) ? best.name : undefined
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]
 }
