@@ -134,6 +134,10 @@ describe('metrics on their own listener, and readiness when the database server 
     expect(workflow.status).toBe(200)
     const ids = { 'Workflow-Id': workflow.body.workflowId, 'Workflow-Index': '1' }
     expect((await call(`${server.api}/workflow/abort`, { method: 'POST', token, headers: ids })).status).toBe(200)
+    const second = await call(`${server.api}/workflow`, { method: 'POST', token })
+    const commit = { 'Workflow-Id': second.body.workflowId, 'Workflow-Index': '1' }
+    expect((await call(`${server.api}/workflow/commit`, { method: 'POST', token, headers: commit })).status).toBe(200)
+    expect((await call(`${server.api}/workflow/commit`, { method: 'POST', token, headers: commit })).status).toBe(200) // a retry, counted once
 
     expect(server.server.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
     const scrape = await fetch(server.server.metricsUrl!)
@@ -145,7 +149,7 @@ describe('metrics on their own listener, and readiness when the database server 
     expect(metrics.get(`entityctl_http_requests_total{kind="read",status="401",tenant=""}`)).toBe(1)
     expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="401",tenant=""}`)).toBe(2)
     expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="429",tenant=""}`)).toBe(1)
-    expect(metrics.get(`entityctl_http_requests_total{kind="workflow",status="200",tenant="${tenant}"}`)).toBe(2)
+    expect(metrics.get(`entityctl_http_requests_total{kind="workflow",status="200",tenant="${tenant}"}`)).toBe(5)
 
     const buckets = [...metrics].filter(([name]) => name.startsWith('entityctl_http_request_duration_seconds_bucket{') && name.includes('kind="read"'))
     expect(buckets.length).toBeGreaterThan(5)
@@ -160,8 +164,9 @@ describe('metrics on their own listener, and readiness when the database server 
     expect(metrics.get(`entityctl_pool_waiting{tenant="${tenant}"}`)).toBe(0)
     expect(metrics.get(`entityctl_signin_failures_total{tenant="${tenant}"}`)).toBe(2)
     expect(metrics.get(`entityctl_signin_throttled_total{tenant="${tenant}"}`)).toBe(1)
-    expect(metrics.get('entityctl_workflows_total{event="created"}')).toBe(1)
+    expect(metrics.get('entityctl_workflows_total{event="created"}')).toBe(2)
     expect(metrics.get('entityctl_workflows_total{event="aborted"}')).toBe(1)
+    expect(metrics.get('entityctl_workflows_total{event="committed"}')).toBe(1)
     expect(metrics.get('nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0)
 
     expect((await fetch(server.server.metricsUrl!.replace(/\/metrics$/, '/other'))).status).toBe(404)
