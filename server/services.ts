@@ -6,6 +6,7 @@ import { AccessService } from './auth/access-service.ts'
 import { AccessTokens } from './auth/access-tokens.ts'
 import { SignInThrottle } from './auth/sign-in-throttle.ts'
 import { ReadPlans } from './odata/handlers/read-plans.ts'
+import { NO_METRICS, type Metrics } from './metrics/metrics.ts'
 
 export interface Services extends AppDeps {
   readonly naming: NamingPolicy
@@ -19,6 +20,8 @@ export interface Services extends AppDeps {
   readonly readPlans: ReadPlans
   /** Credentials: access tokens (JWT) and the sign-in throttle. */
   readonly auth: { readonly tokens: AccessTokens; readonly throttle: SignInThrottle }
+  /** What the stages count for Prometheus (metrics/metrics.ts); does nothing when metrics are off. */
+  readonly metrics: Metrics
   /** Releases what the services hold (listeners, timers); called on shutdown. */
   close(): Promise<void>
 }
@@ -30,6 +33,7 @@ export function createServices(deps: AppDeps): Services {
     naming: namingPolicy(deps.config.ApiOptions.EnableLowerCamelCase),
     access,
     readPlans: new ReadPlans(),
+    metrics: deps.metrics ?? NO_METRICS,
     auth: {
       tokens: new AccessTokens(deps.config.JWT, (tenant) => deps.tenants.has(tenant)),
       throttle: new SignInThrottle(deps.config.SignIn),

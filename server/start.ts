@@ -1,6 +1,7 @@
 // `entityctl serve`: opens the database server (configured or embedded), loads the plugins,
 // brings every tenant's schema up to date, and serves HTTP until SIGINT/SIGTERM, when it
-// lets in-flight requests finish, closes the pools and stops the embedded database.
+// lets in-flight requests finish, closes the pools and stops the embedded database. With
+// Server:MetricsPort set, a second listener serves the Prometheus metrics.
 
 import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
@@ -14,6 +15,8 @@ import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
+import { PrometheusMetrics } from './metrics/metrics.ts'
+import { listenForScrapes, type MetricsListener } from './metrics/metrics-listener.ts'
 
 export interface StartOptions {
   readonly configPath?: string
@@ -25,6 +28,8 @@ export interface StartOptions {
 
 export interface RunningServer {
   readonly url: string
+  /** The metrics listener's `…/metrics`; absent when Server:MetricsPort is 0. */
+  readonly metricsUrl?: string
   readonly config: Config
   stop(): Promise<void>
 }
@@ -42,22 +47,27 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const database = await openDatabaseServer(config, logger)
   let tenants: TenantRegistry | undefined
+  let scrapes: MetricsListener | undefined
   try {
     tenants = new TenantRegistry(config, model, database.url)
     await migrateAllTenants(config, model, tenants, logger)
-    const { app, services } = createApp({ config, model, tenants, logger })
+    const metrics = config.Server.MetricsPort > 0 ? new PrometheusMetrics(tenants) : undefined
+    const { app, services } = createApp({ config, model, tenants, logger, metrics })
     const server = createHttpServer(app.callback(), config, logger)
     const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
     const host = options.host ?? config.Server.Host
+    // Before the API's listener, so that a failure here leaves nothing listening.
+    if (metrics) scrapes = await listenForScrapes(metrics, config.Server.MetricsHost, config.Server.MetricsPort, logger)
     await listen(server, port, host)
     const address = server.address()
     const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
     const workflowSweep = startWorkflowSweep(services)
     const housekeeping = startHousekeeping(services)
-    logger.info({ url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
+    logger.info({ url, metrics: scrapes?.url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
       await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
+      await scrapes?.close()
       await workflowSweep.stop()
       await housekeeping.stop()
       await services.close?.()
@@ -67,10 +77,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       clearInterval(logFlush)
       await flushed(logger)
     })
-    return { url, config, stop }
+    return { url, metricsUrl: scrapes?.url, config, stop }
   } catch (error) {
     clearInterval(logFlush)
     await flushed(logger)
+    await scrapes?.close()
     await tenants?.close()
     await database.stop()
     throw error

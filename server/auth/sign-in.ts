@@ -41,7 +41,12 @@ export async function signIn(services: Services, body: unknown, clientAddress: s
   try {
     const db = lease?.database
     const wait = await throttle.reserve(db?.pool, attempt)
-    if (wait > 0) throw AuthError.throttled(wait)
+    // Labelled with the tenant only when it is one of ours: a guessed name must not become a series.
+    const known = lease ? tenant : undefined
+    if (wait > 0) {
+      services.metrics.signInThrottled(known)
+      throw AuthError.throttled(wait)
+    }
 
     let userGuid: string | undefined
     try {
@@ -50,7 +55,10 @@ export async function signIn(services: Services, body: unknown, clientAddress: s
       // Also when the check itself threw: the reservation must end.
       await throttle.settle(db?.pool, attempt, userGuid !== undefined)
     }
-    if (!db || userGuid === undefined) throw AuthError.invalidCredentials()
+    if (!db || userGuid === undefined) {
+      services.metrics.signInFailed(known)
+      throw AuthError.invalidCredentials()
+    }
     return await issueTokens(services, db, userGuid, newGuid())
   } finally {
     lease?.release()

@@ -24,6 +24,8 @@ export const SECTIONS = {
     KeepAliveTimeoutSeconds: { type: 'number', default: 65, min: 0.1, max: 3600, doc: 'An idle keep-alive connection is closed after this long (above a load balancer\'s idle timeout, commonly 60 s).' },
     MaxHeaderBytes: { type: 'integer', default: 65536, min: 1024, max: 1048576, doc: 'Largest request line and headers together; a larger head gets 431 and its connection is closed. The default leaves room for the longest query string the parser reads (32 KB) and a token.' },
     MaxConnections: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of open client connections, idle keep-alive ones included; above it a new connection is closed at once, without an answer, and a warning is logged (at most one per 10 s). Keep it below the open-file limit.' },
+    MetricsPort: { type: 'integer', default: 0, min: 0, max: 65535, doc: 'Port of the Prometheus metrics listener (`GET /metrics`, no credentials), apart from the API. 0: no listener, and no metrics are collected.' },
+    MetricsHost: { type: 'string', default: '127.0.0.1', doc: 'Address of the metrics listener; keep it on loopback or a private network, as it asks no credentials.' },
     PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
     TrustedProxies: {
       type: 'string',

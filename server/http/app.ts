@@ -1,5 +1,5 @@
 // The Koa application: middleware order on one screen. A request flows one way:
-// request-log → client-disconnect → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
+// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
 
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -20,12 +20,17 @@ import { authenticate } from '../auth/authenticate.ts'
 import { odataRoutes } from '../odata/handlers/odata-routes.ts'
 import { workflowRoutes } from '../workflows/workflow-routes.ts'
 import { createServices, type Services } from '../services.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import { healthRoutes } from './health.ts'
+import { Readiness } from './readiness.ts'
 
 export interface AppDeps {
   readonly config: Config
   readonly model: Model
   readonly tenants: TenantRegistry
   readonly logger: Logger
+  /** What the stages count; absent: nothing (Server:MetricsPort 0). */
+  readonly metrics?: Metrics
 }
 
 export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Services } {
@@ -40,7 +45,8 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   workflowRoutes(router, services)
   odataRoutes(router, services)
 
-  app.use(requestLog(deps.logger))
+  app.use(healthRoutes(new Readiness(deps.tenants)))
+  app.use(requestLog(deps.logger, services.metrics))
   app.use(clientDisconnect)
   app.use(errorBoundary)
   app.use(odataHeaders)

@@ -1,13 +1,15 @@
 // Gives every request an id and its state (ApiState, whose logger carries the id), and logs
 // one line when it ends: method, path, status, duration. Query strings are logged; bodies
-// and headers are not, so secrets (passwords, tokens) never reach the log.
+// and headers are not, so secrets (passwords, tokens) never reach the log. The same moment
+// counts the request for the metrics (metrics/metrics.ts; nothing when they are off).
 
 import { randomUUID } from 'node:crypto'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import { ApiState } from './api-state.ts'
+import type { Metrics } from '../metrics/metrics.ts'
 
-export function requestLog(logger: Logger) {
+export function requestLog(logger: Logger, metrics: Metrics) {
   return async function logRequest(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
     const started = process.hrtime.bigint()
     const requestId = (ctx.get('X-Request-Id') || randomUUID()).slice(0, 64)
@@ -17,10 +19,9 @@ export function requestLog(logger: Logger) {
       await next()
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
-      logger.info(
-        { requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant: ctx.state.access?.tenant },
-        'request',
-      )
+      const tenant = ctx.state.access?.tenant
+      logger.info({ requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant }, 'request')
+      metrics.requestEnded(ctx.method, ctx.path, ctx.status, tenant, ms / 1000)
     }
   }
 }

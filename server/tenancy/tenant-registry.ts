@@ -25,8 +25,20 @@ export interface TenantLease {
 /** Called when a tenant's pool is closed, before its room is given to another tenant. */
 export type TenantCloseHook = (tenant: string) => Promise<void> | void
 
+/** How full one open tenant's pool is (for the metrics). */
+export interface PoolUse {
+  readonly tenant: string
+  /** Connections checked out by requests and background work. */
+  readonly inUse: number
+  readonly idle: number
+  /** Requests waiting for a connection. */
+  readonly waiting: number
+}
+
 interface OpenTenant {
   readonly database: Promise<TenantDatabase>
+  /** The database once open, for reading its pool's counts without waiting. */
+  opened?: TenantDatabase
   /** Leases not yet released: while above 0 the tenant is not closed. */
   users: number
   lastUsed: number
@@ -63,8 +75,18 @@ export class TenantRegistry {
     return this.#config.Tenants.has(tenant)
   }
 
+  /** Every tenant of the configuration, by name. */
+  configured(): ReadonlyMap<string, TenantConfig> {
+    return this.#config.Tenants
+  }
+
   tenantConfig(tenant: string): TenantConfig | undefined {
     return this.#config.Tenants.get(tenant)
+  }
+
+  /** The database server of tenants without a ConnectionString of their own. */
+  get serverUrl(): string {
+    return this.#serverUrl
   }
 
   urlOf(tenant: TenantConfig): string {
@@ -138,6 +160,16 @@ export class TenantRegistry {
     return lease?.database
   }
 
+  /** The pool counts of every open tenant, read without touching a connection. */
+  poolUse(): PoolUse[] {
+    const uses: PoolUse[] = []
+    for (const [tenant, open] of this.#open) {
+      const pool = open.opened?.pool
+      if (pool) uses.push({ tenant, inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount })
+    }
+    return uses
+  }
+
   async close(): Promise<void> {
     this.#closed = true
     clearInterval(this.#sweeper)
@@ -157,10 +189,15 @@ export class TenantRegistry {
       lastUsed: Date.now(),
     }
     this.#open.set(tenant, open)
-    open.database.catch(() => {
-      if (this.#open.get(tenant) === open) this.#open.delete(tenant)
-      this.#wake()
-    })
+    open.database.then(
+      (database) => {
+        open.opened = database
+      },
+      () => {
+        if (this.#open.get(tenant) === open) this.#open.delete(tenant)
+        this.#wake()
+      },
+    )
     return open
   }
 

@@ -71,6 +71,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
     const { tenant, access } = signedIn(ctx as ApiContext)
     const id = newGuid()
     await createWorkflow(plainSql(tenant.pool), id, access.userGuid, idleMinutes)
+    services.metrics.workflows('created')
     ctx.body = {
       message:
         `Workflow started. Send each request with Workflow-Id: ${id} and Workflow-Index: 1, 2, 3, …; ` +
@@ -82,14 +83,19 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow/commit', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id, index } = requireHeaders(ctx as ApiContext)
+    let retried = false
     await inTransaction(tenant, async (sql) => {
       const workflow = await lockWorkflow(sql, id, access.userGuid)
-      if (workflow?.status === 'committed' && !workflow.expired && index === workflow.lastIndex) return // a retried commit
+      if (workflow?.status === 'committed' && !workflow.expired && index === workflow.lastIndex) {
+        retried = true // a retried commit: counted the first time
+        return
+      }
       const open = requireOpen(id, workflow, idleMinutes)
       if (index !== open.lastIndex + 1) throw WorkflowError.indexConflict(index, open.lastIndex + 1)
       await replayer.replay(ctx as ApiContext, sql, await loadReplayable(sql, id))
       await markCommitted(sql, id, index, idleMinutes)
     })
+    if (!retried) services.metrics.workflows('committed')
     ctx.body = { workflowId: id, committed: true }
   })
 
@@ -98,6 +104,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id } = requireHeaders(ctx as ApiContext)
     if (!(await abortWorkflow(plainSql(tenant.pool), id, access.userGuid))) throw WorkflowError.notFound(id)
+    services.metrics.workflows('aborted')
     ctx.body = { workflowId: id, aborted: true }
   })
 
