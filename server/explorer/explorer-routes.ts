@@ -74,12 +74,18 @@ export function explorerRoutes(router: Router<ApiState>): void {
     ctx.set('ETag', file.etag)
     ctx.set('Cache-Control', 'public, max-age=86400')
     ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.status = 200
-    if (ctx.fresh) {
+    // Not ctx.fresh: it ignores If-None-Match under Cache-Control: no-cache, which fetch()
+    // sends with every conditional request; an origin server answers the condition (RFC 9110 13.1.2).
+    if (matches(ctx.get('If-None-Match'), file.etag)) {
       ctx.status = 304
       return
     }
     ctx.type = asset.type
     ctx.body = file.content
   })
+}
+
+function matches(ifNoneMatch: string, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  return ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
 }

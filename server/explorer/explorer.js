@@ -33,6 +33,8 @@
       deepLinking: false,
       tryItOutEnabled: true,
       displayRequestDuration: true,
+      // Swagger UI would ask validator.swagger.io for a badge: nothing leaves this origin.
+      validatorUrl: null,
       // Swagger UI's own Authorize dialog still works: what it sets is kept.
       requestInterceptor: function (request) {
         if (authorization && !hasAuthorization(request.headers)) request.headers.Authorization = authorization

@@ -12,7 +12,7 @@ const ref = (section: string, name: string) => ({ $ref: `#/components/${section}
 export const QUERY_OPTIONS: Readonly<Record<string, { readonly description: string; readonly schema: JsonSchema }>> = {
   filter: { description: "Only the entities for which this is true: `Name eq 'Acme' and Country eq 'DE'`", schema: { type: 'string' } },
   orderby: { description: 'Order by these properties: `Name desc,Guid`', schema: { type: 'string' } },
-  select: { description: 'Only these properties: `Name,Country`', schema: { type: 'string' } },
+  select: { description: 'These properties: `Name,Country`, or `*` for all; without $select, what ApiOptions:DefaultSelect says (the key alone by default)', schema: { type: 'string' } },
   expand: { description: 'With these related entities: `Orders($top=5)`', schema: { type: 'string' } },
   top: { description: 'At most this many entities', schema: { type: 'integer', minimum: 0 } },
   skip: { description: 'Skip this many entities', schema: { type: 'integer', minimum: 0 } },
