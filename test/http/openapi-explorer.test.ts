@@ -161,8 +161,13 @@ describe.skipIf(noChromium)(`the explorer in headless Chromium (${CHROMIUM})`, (
     await page.context().close()
   })
 
-  it('takes a pasted token instead, and says when it is refused', { timeout: 60_000 }, async () => {
+  it('says when a sign-in or a token is refused, and takes a pasted token', { timeout: 60_000 }, async () => {
     const page = await openExplorer()
+    await page.fill('#tenant', server.tenants[0])
+    await page.fill('#username', ADMIN.username)
+    await page.fill('#password', 'not-the-password')
+    await page.click('#signin-button')
+    await expect.poll(() => page.textContent('#status')).toBe('Sign-in failed: unknown tenant, user or password.')
     await page.fill('#token', 'not-a-token')
     await page.click('#token-button')
     await expect.poll(() => page.textContent('#status')).toMatch(/did not load \(401\)/)
