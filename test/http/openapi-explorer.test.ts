@@ -135,6 +135,20 @@ describe.skipIf(noChromium)(`the explorer in headless Chromium (${CHROMIUM})`, (
     return page.locator('.opblock-tag').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('data-tag') ?? ''))
   }
 
+  /** Opens GET /Customers, asks for Name and Country, executes it: the status and the body in the response panel. */
+  async function executeGetCustomers(page: Page): Promise<string> {
+    const list = page.locator('.opblock-get').filter({ has: page.locator('.opblock-summary-path[data-path="/Customers"]') })
+    await list.locator('.opblock-summary').click()
+    // Without $select a read answers the key alone (ApiOptions:DefaultSelect).
+    await list.locator('tr[data-param-name="$select"] input').fill('Name,Country')
+    await list.locator('button.execute').click()
+    const answer = list.locator('.live-responses-table .response .response-col_description .highlight-code')
+    await answer.waitFor()
+    await answer.scrollIntoViewIfNeeded()
+    const status = await list.locator('.live-responses-table .response .response-col_status').first().textContent()
+    return `${status?.trim()} ${await answer.textContent()}`
+  }
+
   it('signs in, lists the entity sets, and shows the data a GET on Customers answers', { timeout: 60_000 }, async () => {
     const page = await openExplorer()
     await page.fill('#tenant', server.tenants[0])
@@ -143,25 +157,15 @@ describe.skipIf(noChromium)(`the explorer in headless Chromium (${CHROMIUM})`, (
     await page.click('#signin-button')
     expect(await listedSets(page)).toEqual(expect.arrayContaining(['Customers', 'Orders', 'OrderLines', 'Products', 'Users', 'Roles', 'Sign-in']))
     await expect.poll(() => page.textContent('#status')).toMatch(/^Signed in/)
-
-    const list = page.locator('.opblock-get').filter({ has: page.locator('.opblock-summary-path[data-path="/Customers"]') })
-    await list.locator('.opblock-summary').click()
-    // Without $select a read answers the key alone (ApiOptions:DefaultSelect).
-    await list.locator('tr[data-param-name="$select"] input').fill('Name,Country')
-    await list.locator('button.execute').click()
-    const answer = list.locator('.live-responses-table .response .response-col_description .highlight-code')
-    await answer.waitFor()
-    expect(await list.locator('.live-responses-table .response .response-col_status').first().textContent()).toContain('200')
-    expect(await answer.textContent()).toContain('Explorer Customer GmbH')
+    const answer = await executeGetCustomers(page)
+    expect(answer).toMatch(/^200 /)
+    expect(answer).toContain('Explorer Customer GmbH')
     const screenshot = process.env.EXPLORER_SCREENSHOT
-    if (screenshot) {
-      await answer.scrollIntoViewIfNeeded()
-      await page.screenshot({ path: screenshot })
-    }
+    if (screenshot) await page.screenshot({ path: screenshot })
     await page.context().close()
   })
 
-  it('says when a sign-in or a token is refused, and takes a pasted token', { timeout: 60_000 }, async () => {
+  it('says when a sign-in or a token is refused, and takes a pasted personal access token', { timeout: 60_000 }, async () => {
     const page = await openExplorer()
     await page.fill('#tenant', server.tenants[0])
     await page.fill('#username', ADMIN.username)
@@ -171,9 +175,15 @@ describe.skipIf(noChromium)(`the explorer in headless Chromium (${CHROMIUM})`, (
     await page.fill('#token', 'not-a-token')
     await page.click('#token-button')
     await expect.poll(() => page.textContent('#status')).toMatch(/did not load \(401\)/)
-    await page.fill('#token', token)
+    // A personal access token goes as Basic pat:<secret>.
+    const pat = await call(`${server.api}/user/pats`, { method: 'POST', token, body: { name: 'explorer', expirationDays: 1, responsibilityIds: [] } })
+    expect(pat.status, pat.text).toBe(200)
+    await page.fill('#token', pat.body.secret)
     await page.click('#token-button')
     expect(await listedSets(page)).toContain('Customers')
+    const answer = await executeGetCustomers(page)
+    expect(answer).toMatch(/^200 /)
+    expect(answer).toContain('Explorer Customer GmbH')
     await page.context().close()
     // The refused document fetch is the one error the pages may print.
     expect(consoleErrors.filter((text) => !/401/.test(text))).toEqual([])
