@@ -1,7 +1,7 @@
 // What the path builders share: reusable parameters and responses under components, and the
 // shapes of an OpenAPI operation. Every name a path refers to is defined once here.
 
-import { collectionSchema, ERROR_SCHEMA, schemaRef, type JsonSchema } from './json-schemas.ts'
+import { ERROR_SCHEMA, schemaRef, type JsonSchema } from './json-schemas.ts'
 
 export type Operation = Record<string, unknown>
 export type PathItem = Record<string, unknown>
@@ -81,7 +81,3 @@ export function jsonBody(schema: JsonSchema, required = true): Record<string, un
 }
 
 export const NO_CONTENT = { description: 'Done; nothing to return' }
-
-export function collectionOf(items: JsonSchema): JsonSchema {
-  return collectionSchema(items)
-}

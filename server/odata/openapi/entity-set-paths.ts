@@ -9,7 +9,6 @@
 import type { CsdlEntitySet, CsdlEntityType } from '../metadata/csdl.ts'
 import {
   COLLECTION_OPTIONS,
-  collectionOf,
   ENTITY_OPTIONS,
   IF_MATCH,
   json,
@@ -19,7 +18,7 @@ import {
   responses,
   type PathItem,
 } from './common.ts'
-import { localName, schemaRef } from './json-schemas.ts'
+import { collectionSchema, localName, schemaRef } from './json-schemas.ts'
 
 const WRITE_ERRORS = ['400', '401', '403', '404', '409', '412']
 
@@ -47,7 +46,7 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record
         summary: `Read ${set.name}`,
         operationId: `${set.name}.list`,
         parameters: queryOptions(COLLECTION_OPTIONS),
-        responses: responses({ '200': json(`A page of ${set.name}`, collectionOf(entity)) }),
+        responses: responses({ '200': json(`A page of ${set.name}`, collectionSchema(entity)) }),
       },
       post: {
         tags,
@@ -55,7 +54,10 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record
         operationId: `${set.name}.create`,
         parameters: queryOptions(ENTITY_OPTIONS),
         requestBody: jsonBody(entity),
-        responses: responses({ '200': json('The created entity', entity) }, ['400', '401', '403', '404', '409']),
+        responses: responses(
+          { '200': json('The created entity', entity), '204': { description: 'Created, with Prefer: return=minimal; OData-EntityId says where' } },
+          ['400', '401', '403', '404', '409'],
+        ),
       },
     },
     [`/${set.name}/$count`]: {
@@ -111,7 +113,7 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record
         summary: `Read the ${navigation.name} of one of ${set.name}`,
         operationId: `${set.name}.${navigation.name}.get`,
         parameters: queryOptions(navigation.collection ? COLLECTION_OPTIONS : ENTITY_OPTIONS),
-        responses: responses({ '200': json(`The ${navigation.name}`, navigation.collection ? collectionOf(targetSchema) : targetSchema), '204': NO_CONTENT }),
+        responses: responses({ '200': json(`The ${navigation.name}`, navigation.collection ? collectionSchema(targetSchema) : targetSchema), '204': NO_CONTENT }),
       },
     }
     if (navigation.collection) {

@@ -7,9 +7,9 @@
 // The result: a collection page, an entity, or a primitive as { value }; nothing is 204.
 
 import type { CsdlEntitySet, CsdlEntityType, CsdlOperation } from '../metadata/csdl.ts'
-import { collectionOf, json, jsonBody, NO_CONTENT, responses, type Operation, type PathItem } from './common.ts'
+import { json, jsonBody, NO_CONTENT, responses, type Operation, type PathItem } from './common.ts'
 import { entityPath, keyParameter } from './entity-set-paths.ts'
-import { itemSchema, valueSchema, type JsonSchema } from './json-schemas.ts'
+import { collectionSchema, itemSchema, valueSchema, type JsonSchema } from './json-schemas.ts'
 
 /** `isEntityType`: whether a qualified type is an entity type (not an enumeration). */
 export function operationPath(set: CsdlEntitySet, type: CsdlEntityType, operation: CsdlOperation, isEntityType: (qualified: string) => boolean): [string, PathItem] {
@@ -47,7 +47,7 @@ function result(operation: CsdlOperation, isEntityType: (qualified: string) => b
   if (!returns) return { '204': NO_CONTENT }
   const item = itemSchema({ ...returns, nullable: false })
   const isEntity = isEntityType(returns.type)
-  if (returns.collection) return { '200': json('The result', isEntity ? collectionOf(item) : { type: 'object', properties: { value: valueSchema(returns) } }), '204': NO_CONTENT }
+  if (returns.collection) return { '200': json('The result', isEntity ? collectionSchema(item) : { type: 'object', properties: { value: valueSchema(returns) } }), '204': NO_CONTENT }
   if (isEntity) return { '200': json('The result', item), '204': NO_CONTENT }
   return { '200': json('The result', { type: 'object', properties: { '@odata.context': { type: 'string' }, value: itemSchema(returns) } }), '204': NO_CONTENT }
 }
