@@ -40,8 +40,8 @@ const ASSETS: Readonly<Record<string, Asset>> = {
 /** Scripts and styles from this origin only; Swagger UI sets inline styles and shows data: images. */
 const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'"
 
-export const EXPLORER_PATH = '/explorer'
-export const EXPLORER_ASSET_PATH = '/explorer/:asset'
+const EXPLORER_PATH = '/explorer'
+const EXPLORER_ASSET_PATH = '/explorer/:asset'
 
 export function explorerRoutes(router: Router<ApiState>): void {
   // Read once, on first use: the bundle is large and most servers never serve it.

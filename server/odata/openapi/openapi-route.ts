@@ -8,7 +8,7 @@ import type { Services } from '../../services.ts'
 import { authorize } from '../semantic/authorize.ts'
 import { openApiDocument } from './openapi-document.ts'
 
-export const OPENAPI_PATH = '/openapi.json'
+const OPENAPI_PATH = '/openapi.json'
 
 export function openApiRoute(router: Router<ApiState>, services: Services): void {
   router.get(OPENAPI_PATH, async (ctx) => {
