@@ -1,5 +1,6 @@
 // The Koa application: middleware order on one screen. A request flows one way:
-// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → headers → router → (auth routes | authenticate → workflow → handler).
+// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → headers → router →
+// (auth routes | explorer | authenticate → workflow → handler).
 
 import Koa from 'koa'
 import Router from '@koa/router'
@@ -18,6 +19,8 @@ import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import { odataRoutes } from '../odata/handlers/odata-routes.ts'
+import { openApiRoute } from '../odata/openapi/openapi-route.ts'
+import { explorerRoutes } from '../explorer/explorer-routes.ts'
 import { workflowRoutes } from '../workflows/workflow-routes.ts'
 import { createServices, type Services } from '../services.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -40,9 +43,11 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
 
   const router = new Router<ApiState>({ prefix: '/api', sensitive: false })
   authRoutes(router, services)
+  explorerRoutes(router)
   // '' makes the middleware match case-insensitively like the routes (/API/… too).
   router.use('', authenticate(services))
   workflowRoutes(router, services)
+  openApiRoute(router, services)
   odataRoutes(router, services)
 
   app.use(healthRoutes(new Readiness(deps.tenants)))

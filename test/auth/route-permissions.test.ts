@@ -37,6 +37,9 @@ const ROUTES: Record<string, string> = {
   'POST /api/workflow': 'workflow: its requests pass the OData routes',
   'POST /api/workflow/commit': 'workflow: its requests pass the OData routes',
   'POST /api/workflow/abort': 'workflow: its requests pass the OData routes',
+  'HEAD,GET /api/openapi.json': 'OpenAPI document: any credentials, as $metadata; reaches no entity',
+  'HEAD,GET /api/explorer': 'explorer page: open, a fixed HTML file, reaches no entity',
+  'HEAD,GET /api/explorer/:asset': 'explorer assets: open, a fixed list of static files, reaches no entity',
   'ALL /api/{*path}': 'OData: the matrix below',
 }
 
@@ -382,6 +385,18 @@ describe('a principal lacking a permission', () => {
     expect((await send(credentials.pat, 'GET', 'user/pats')).status).toBe(403)
     expect((await send(credentials.pat, 'POST', 'user/pats', { name: 'minted', expirationDays: 1, responsibilityIds: [] })).status).toBe(403)
     expect((await send(credentials.clerk, 'GET', 'user/pats')).status).toBe(200)
+  })
+
+  it('gets the OpenAPI document as it gets $metadata, and the explorer without credentials', async () => {
+    for (const principal of Object.keys(PRINCIPALS)) {
+      for (const path of ['openapi.json', '$metadata']) expect((await send(credentials[principal], 'GET', path)).status, `${principal} ${path}`).toBe(200)
+    }
+    expect((await send({}, 'GET', 'openapi.json')).status).toBe(401)
+    const page = await send({}, 'GET', 'explorer')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('Content-Type')).toMatch(/^text\/html/)
+    expect((await send({}, 'GET', 'explorer/swagger-ui-bundle.js')).status).toBe(200)
+    for (const path of ['explorer/Customers', 'explorer/openapi.json', 'explorer/..%2Fopenapi.json']) expect((await send({}, 'GET', path)).status, path).toBe(404)
   })
 
   it('gets 403 inside a workflow too, whose requests take the same routes', async () => {

@@ -1,0 +1,19 @@
+// GET /api/openapi.json: the OpenAPI document, under the same credentials as $metadata
+// (decisions.md, "Operations surface"). Registered after the router-wide authenticate stage
+// and before the OData catch-all, which would read `openapi.json` as an entity set.
+
+import type Router from '@koa/router'
+import type { ApiState } from '../../http/api-state.ts'
+import type { Services } from '../../services.ts'
+import { authorize } from '../semantic/authorize.ts'
+import { openApiDocument } from './openapi-document.ts'
+
+const OPENAPI_PATH = '/openapi.json'
+
+export function openApiRoute(router: Router<ApiState>, services: Services): void {
+  router.get(OPENAPI_PATH, async (ctx) => {
+    authorize(ctx.state.access, { kind: 'model' })
+    ctx.type = 'application/json; charset=utf-8'
+    ctx.body = openApiDocument(services)
+  })
+}
