@@ -12,6 +12,7 @@ import { migrateAllTenants } from './tenancy/tenant-admin.ts'
 import { createApp } from './http/app.ts'
 import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
+import { prettyLine } from './http/pretty-log.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
 
@@ -26,6 +27,8 @@ export interface StartOptions {
 export interface RunningServer {
   readonly url: string
   readonly config: Config
+  /** The server's log: whoever runs it (cli/actions/serve.ts) logs through it too, so every line is alike. */
+  readonly logger: Logger
   stop(): Promise<void>
 }
 
@@ -35,7 +38,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const config = loadConfig(options.configPath)
   // Asynchronous, batched log writes (http/log-lines.ts): a write per request line was a
   // system call per request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
-  const lines = options.logger ? undefined : new LogLines()
+  // JSON lines, but for a person at a terminal (pretty-log.ts).
+  const lines = options.logger ? undefined : new LogLines(undefined, undefined, process.stdout.isTTY ? prettyLine : undefined)
   const logger = options.logger ?? pino({ level: config.Server.LogLevel }, lines)
   const logFlush = setInterval(() => lines?.writePending(), LOG_FLUSH_MS).unref()
   const model = await loadModel(projectPath(config.Server.PluginsDir))
@@ -67,7 +71,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       clearInterval(logFlush)
       await flushed(logger)
     })
-    return { url, config, stop }
+    return { url, config, logger, stop }
   } catch (error) {
     clearInterval(logFlush)
     await flushed(logger)

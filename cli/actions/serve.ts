@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import type { Logger } from 'pino'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { startServer } from '../../server/start.ts'
 import { configFileOf } from '../config-file.ts'
@@ -11,22 +12,21 @@ export async function serve(options: { port?: number; host?: string }, command: 
     const config = loadConfig(configPath)
     throw unreachable(error, config, config.Tenants.keys()) ?? error
   })
+  // Everything said from here on goes through the server's log, so the log stays one kind of line.
+  const { logger } = server
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    process.stderr.write(`entityctl: ${signal} received, shutting down\n`)
+    logger.info({ signal }, `${signal} received, shutting down`)
     server.stop().then(
       () => process.exit(0),
-      (error) => {
-        process.stderr.write(`entityctl: shutdown failed: ${(error as Error).message}\n`)
-        process.exit(1)
-      },
+      (error) => exitAfterLog(logger, 1, () => logger.error({ err: error }, 'shutdown failed')),
     )
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
-  guardProcess()
+  guardProcess(logger)
 }
 
 /**
@@ -36,16 +36,19 @@ export async function serve(options: { port?: number; host?: string }, command: 
  * exception thrown out of a callback may have left any state half-changed: say so and exit
  * 1, for the supervisor to start a clean process (README, "Running it as a service").
  */
-function guardProcess(): void {
+function guardProcess(logger: Logger): void {
   process.on('unhandledRejection', (reason) => {
-    process.stderr.write(`entityctl: unhandled rejection (serving on): ${describe(reason)}\n`)
+    logger.error({ err: reason }, 'unhandled rejection (serving on)')
   })
   process.on('uncaughtException', (error) => {
-    process.stderr.write(`entityctl: uncaught exception, exiting: ${describe(error)}\n`)
-    process.exit(1)
+    exitAfterLog(logger, 1, () => logger.fatal({ err: error }, 'uncaught exception, exiting'))
   })
 }
 
-function describe(reason: unknown): string {
-  return reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)
+/** Logs, then exits once the line is written (the log is batched: http/log-lines.ts). */
+function exitAfterLog(logger: Logger, code: number, log: () => void): void {
+  log()
+  logger.flush(() => process.exit(code))
+  // A log that cannot be written must not keep a broken process alive.
+  setTimeout(() => process.exit(code), 2000).unref()
 }

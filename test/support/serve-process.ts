@@ -14,6 +14,8 @@ export interface ServeProcess {
   readonly api: string
   readonly lines: Record<string, unknown>[]
   readonly exited: Promise<number | null>
+  /** All it wrote to stderr so far (a serving process writes nothing there: its log is stdout). */
+  stderr(): string
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number | null>
 }
@@ -48,6 +50,7 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
         api: `${entry.url}/api`,
         lines,
         exited,
+        stderr: () => stderr,
         stop: async () => {
           child.kill('SIGTERM')
           return exited
