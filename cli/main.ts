@@ -15,6 +15,7 @@ import { roleCommand } from './commands/role.ts'
 import { responsibilityCommand } from './commands/responsibility.ts'
 import { patCommand } from './commands/pat.ts'
 import { completionCommand } from './commands/completion.ts'
+import { serviceCommand } from './commands/service.ts'
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
     patCommand(),
     migrateCommand(),
     configCommand(),
+    serviceCommand(),
     completionCommand(),
   ]) {
     program.addCommand(command)
