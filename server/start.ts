@@ -6,6 +6,7 @@ import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
 import { loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
+import type { Model } from './model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { migrateAllTenants } from './tenancy/tenant-admin.ts'
@@ -20,6 +21,8 @@ export interface StartOptions {
   readonly configPath?: string
   readonly port?: number
   readonly host?: string
+  /** The model to serve, already loaded (serve --watch); default: loaded from Server:PluginsDir. */
+  readonly model?: Model
   /** Destination of the log, default stdout. */
   readonly logger?: Logger
 }
@@ -27,6 +30,7 @@ export interface StartOptions {
 export interface RunningServer {
   readonly url: string
   readonly config: Config
+  readonly model: Model
   /** The server's log: whoever runs it (cli/actions/serve.ts) logs through it too, so every line is alike. */
   readonly logger: Logger
   stop(): Promise<void>
@@ -42,7 +46,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const lines = options.logger ? undefined : new LogLines(undefined, undefined, process.stdout.isTTY ? prettyLine : undefined)
   const logger = options.logger ?? pino({ level: config.Server.LogLevel }, lines)
   const logFlush = setInterval(() => lines?.writePending(), LOG_FLUSH_MS).unref()
-  const model = await loadModel(projectPath(config.Server.PluginsDir))
+  const model = options.model ?? (await loadModel(projectPath(config.Server.PluginsDir)))
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const database = await openDatabaseServer(config, logger)
   let tenants: TenantRegistry | undefined
@@ -71,7 +75,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       clearInterval(logFlush)
       await flushed(logger)
     })
-    return { url, config, logger, stop }
+    return { url, config, model, logger, stop }
   } catch (error) {
     clearInterval(logFlush)
     await flushed(logger)

@@ -1,32 +1,75 @@
+import { watch } from 'node:fs'
 import type { Command } from 'commander'
 import type { Logger } from 'pino'
-import { loadConfig } from '../../server/config/load-config.ts'
-import { startServer } from '../../server/start.ts'
+import { loadConfig, projectPath } from '../../server/config/load-config.ts'
+import { loadModel } from '../../server/model/load-plugins.ts'
+import type { Model } from '../../server/model/model.ts'
+import { startServer, type RunningServer } from '../../server/start.ts'
 import { configFileOf } from '../config-file.ts'
 import { unreachable } from '../database-hint.ts'
 
-export async function serve(options: { port?: number; host?: string }, command: Command): Promise<void> {
+/** How long a burst of file events (an editor's save is several) is gathered into one reload. */
+const SETTLE_MS = 150
+
+export async function serve(options: { port?: number; host?: string; watch?: boolean }, command: Command): Promise<void> {
   const configPath = configFileOf(command)
-  const server = await startServer({ configPath, port: options.port, host: options.host }).catch((error) => {
-    // Any tenant's own connection string may be the one: the start migrates every tenant.
-    const config = loadConfig(configPath)
-    throw unreachable(error, config, config.Tenants.keys()) ?? error
-  })
+  const start = (model?: Model, port = options.port) =>
+    startServer({ configPath, port, host: options.host, model }).catch((error) => {
+      // Any tenant's own connection string may be the one: the start migrates every tenant.
+      const config = loadConfig(configPath)
+      throw unreachable(error, config, config.Tenants.keys()) ?? error
+    })
+  let server = await start()
   // Everything said from here on goes through the server's log, so the log stays one kind of line.
-  const { logger } = server
+  const logger = () => server.logger
   let stopping = false
+  let reloading: Promise<void> = Promise.resolve()
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    logger.info({ signal }, `${signal} received, shutting down`)
-    server.stop().then(
-      () => process.exit(0),
-      (error) => exitAfterLog(logger, 1, () => logger.error({ err: error }, 'shutdown failed')),
-    )
+    logger().info({ signal }, `${signal} received, shutting down`)
+    reloading
+      .then(() => server.stop())
+      .then(
+        () => process.exit(0),
+        (error) => exitAfterLog(logger(), 1, () => logger().error({ err: error }, 'shutdown failed')),
+      )
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
   guardProcess(logger)
+  if (!options.watch) return
+
+  // serve --watch: a changed plugin file loads the plugins anew; only a model that loads
+  // replaces the one serving (a server restarted in this process, on the same port).
+  const folder = projectPath(server.config.Server.PluginsDir)
+  const port = Number(new URL(server.url).port)
+  const reload = async (file: string) => {
+    logger().info({ file }, 'plugins changed, reloading')
+    let model: Model
+    try {
+      model = await loadModel(folder, true)
+    } catch (error) {
+      logger().error({ error: (error as Error).message }, 'plugins not reloaded: the ones loaded before keep serving')
+      return
+    }
+    const previous = server.model
+    await server.stop()
+    try {
+      server = await start(model, port)
+    } catch (error) {
+      // A migration the new model needs may be refused (it would lose data): serve the old one.
+      server = await start(previous, port)
+      logger().error({ error: (error as Error).message }, 'plugins not reloaded: the ones loaded before keep serving')
+    }
+  }
+  let timer: NodeJS.Timeout | undefined
+  watch(folder, (_event, file) => {
+    if (stopping || (file && !/\.(ts|js|mjs|mts)$/.test(file))) return
+    clearTimeout(timer)
+    timer = setTimeout(() => (reloading = reloading.then(() => (stopping ? undefined : reload(String(file ?? folder))))), SETTLE_MS)
+  })
+  logger().info({ folder }, 'watching the plugins folder')
 }
 
 /**
@@ -36,12 +79,12 @@ export async function serve(options: { port?: number; host?: string }, command: 
  * exception thrown out of a callback may have left any state half-changed: say so and exit
  * 1, for the supervisor to start a clean process (README, "Running it as a service").
  */
-function guardProcess(logger: Logger): void {
+function guardProcess(logger: () => Logger): void {
   process.on('unhandledRejection', (reason) => {
-    logger.error({ err: reason }, 'unhandled rejection (serving on)')
+    logger().error({ err: reason }, 'unhandled rejection (serving on)')
   })
   process.on('uncaughtException', (error) => {
-    exitAfterLog(logger, 1, () => logger.fatal({ err: error }, 'uncaught exception, exiting'))
+    exitAfterLog(logger(), 1, () => logger().fatal({ err: error }, 'uncaught exception, exiting'))
   })
 }
 
