@@ -18,6 +18,7 @@ import type { Target } from '../semantic/bind-path.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
+import { compactJson } from '../serializer/compact-json.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { collectionItems, entityItems, requireWithinItems } from '../semantic/result-size.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
@@ -185,7 +186,7 @@ async function runCollectionRead(scope: RequestScope, statement: ReadStatement, 
     context: statement.context,
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
-    finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : (body: string) => body,
+    finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : compactJson,
     nextLink: () => (ctx && statement.nextSkip !== undefined ? nextLink(ctx, services, statement.nextSkip) : undefined),
   }
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))

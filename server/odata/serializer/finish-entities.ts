@@ -1,14 +1,15 @@
 // What PostgreSQL cannot finish of a read body, done in Node after the statement:
 // encrypted properties arrive as ciphertext and are decrypted with the tenant's key, and
 // virtual properties are computed from inputs the SQL carries under "@needs.<Name>" keys
-// (dropped afterwards). A read with neither passes through untouched, as text.
+// (dropped afterwards). A read with neither passes through as text, only made compact.
 
+import { compactJson } from './compact-json.ts'
 import type { EntityModel } from '../../model/model.ts'
 import type { PropertyCipher } from '../../tenancy/property-encryption.ts'
 import type { BoundEntityRead } from '../semantic/bound.ts'
 
 export function finishEntities(body: string, read: BoundEntityRead, cipher: PropertyCipher | undefined, single = false): string {
-  if (!needsFinishing(read)) return body
+  if (!needsFinishing(read)) return compactJson(body)
   const parsed = JSON.parse(body)
   if (single) finishEntity(parsed, read, cipher)
   else for (const entity of parsed.value ?? []) finishEntity(entity, read, cipher)
