@@ -16,6 +16,7 @@ import { responsibilityCommand } from './commands/responsibility.ts'
 import { patCommand } from './commands/pat.ts'
 import { completionCommand } from './commands/completion.ts'
 import { openapiCommand } from './commands/openapi.ts'
+import { serviceCommand } from './commands/service.ts'
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     migrateCommand(),
     configCommand(),
     openapiCommand(),
+    serviceCommand(),
     completionCommand(),
   ]) {
     program.addCommand(command)

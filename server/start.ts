@@ -7,12 +7,14 @@ import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
 import { loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
+import type { Model } from './model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { migrateAllTenants } from './tenancy/tenant-admin.ts'
 import { createApp } from './http/app.ts'
 import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
+import { prettyLine } from './http/pretty-log.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
 import { PrometheusMetrics } from './metrics/metrics.ts'
@@ -22,6 +24,8 @@ export interface StartOptions {
   readonly configPath?: string
   readonly port?: number
   readonly host?: string
+  /** The model to serve, already loaded (serve --watch); default: loaded from Server:PluginsDir. */
+  readonly model?: Model
   /** Destination of the log, default stdout. */
   readonly logger?: Logger
 }
@@ -31,6 +35,9 @@ export interface RunningServer {
   /** The metrics listener's `…/metrics`; absent when Server:MetricsPort is 0. */
   readonly metricsUrl?: string
   readonly config: Config
+  readonly model: Model
+  /** The server's log: whoever runs it (cli/actions/serve.ts) logs through it too, so every line is alike. */
+  readonly logger: Logger
   stop(): Promise<void>
 }
 
@@ -40,10 +47,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const config = loadConfig(options.configPath)
   // Asynchronous, batched log writes (http/log-lines.ts): a write per request line was a
   // system call per request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
-  const lines = options.logger ? undefined : new LogLines()
+  // JSON lines, but for a person at a terminal (pretty-log.ts).
+  const lines = options.logger ? undefined : new LogLines(undefined, undefined, process.stdout.isTTY ? prettyLine : undefined)
   const logger = options.logger ?? pino({ level: config.Server.LogLevel }, lines)
   const logFlush = setInterval(() => lines?.writePending(), LOG_FLUSH_MS).unref()
-  const model = await loadModel(projectPath(config.Server.PluginsDir))
+  const model = options.model ?? (await loadModel(projectPath(config.Server.PluginsDir)))
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const database = await openDatabaseServer(config, logger)
   let tenants: TenantRegistry | undefined
@@ -77,7 +85,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       clearInterval(logFlush)
       await flushed(logger)
     })
-    return { url, metricsUrl: scrapes?.url, config, stop }
+    return { url, metricsUrl: scrapes?.url, config, model, logger, stop }
   } catch (error) {
     clearInterval(logFlush)
     await flushed(logger)

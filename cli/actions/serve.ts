@@ -1,32 +1,75 @@
+import { watch } from 'node:fs'
 import type { Command } from 'commander'
-import { loadConfig } from '../../server/config/load-config.ts'
-import { startServer } from '../../server/start.ts'
+import type { Logger } from 'pino'
+import { loadConfig, projectPath } from '../../server/config/load-config.ts'
+import { loadModel } from '../../server/model/load-plugins.ts'
+import type { Model } from '../../server/model/model.ts'
+import { startServer, type RunningServer } from '../../server/start.ts'
 import { configFileOf } from '../config-file.ts'
 import { unreachable } from '../database-hint.ts'
 
-export async function serve(options: { port?: number; host?: string }, command: Command): Promise<void> {
+/** How long a burst of file events (an editor's save is several) is gathered into one reload. */
+const SETTLE_MS = 150
+
+export async function serve(options: { port?: number; host?: string; watch?: boolean }, command: Command): Promise<void> {
   const configPath = configFileOf(command)
-  const server = await startServer({ configPath, port: options.port, host: options.host }).catch((error) => {
-    // Any tenant's own connection string may be the one: the start migrates every tenant.
-    const config = loadConfig(configPath)
-    throw unreachable(error, config, config.Tenants.keys()) ?? error
-  })
+  const start = (model?: Model, port = options.port) =>
+    startServer({ configPath, port, host: options.host, model }).catch((error) => {
+      // Any tenant's own connection string may be the one: the start migrates every tenant.
+      const config = loadConfig(configPath)
+      throw unreachable(error, config, config.Tenants.keys()) ?? error
+    })
+  let server = await start()
+  // Everything said from here on goes through the server's log, so the log stays one kind of line.
+  const logger = () => server.logger
   let stopping = false
+  let reloading: Promise<void> = Promise.resolve()
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    process.stderr.write(`entityctl: ${signal} received, shutting down\n`)
-    server.stop().then(
-      () => process.exit(0),
-      (error) => {
-        process.stderr.write(`entityctl: shutdown failed: ${(error as Error).message}\n`)
-        process.exit(1)
-      },
-    )
+    logger().info({ signal }, `${signal} received, shutting down`)
+    reloading
+      .then(() => server.stop())
+      .then(
+        () => process.exit(0),
+        (error) => exitAfterLog(logger(), 1, () => logger().error({ err: error }, 'shutdown failed')),
+      )
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
-  guardProcess()
+  guardProcess(logger)
+  if (!options.watch) return
+
+  // serve --watch: a changed plugin file loads the plugins anew; only a model that loads
+  // replaces the one serving (a server restarted in this process, on the same port).
+  const folder = projectPath(server.config.Server.PluginsDir)
+  const port = Number(new URL(server.url).port)
+  const reload = async (file: string) => {
+    logger().info({ file }, 'plugins changed, reloading')
+    let model: Model
+    try {
+      model = await loadModel(folder, true)
+    } catch (error) {
+      logger().error({ error: (error as Error).message }, 'plugins not reloaded: the ones loaded before keep serving')
+      return
+    }
+    const previous = server.model
+    await server.stop()
+    try {
+      server = await start(model, port)
+    } catch (error) {
+      // A migration the new model needs may be refused (it would lose data): serve the old one.
+      server = await start(previous, port)
+      logger().error({ error: (error as Error).message }, 'plugins not reloaded: the ones loaded before keep serving')
+    }
+  }
+  let timer: NodeJS.Timeout | undefined
+  watch(folder, (_event, file) => {
+    if (stopping || (file && !/\.(ts|js|mjs|mts)$/.test(file))) return
+    clearTimeout(timer)
+    timer = setTimeout(() => (reloading = reloading.then(() => (stopping ? undefined : reload(String(file ?? folder))))), SETTLE_MS)
+  })
+  logger().info({ folder }, 'watching the plugins folder')
 }
 
 /**
@@ -36,16 +79,19 @@ export async function serve(options: { port?: number; host?: string }, command: 
  * exception thrown out of a callback may have left any state half-changed: say so and exit
  * 1, for the supervisor to start a clean process (README, "Running it as a service").
  */
-function guardProcess(): void {
+function guardProcess(logger: () => Logger): void {
   process.on('unhandledRejection', (reason) => {
-    process.stderr.write(`entityctl: unhandled rejection (serving on): ${describe(reason)}\n`)
+    logger().error({ err: reason }, 'unhandled rejection (serving on)')
   })
   process.on('uncaughtException', (error) => {
-    process.stderr.write(`entityctl: uncaught exception, exiting: ${describe(error)}\n`)
-    process.exit(1)
+    exitAfterLog(logger(), 1, () => logger().fatal({ err: error }, 'uncaught exception, exiting'))
   })
 }
 
-function describe(reason: unknown): string {
-  return reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)
+/** Logs, then exits once the line is written (the log is batched: http/log-lines.ts). */
+function exitAfterLog(logger: Logger, code: number, log: () => void): void {
+  log()
+  logger.flush(() => process.exit(code))
+  // A log that cannot be written must not keep a broken process alive.
+  setTimeout(() => process.exit(code), 2000).unref()
 }

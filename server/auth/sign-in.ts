@@ -14,7 +14,7 @@ import { newGuid } from '../persistence/guid.ts'
 import type { Services } from '../services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { DECOY_HASH, verifyPassword } from './passwords.ts'
-import { bodyObject, requiredString } from './request-body.ts'
+import { bodyObject, exactFields, requiredString } from './request-body.ts'
 import { newSecret, parseSecret } from './secrets.ts'
 import { inTransaction } from '../persistence/sql.ts'
 
@@ -29,6 +29,7 @@ export interface TokenPair {
 /** `clientAddress`: whom the request came from (client-address.ts), for the throttle. */
 export async function signIn(services: Services, body: unknown, clientAddress: string): Promise<TokenPair> {
   const fields = bodyObject(body)
+  exactFields(fields, ['TenantId', 'Username', 'Password'], services.naming.toPublic)
   const tenant = requiredString(fields, 'TenantId', 100)
   const username = requiredString(fields, 'Username', 200).trim()
   // PostgreSQL text cannot hold NUL: no user has such a name, and it must not reach a query.
@@ -68,7 +69,9 @@ export async function signIn(services: Services, body: unknown, clientAddress: s
 export async function refresh(services: Services, body: unknown): Promise<TokenPair> {
   // No length limit here: any string is a candidate, and whatever is not a refresh token of
   // ours (an access token, say) is refused by parseSecret with the same 401 as a used one.
-  const token = requiredString(bodyObject(body), 'RefreshToken', Infinity)
+  const fields = bodyObject(body)
+  exactFields(fields, ['RefreshToken'], services.naming.toPublic)
+  const token = requiredString(fields, 'RefreshToken', Infinity)
   const parsed = parseSecret('rt', token)
   // Committed even when the token is refused: a reuse revokes its whole family.
   const pair = parsed && (await services.tenants.use(parsed.tenant, (db) => inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))))

@@ -18,18 +18,22 @@ type Destination = ReturnType<typeof pino.destination>
 export class LogLines {
   readonly #destination: Destination
   readonly #batchChars: number
+  readonly #format: ((line: string) => string) | undefined
   #pending: string[] = []
   #size = 0
 
   // minLength 1: sonic-boom's flush waits only for writes in flight when minLength is set.
-  constructor(destination: Destination = pino.destination({ sync: false, minLength: 1 }), batchChars = 4096) {
+  // format: rewrites each line (pretty-log.ts on a terminal); none: the JSON lines as they are.
+  constructor(destination: Destination = pino.destination({ sync: false, minLength: 1 }), batchChars = 4096, format?: (line: string) => string) {
     this.#destination = destination
     this.#batchChars = batchChars
+    this.#format = format
   }
 
   /** pino calls this with each serialised line. */
   write(line: string): void {
     if (line.length > MAX_LINE_CHARS) line = boundedLine(line)
+    if (this.#format) line = this.#format(line)
     this.#pending.push(line)
     this.#size += line.length
     if (this.#size >= this.#batchChars) this.writePending()

@@ -16,6 +16,8 @@ const PLUGIN_API = 'entityctl/plugin'
 const PLUGIN_API_URL = new URL('../plugin.ts', import.meta.url).href
 
 let hooked = false
+/** Imports of a reload get a new URL (?reload=<n>): Node keeps every module it imported by URL. */
+let reloads = 0
 
 /**
  * Plugins import 'entityctl/plugin'. Inside the project that resolves as the package's own
@@ -30,7 +32,9 @@ function resolvePluginApi(): void {
   })
 }
 
-export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
+/** `fresh`: import the files anew (serve --watch), not the modules imported before. */
+export async function loadPlugins(folder: string, fresh = false): Promise<LoadedPlugin[]> {
+  const query = fresh ? `?reload=${++reloads}` : ''
   const dir = resolve(folder)
   let files: string[]
   try {
@@ -45,7 +49,7 @@ export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
     const absolute = join(dir, file)
     let module: { default?: PluginDecl }
     try {
-      module = await import(pathToFileURL(absolute).href)
+      module = await import(pathToFileURL(absolute).href + query)
     } catch (error) {
       // A syntax error, or a mistake in the use of the plugin API while the file runs:
       // said with the line, the column and the code around it.
@@ -57,8 +61,8 @@ export async function loadPlugins(folder: string): Promise<LoadedPlugin[]> {
   return plugins
 }
 
-export async function loadModel(folder: string): Promise<Model> {
-  const plugins = await loadPlugins(folder)
+export async function loadModel(folder: string, fresh = false): Promise<Model> {
+  const plugins = await loadPlugins(folder, fresh)
   try {
     return buildModel(plugins, [systemPlugin])
   } catch (error) {

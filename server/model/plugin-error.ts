@@ -97,7 +97,8 @@ export function withDeclarationPosition(error: PluginError): PluginError {
  * thrown while the module runs has a stack frame `file:line:column` in the file.
  */
 function positionIn(absolute: string, error: unknown): { line: number; column: number } | undefined {
-  const stack = String((error as Error)?.stack ?? '')
+  // Without the ?reload=<n> of a reload (load-plugins.ts): the position is in the file either way.
+  const stack = String((error as Error)?.stack ?? '').replace(/\?reload=\d+/g, '')
   const lines = stack.split('\n')
   const head = /^(.+):(\d+)$/.exec(lines[0] ?? '')
   if (head && samePath(head[1], absolute)) {

@@ -99,6 +99,38 @@ describe('sign-in', () => {
     expect(response.body.error.target).toBe(target)
   })
 
+  it('answers 400 naming the expected fields for a body with other field names, not the 401 of a wrong password', async () => {
+    const wrong = await signIn(server, { tenant: server.tenants[0], user: ADMIN.username, Password: ADMIN.password })
+    expect(wrong.status).toBe(400)
+    expect(wrong.body.error.code).toBe('InvalidRequest')
+    expect(wrong.body.error.message).toBe('Unknown fields "tenant", "user": the body has the fields TenantId, Username, Password.')
+    expect(wrong.body.error.target).toBe('tenant')
+    const extra = await signIn(server, { TenantId: server.tenants[0], Username: ADMIN.username, Password: ADMIN.password, remember: true })
+    expect(extra.status).toBe(400)
+    expect(extra.body.error.message).toContain('"remember"')
+    const missing = await signIn(server, { TenantId: server.tenants[0], Password: ADMIN.password })
+    expect(missing.status).toBe(400)
+    expect(missing.body.error.message).toBe('Username is required: the body has the fields TenantId, Username, Password.')
+    const refreshed = await call(`${server.api}/auth/refresh`, { method: 'POST', body: { token: 'ectl_rt_x.y.z' } })
+    expect(refreshed.status).toBe(400)
+    expect(refreshed.body.error.message).toBe('Unknown field "token": the body has the fields RefreshToken.')
+  })
+
+  it('names the expected fields in lower camel case when EnableLowerCamelCase is on, and accepts them', async () => {
+    const camel = await startTestServer({ config: { ApiOptions: { EnableLowerCamelCase: true } } })
+    try {
+      const wrong = await signIn(camel, { tenant: camel.tenants[0], username: ADMIN.username, password: ADMIN.password })
+      expect(wrong.status).toBe(400)
+      expect(wrong.body.error.message).toBe('Unknown field "tenant": the body has the fields tenantId, username, password.')
+      const right = await signIn(camel, { tenantId: camel.tenants[0], username: ADMIN.username, password: ADMIN.password })
+      expect(right.status, right.text).toBe(200)
+      const refreshed = await call(`${camel.api}/auth/refresh`, { method: 'POST', body: { refreshToken: right.body.refreshToken } })
+      expect(refreshed.status, refreshed.text).toBe(200)
+    } finally {
+      await camel.stop()
+    }
+  })
+
   it('answers 400 for a body that is not a JSON object', async () => {
     for (const body of ['[1,2]', '"text"', '{not json']) {
       const response = await call(`${server.api}/auth/signin`, { method: 'POST', body })

@@ -26,6 +26,8 @@ export type EntityctlSetup = {
   tenant: string
   username: string
   password: string
+  /** Server:PluginsDir; undefined: entityctl's default (the project's plugins/). */
+  pluginsDir?: string
   /** Database:PoolSizePerTenant; undefined: entityctl's default. */
   poolSize: number | undefined
   /** Database:MaxConnections; undefined: entityctl's default. */
@@ -128,6 +130,7 @@ export const newEncryptionKey = () => randomBytes(32).toString('base64')
 function configuration(setup: EntityctlSetup): Record<string, unknown> {
   // `tenant add` writes the tenant (database name, encryption key) into this file.
   return {
+    ...(setup.pluginsDir !== undefined ? { Server: { PluginsDir: setup.pluginsDir } } : {}),
     Database: { ConnectionString: setup.serverUrl },
     JWT: { SigningKey: randomBytes(32).toString('base64url') },
   }

@@ -124,6 +124,7 @@ async function prepareEntityctlSystem(options: Options): Promise<System> {
   const setup: EntityctlSetup = {
     repoRoot: REPO_ROOT, workDir: WORK_DIR, serverUrl: options.serverUrl,
     tenant: options.tenant, username: options.username, password: options.password, poolSize: options.poolSize,
+    pluginsDir: options.pluginsDir,
   }
   if (options.entityctlUrl) {
     const database = options.entityctlDatabase

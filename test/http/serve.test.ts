@@ -46,7 +46,10 @@ describe('entityctl serve', () => {
     const response = await inFlight
     expect(response.status).toBe(200)
     expect(await served.exited).toBe(0)
-    expect(served.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['shutting down: finishing in-flight requests', 'stopped']))
+    expect(served.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['SIGTERM received, shutting down', 'shutting down: finishing in-flight requests', 'stopped']))
+    // The signal is said in the log, as JSON like every other line (serveProcess parses each), not as plain text beside it.
+    expect(served.lines).toContainEqual(expect.objectContaining({ level: 30, signal: 'SIGTERM', msg: 'SIGTERM received, shutting down' }))
+    expect(served.stderr()).toBe('')
     // Request lines are batched (http/log-lines.ts): the stop writes the last ones out.
     expect(served.lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', status: 200, requestId: expect.any(String) }))
     await expect(fetch(`${api}/`)).rejects.toThrow()

@@ -14,16 +14,32 @@ export interface ServeProcess {
   readonly api: string
   readonly lines: Record<string, unknown>[]
   readonly exited: Promise<number | null>
+  /** All it wrote to stderr so far (a serving process writes nothing there: its log is stdout). */
+  stderr(): string
+  /** The first log line, from `after` on, that `matches`: one already written or the next to come. */
+  line(matches: (entry: Record<string, unknown>) => boolean, after?: number): Promise<Record<string, unknown>>
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number | null>
 }
 
-export function serveProcess(configPath: string, env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child = spawn(join(root, 'bin/entityctl'), ['--config', configPath, 'serve', '--port', '0'], {
+export function serveProcess(configPath: string, env: Record<string, string> = {}, args: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(join(root, 'bin/entityctl'), ['--config', configPath, 'serve', '--port', '0', ...args], {
     env: { ...process.env, Server__LogLevel: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: Record<string, unknown>[] = []
+  const waiting = new Set<(entry: Record<string, unknown>) => void>()
+  const firstLine = (matches: (entry: Record<string, unknown>) => boolean, after = 0) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const found = lines.slice(after).find(matches)
+      if (found) return resolve(found)
+      const check = (entry: Record<string, unknown>) => {
+        if (!matches(entry)) return
+        waiting.delete(check)
+        resolve(entry)
+      }
+      waiting.add(check)
+    })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise((resolve, reject) => {
     let stderr = ''
@@ -40,6 +56,7 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const entry = JSON.parse(line)
       lines.push(entry)
+      for (const check of [...waiting]) check(entry)
       if (entry.msg !== 'entityctl serving') return
       clearTimeout(timer)
       resolve({
@@ -48,6 +65,8 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
         api: `${entry.url}/api`,
         lines,
         exited,
+        stderr: () => stderr,
+        line: firstLine,
         stop: async () => {
           child.kill('SIGTERM')
           return exited

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pino from 'pino'
 import { inject } from 'vitest'
-import { loadConfig, projectPath } from '../../server/config/load-config.ts'
+import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import { addTenant } from '../../server/tenancy/tenant-admin.ts'
 import { dropDatabase } from '../../server/tenancy/database-server.ts'
@@ -34,6 +35,9 @@ export interface TestUser {
   readonly password: string
   readonly fullAccess?: boolean
 }
+
+/** The suite's own copy of the demo plugin (not the project's plugins/ folder, which is the user's). */
+export const DEMO_PLUGINS = fileURLToPath(new URL('../fixtures/demo-plugins', import.meta.url))
 
 export interface TestServerOptions {
   /** Tenant names; each gets a database named after the test run. Default: ['t1']. */
@@ -66,7 +70,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const tenants = (options.tenants ?? ['t1']).map((t) => `${t}-${suffix}`)
   const file = {
     ...options.config,
-    Server: { LogLevel: 'silent', PluginsDir: options.pluginsDir ?? projectPath('plugins'), ...options.config?.Server },
+    Server: { LogLevel: 'silent', PluginsDir: options.pluginsDir ?? DEMO_PLUGINS, ...options.config?.Server },
     Database: { ConnectionString: databaseUrl, ...options.config?.Database },
     JWT: { SigningKey: randomBytes(32).toString('base64url'), ...options.config?.JWT },
   }

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
-import { TEST_DATABASE_URL } from '../support/test-server.ts'
+import { DEMO_PLUGINS, TEST_DATABASE_URL } from '../support/test-server.ts'
 import { databaseUrl, dropDatabase } from '../../server/tenancy/database-server.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -33,7 +33,8 @@ function entityctl(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 beforeAll(() => {
-  cpSync(join(root, 'plugins'), plugins, { recursive: true })
+  // The suite's copy of the demo: the tests add files to it, and the user's plugins/ stays out of it.
+  cpSync(DEMO_PLUGINS, plugins, { recursive: true })
   writeFileSync(
     configPath,
     JSON.stringify({ Server: { PluginsDir: plugins, LogLevel: 'silent' }, Database: { ConnectionString: TEST_DATABASE_URL }, JWT: { SigningKey: randomBytes(32).toString('base64url') } }),
