@@ -23,9 +23,9 @@ async function sweepAll(services: Services): Promise<number> {
   for (const tenant of services.config.Tenants.keys()) {
     try {
       const swept = (await services.tenants.use(tenant, (db) => purgeExpiredWorkflows(plainSql(db.pool)))) ?? 0
+      total += swept
       if (swept > 0) services.logger.info({ tenant, workflows: swept }, 'expired workflows discarded')
       services.metrics.workflows('expired', swept)
-      total += swept
     } catch (error) {
       services.logger.warn({ tenant, err: (error as Error).message }, 'workflow sweep of tenant failed')
     }

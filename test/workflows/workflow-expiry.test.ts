@@ -10,6 +10,7 @@ import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import type { Services } from '../../server/services.ts'
 import { startWorkflowSweep } from '../../server/workflows/workflow-sweep.ts'
+import { NO_METRICS } from '../../server/metrics/metrics.ts'
 import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 import { WorkflowClient } from './helpers.ts'
 
@@ -61,7 +62,7 @@ it('is discarded by the sweep', async () => {
 
   const config = loadConfig(server.configPath, {})
   const tenants = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
-  const sweep = startWorkflowSweep({ config, tenants, logger: pino({ level: 'silent' }) } as unknown as Services)
+  const sweep = startWorkflowSweep({ config, tenants, logger: pino({ level: 'silent' }), metrics: NO_METRICS } as unknown as Services)
   try {
     expect(await sweep.run()).toBeGreaterThan(0)
   } finally {
