@@ -4,11 +4,10 @@
 // it through: the test PostgreSQL itself is shared and stays up.
 
 import { createServer } from 'node:net'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { startWireProxy, type WireProxy } from '../bench/pg-wire-proxy.ts'
-import { ADMIN, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 
 /** Asks `probe` again until `done` holds of its answer (readyz keeps an answer for a second). */
 async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
@@ -20,15 +19,6 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, at
   return value
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testDatabaseUrl() })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -63,7 +53,7 @@ describe('health and readiness, metrics off (the defaults)', () => {
     spareDatabase = loadConfig(server.configPath, {}).Tenants.get(spare)!.Database
   })
   afterAll(async () => {
-    await admin(`alter database "${spareDatabase}" allow_connections true`).catch(() => {})
+    await adminSql(`alter database "${spareDatabase}" allow_connections true`).catch(() => {})
     await server?.stop()
   })
 
@@ -80,12 +70,12 @@ describe('health and readiness, metrics off (the defaults)', () => {
   })
 
   it('names a tenant whose database refuses connections, still 200 while the server answers', async () => {
-    await admin(`alter database "${spareDatabase}" allow_connections false`)
+    await adminSql(`alter database "${spareDatabase}" allow_connections false`)
     const degraded = await until(() => call(`${server.url}/readyz`), (answer) => answer.body.unavailableTenants.length > 0)
     expect(degraded.status).toBe(200)
     expect(degraded.body).toEqual({ status: 'ready', database: 'up', unavailableTenants: [spare] })
 
-    await admin(`alter database "${spareDatabase}" allow_connections true`)
+    await adminSql(`alter database "${spareDatabase}" allow_connections true`)
     const healed = await until(() => call(`${server.url}/readyz`), (answer) => answer.body.unavailableTenants.length === 0)
     expect(healed.body.unavailableTenants).toEqual([])
   })

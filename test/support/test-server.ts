@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import pino from 'pino'
 import { inject } from 'vitest'
 import { fileURLToPath } from 'node:url'
@@ -61,6 +62,17 @@ export interface TestServer {
 }
 
 export const ADMIN: TestUser = { username: 'admin', password: 'admin-password-1', fullAccess: true }
+
+/** Runs one statement on the test PostgreSQL as its administrator (ALTER DATABASE, pg_terminate_backend, …). */
+export async function adminSql(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testDatabaseUrl() })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const databaseUrl = testDatabaseUrl()
