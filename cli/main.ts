@@ -89,7 +89,7 @@ function report(error: unknown, json: boolean): number {
     return EXIT.usage
   }
   if (error instanceof CliError) {
-    printError(json, error.code, error.message)
+    printError(json, error.code, error.message, error.extra)
     return error.exitCode
   }
   // By name: importing the server's error classes here would load them for --help too.
