@@ -24,7 +24,7 @@ import {
 import { keyFingerprint, readKeyFile, writeKeyFile } from './tenant-keys.ts'
 import { migrateDatabase, TenantAdminError, verifyEncryptionKey } from './tenant-admin.ts'
 
-/** gzip level of backup files: measured in the commit that chose it. */
+/** Level 1: a third of the size uncompressed; level 6 saved 2 % more for more CPU (measured: git log of this line). */
 const GZIP_LEVEL = 1
 
 export interface BackupResult {
