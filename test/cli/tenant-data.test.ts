@@ -274,3 +274,20 @@ describe('move', { timeout: SLOW }, () => {
     expect(existsSync(server.configPath)).toBe(true)
   })
 })
+
+describe.skipIf(!existsSync('/usr/bin/script'))('on a terminal', { timeout: SLOW }, () => {
+  it('prints the key of a tenant removed with --keep-database, with a warning, when no file is given', async () => {
+    const key = loadConfig(server.configPath, {}).Tenants.get(restored)!.EncryptionKey
+    // A pseudo-terminal (util-linux `script`): stdin and stdout are a terminal, as for an admin.
+    const command = [join(root, 'bin/entityctl'), '--config', server.configPath, 'tenant', 'remove', restored, '--yes', '--keep-database'].map((a) => `'${a}'`).join(' ')
+    const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
+      execFile('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, CI: '' }, timeout: SLOW }, (error, stdout) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, text: stdout }),
+      )
+    })
+    expect(output.code, output.text).toBe(0)
+    expect(output.text).toContain(`WARNING: the EncryptionKey of tenant '${restored}' is printed below`)
+    expect(output.text).toContain(key)
+    expect(loadConfig(server.configPath, {}).Tenants.has(restored)).toBe(false)
+  })
+})
