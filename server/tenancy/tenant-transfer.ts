@@ -90,7 +90,9 @@ export async function restoreTenant(
   if (!TENANT_NAME.test(name)) throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists; restore under another name (--as) or remove it first.`)
   const key = await readKeyFile(keyFile ?? `${file}.key`)
-  const input = createReadStream(file).pipe(createGunzip())
+  // pipe() would not pass on a read error (a missing file): the reader would wait for ever.
+  const input = createGunzip()
+  pipeline(createReadStream(file), input).catch((error) => input.destroy(error))
   try {
     const lines = backupLines(input)
     const header = await readBackupHeader(lines)

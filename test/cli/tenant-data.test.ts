@@ -143,6 +143,8 @@ describe('backup and restore', { timeout: SLOW }, () => {
     expect([existing.code, existing.stderr]).toEqual([1, expect.stringContaining(`Tenant '${restored}' already exists`)])
     const notBackup = await entityctl('tenant', 'restore', server.configPath, '--as', `wrong-${suffix}`, '--encryption-key-file', `${file}.key`)
     expect([notBackup.code, notBackup.stderr]).toEqual([1, expect.stringContaining('is not an entityctl tenant backup')])
+    const missing = await entityctl('tenant', 'restore', join(dir, 'nowhere.entityctl-backup'), '--as', `wrong-${suffix}`, '--encryption-key-file', `${file}.key`)
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining(`Cannot read the backup ${join(dir, 'nowhere.entityctl-backup')}`)])
     expect(loadConfig(server.configPath, {}).Tenants.has(`wrong-${suffix}`)).toBe(false)
   })
 
