@@ -53,11 +53,14 @@ export async function remove(
   if (!tenant) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
   // Kept data without its key is unreadable data: the key leaves the config only once it is
   // somewhere else, a file or a terminal the admin is looking at.
-  const printKey = options.keepDatabase && !options.exportKey
+  // A tenant with a connection string of its own keeps its database whatever the options.
+  const keepsData = options.keepDatabase || Boolean(tenant.ConnectionString)
+  const printKey = keepsData && !options.exportKey
   if (printKey && (options.json || !interactive())) {
-    throw usageError(`--keep-database keeps data encrypted with the tenant's EncryptionKey, which leaves the config: pass --export-key FILE to keep the key (or run on a terminal, where it is printed).`)
+    const why = options.keepDatabase ? '--keep-database keeps' : `Tenant '${name}' has its own ConnectionString, so its database is kept, with`
+    throw usageError(`${why} data encrypted with the tenant's EncryptionKey, which leaves the config: pass --export-key FILE to keep the key (or run on a terminal, where it is printed).`)
   }
-  const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
+  const what = keepsData ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
   if (!options.yes && !(await confirm(`Remove ${what}?`))) throw new CliError('Cancelled; nothing was removed.', { code: 'Cancelled' })
   if (options.exportKey) {
     const { writeKeyFile } = await import('../../server/tenancy/tenant-keys.ts')
@@ -71,7 +74,7 @@ export async function remove(
       process.stdout.write(`${tenant.EncryptionKey}\n`)
     }
     const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: \`entityctl tenant add ${name} --encryption-key-file ${options.exportKey}\` reattaches it.` : ''
-    printResult(options, { tenant: name, removed: true, ...(options.keepDatabase ? { databaseKept: true } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) }, () => `Tenant '${name}' removed.${kept}`)
+    printResult(options, { tenant: name, removed: true, ...(keepsData ? { databaseKept: true } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) }, () => `Tenant '${name}' removed.${kept}`)
   })
 }
 

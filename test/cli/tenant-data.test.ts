@@ -5,7 +5,7 @@
 // process started on the same config afterwards. Every database made here is dropped.
 
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -134,7 +134,6 @@ describe('backup and restore', { timeout: SLOW }, () => {
   it('refuses a restore with another key, or over an existing tenant, and a file that is no backup', async () => {
     const file = join(dir, 'source.entityctl-backup')
     const wrongKey = join(dir, 'wrong.key')
-    const { writeFileSync } = await import('node:fs')
     writeFileSync(wrongKey, `${randomBytes(32).toString('base64')}\n`)
     const wrong = await entityctl('tenant', 'restore', file, '--as', `wrong-${suffix}`, '--encryption-key-file', wrongKey)
     expect(wrong.code).toBe(1)
@@ -263,7 +262,8 @@ describe('served after restore, reattach and rotation', { timeout: SLOW }, () =>
 
 describe('move', { timeout: SLOW }, () => {
   it('moves a tenant to another database, every table checked, and points its config there', async () => {
-    const before = await everyTable(tenantUrl(restored))
+    const previous = tenantUrl(restored)
+    const before = await everyTable(previous)
     const target = databaseUrl(TEST_DATABASE_URL, movedDatabase)
     const result = await ok('tenant', 'move', restored, '--to', target)
     expect(result).toMatchObject({ tenant: restored, to: target })
@@ -273,7 +273,10 @@ describe('move', { timeout: SLOW }, () => {
     // The old database is kept; a second move to a database holding tables is refused.
     const again = await entityctl('tenant', 'move', during, '--to', target)
     expect([again.code, again.stderr]).toEqual([1, expect.stringContaining('already holds tables')])
-    expect(existsSync(server.configPath)).toBe(true)
+    expect(await everyTable(previous)).toEqual(before)
+    // A tenant with a connection string of its own keeps its database on removal: its key must be kept too.
+    const remove = await entityctl('tenant', 'remove', restored, '--yes')
+    expect([remove.code, remove.stderr]).toEqual([2, expect.stringContaining('has its own ConnectionString')])
   })
 })
 
