@@ -280,16 +280,27 @@ describe('move', { timeout: SLOW }, () => {
   })
 })
 
+/** Runs entityctl on a pseudo-terminal (util-linux `script`): stdin and stdout are a terminal, as for an admin. */
+function onTerminal(...args: string[]): Promise<{ code: number | null; text: string }> {
+  const command = [join(root, 'bin/entityctl'), '--config', server.configPath, ...args].map((a) => `'${a}'`).join(' ')
+  return new Promise((resolve) => {
+    execFile('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, CI: '' }, timeout: SLOW }, (error, stdout) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, text: stdout }),
+    )
+  })
+}
+
 describe.skipIf(!existsSync('/usr/bin/script'))('on a terminal', { timeout: SLOW }, () => {
+  it('shows the progress of a backup on one rewritten line, cleared at the end', async () => {
+    const output = await onTerminal('tenant', 'backup', during, '--out', join(dir, 'terminal.entityctl-backup'))
+    expect(output.code, output.text).toBe(0)
+    expect(output.text).toContain('\r\x1b[2Kbacking up OrderLine…')
+    expect(output.text).toMatch(/\r\x1b\[2KTenant '.*': \d+ rows in \d+ tables backed up/)
+  })
+
   it('prints the key of a tenant removed with --keep-database, with a warning, when no file is given', async () => {
     const key = loadConfig(server.configPath, {}).Tenants.get(restored)!.EncryptionKey
-    // A pseudo-terminal (util-linux `script`): stdin and stdout are a terminal, as for an admin.
-    const command = [join(root, 'bin/entityctl'), '--config', server.configPath, 'tenant', 'remove', restored, '--yes', '--keep-database'].map((a) => `'${a}'`).join(' ')
-    const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
-      execFile('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, CI: '' }, timeout: SLOW }, (error, stdout) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, text: stdout }),
-      )
-    })
+    const output = await onTerminal('tenant', 'remove', restored, '--yes', '--keep-database')
     expect(output.code, output.text).toBe(0)
     expect(output.text).toContain(`WARNING: the EncryptionKey of tenant '${restored}' is printed below`)
     expect(output.text).toContain(key)
