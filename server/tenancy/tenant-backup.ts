@@ -9,7 +9,7 @@
 // The file (gzip):
 //   line 1    {"format":"entityctl-tenant-backup","version":1, tenant, createdAt, entityctl,
 //              server, keyFingerprint, tables:[{name, columns:[[name, type]…]}…]}
-//   per table, in the order of the header (a table after every table it references):
+//   per table, in the order of the header (a table after the tables it references):
 //             its rows, one COPY text line each; a line `\.`; a line {"table","rows","digest"}
 // `digest` is a sum of per-row SHA-256 hashes: independent of row order, so the restored
 // table, copied out again, must give the same sum, and any row changed, lost or doubled shows.
@@ -144,19 +144,18 @@ async function tablesOf(client: pg.Client): Promise<BackupTable[]> {
   )
   const parents = new Map<string, Set<string>>()
   for (const { child, parent } of references.rows) parents.set(child, (parents.get(child) ?? new Set()).add(parent))
-  // Depth-first: a table is listed once all it references are. A cycle of references between
-  // tables cannot be restored table by table, and entityctl makes none.
+  // Depth-first: a table is listed after the tables it references (a cycle is cut where it is
+  // met: a restore checks the foreign keys once every table is filled, so order is not needed
+  // for it; it makes a backup read like the schema).
   const ordered: string[] = []
-  const state = new Map<string, 'visiting' | 'done'>()
-  const visit = (table: string, path: string[]) => {
-    if (state.get(table) === 'done') return
-    if (state.get(table) === 'visiting') throw new BackupError(`The tables ${[...path, table].join(' → ')} reference each other in a cycle; they cannot be restored one after the other.`)
-    state.set(table, 'visiting')
-    for (const parent of [...(parents.get(table) ?? [])].sort()) if (columns.has(parent)) visit(parent, [...path, table])
-    state.set(table, 'done')
+  const seen = new Set<string>()
+  const visit = (table: string) => {
+    if (seen.has(table)) return
+    seen.add(table)
+    for (const parent of [...(parents.get(table) ?? [])].sort()) if (columns.has(parent)) visit(parent)
     ordered.push(table)
   }
-  for (const table of [...columns.keys()].sort()) visit(table, [])
+  for (const table of [...columns.keys()].sort()) visit(table)
   return ordered.map((name) => ({ name, columns: columns.get(name)! }))
 }
 
@@ -281,11 +280,12 @@ export async function restoreRows(url: string, header: BackupHeader, lines: Asyn
     checkSchema(header, await tablesOf(client))
     const names = header.tables.map((t) => quote(t.name))
     if (names.length) await client.query(`truncate ${names.join(', ')} cascade`)
+    const foreignKeys = await dropForeignKeys(client, header.tables.map((t) => t.name))
     const restored: TableSummary[] = []
     for (const table of header.tables) {
       progress?.(`restoring ${table.name}`)
       // The rows as they were: no trigger of entityctl's (row versions, access notices,
-      // fallback PATs) may change them on the way in. Foreign keys are still checked.
+      // fallback PATs) may change them on the way in.
       await client.query(`alter table ${quote(table.name)} disable trigger user`)
       const rows = await copyTableIn(client, table, lines, progress)
       await client.query(`alter table ${quote(table.name)} enable trigger user`)
@@ -299,6 +299,8 @@ export async function restoreRows(url: string, header: BackupHeader, lines: Asyn
       }
       restored.push(copied)
     }
+    progress?.('checking the foreign keys')
+    await addForeignKeys(client, foreignKeys)
     await resetSequences(client)
     await client.query('commit')
     return restored
@@ -307,6 +309,43 @@ export async function restoreRows(url: string, header: BackupHeader, lines: Asyn
     throw error
   } finally {
     await client.end()
+  }
+}
+
+interface ForeignKey {
+  readonly name: string
+  readonly table: string
+  readonly definition: string
+}
+
+/**
+ * Drops the foreign keys of the tables, to be added again once every row is in (as pg_dump
+ * restores): checked row by row during a COPY they cost more than the COPY itself (15 of 27 s
+ * for 200,000 order lines); added after, each is one join over the filled tables. Same name and
+ * definition, in the same transaction: nobody sees the schema without them.
+ */
+async function dropForeignKeys(client: pg.Client, tables: readonly string[]): Promise<ForeignKey[]> {
+  const { rows } = await client.query<ForeignKey>(
+    `select k.conname as name, t.relname as table, pg_get_constraintdef(k.oid) as definition
+       from pg_constraint k
+       join pg_class t on t.oid = k.conrelid
+       join pg_namespace n on n.oid = t.relnamespace
+      where k.contype = 'f' and n.nspname = 'public' and t.relname = any($1::text[])
+      order by t.relname, k.conname`,
+    [tables],
+  )
+  for (const key of rows) await client.query(`alter table ${quote(key.table)} drop constraint ${quote(key.name)}`)
+  return rows
+}
+
+/** Adds the foreign keys back; a row of the backup without the row it references fails here. */
+async function addForeignKeys(client: pg.Client, keys: readonly ForeignKey[]): Promise<void> {
+  for (const key of keys) {
+    try {
+      await client.query(`alter table ${quote(key.table)} add constraint ${quote(key.name)} ${key.definition}`)
+    } catch (error) {
+      throw new BackupError(`Table ${key.table}: the backup's rows break the foreign key ${key.name} (${(error as Error).message}); the file is damaged. Nothing was restored.`)
+    }
   }
 }
 
@@ -349,10 +388,20 @@ async function copyTableIn(client: pg.Client, table: BackupTable, lines: AsyncIt
     const data = Buffer.concat(batch)
     batch = []
     size = 0
-    if (!stream.write(data)) await new Promise<void>((resolve, reject) => {
-      stream.once('drain', resolve)
-      stream.once('error', reject)
-    })
+    if (!stream.write(data)) {
+      await new Promise<void>((resolve, reject) => {
+        const drained = () => {
+          stream.off('error', failed)
+          resolve()
+        }
+        const failed = (error: Error) => {
+          stream.off('drain', drained)
+          reject(error)
+        }
+        stream.once('drain', drained)
+        stream.once('error', failed)
+      })
+    }
   }
   for (;;) {
     const next = await lines.next()
