@@ -1,6 +1,6 @@
 // Reads the JSON config file, applies environment overrides (nested keys joined by a double
 // underscore: ApiOptions__MaxTop=100, Tenants__acme__ConnectionString=...) and validates every
-// key against schema.ts. A bad value stops the start with the key and the problem named.
+// key against schema.ts. Bad values stop the start with every key and problem named at once.
 
 import { existsSync, readFileSync } from 'node:fs'
 import { writeFile, rename } from 'node:fs/promises'
