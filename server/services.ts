@@ -5,7 +5,7 @@ import { namingPolicy, type NamingPolicy } from './model/naming.ts'
 import { AccessService } from './auth/access-service.ts'
 import { AccessTokens } from './auth/access-tokens.ts'
 import { SignInThrottle } from './auth/sign-in-throttle.ts'
-import { ReadPlans } from './odata/handlers/read-plans.ts'
+import { ReadPlanCache } from './odata/plan/read-plan-cache.ts'
 import { NO_METRICS, type Metrics } from './metrics/metrics.ts'
 
 export interface Services extends AppDeps {
@@ -17,7 +17,7 @@ export interface Services extends AppDeps {
    */
   readonly access: AccessService
   /** Reads compiled once per shape and caller. */
-  readonly readPlans: ReadPlans
+  readonly readPlans: ReadPlanCache
   /** Credentials: access tokens (JWT) and the sign-in throttle. */
   readonly auth: { readonly tokens: AccessTokens; readonly throttle: SignInThrottle }
   /** What the stages count for Prometheus (metrics/metrics.ts); does nothing when metrics are off. */
@@ -32,7 +32,7 @@ export function createServices(deps: AppDeps): Services {
     ...deps,
     naming: namingPolicy(deps.config.ApiOptions.EnableLowerCamelCase),
     access,
-    readPlans: new ReadPlans(),
+    readPlans: new ReadPlanCache(),
     metrics: deps.metrics ?? NO_METRICS,
     auth: {
       tokens: new AccessTokens(deps.config.JWT, (tenant) => deps.tenants.has(tenant)),

@@ -19,7 +19,12 @@ export function contextUrl(
   aggregated: boolean,
   single = false,
 ): string {
+  return root + contextPath(entity, select, aggregated, single)
+}
+
+/** What follows the service root in @odata.context: `$metadata#Orders(Number,Total)`. */
+export function contextPath(entity: EntityModel, select: readonly SelectItemSyntax[] | undefined, aggregated: boolean, single = false): string {
   const names = select?.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
   const projection = aggregated ? '()' : names?.length ? `(${names.join(',')})` : ''
-  return `${root}$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
+  return `$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
 }
