@@ -2,11 +2,10 @@
 //   Orders?$select=Number,Total  →  http://host/api/$metadata#Orders(Number,Total)
 
 import type { EntityModel } from '../../model/model.ts'
-import type { Services } from '../../services.ts'
 import type { SelectItemSyntax } from '../parser/syntax.ts'
-import type { ApiContext } from '../handlers/odata-routes.ts'
 
-export function serviceRoot(ctx: ApiContext, services: Services): string {
+/** The service root of a request: Server:PublicUrl when configured, else the host it was sent to. */
+export function serviceRoot(ctx: { readonly protocol: string; readonly host: string }, services: { readonly config: { readonly Server: { readonly PublicUrl?: string } } }): string {
   const configured = services.config.Server.PublicUrl
   return `${configured ? configured.replace(/\/$/, '') : `${ctx.protocol}://${ctx.host}`}/api/`
 }
