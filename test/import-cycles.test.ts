@@ -22,7 +22,7 @@ function importGraph(): Map<string, string[]> {
     for (const match of text.matchAll(IMPORT)) {
       const specifier = match[1] ?? match[2] ?? match[3]
       const path = specifier.startsWith('.') ? resolve(SERVER, dirname(file), specifier) : specifier.startsWith('#server/') ? join(SERVER, specifier.slice('#server/'.length)) : undefined
-      if (path && path.endsWith('.ts')) targets.add(relative(SERVER, path))
+      if (path?.endsWith('.ts')) targets.add(relative(SERVER, path))
     }
     graph.set(file, [...targets].filter((target) => files.includes(target)))
   }
@@ -30,7 +30,7 @@ function importGraph(): Map<string, string[]> {
 }
 
 /** The strongly connected components of more than one file (Tarjan): every import cycle lies in one. */
-export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   let counter = 0
   const index = new Map<string, number>()
   const low = new Map<string, number>()

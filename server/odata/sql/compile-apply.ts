@@ -9,7 +9,7 @@ import { QueryError } from '../../errors.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
-import { buildObject, itemRows } from './compile-read.ts'
+import { buildObject, itemRows } from './json-rows.ts'
 import { ident, jsonValue, modelString, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
 
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
@@ -20,7 +20,7 @@ const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   countdistinct: (x) => `count(distinct ${x})::int`,
 }
 
-/** The aggregated rows as the rows of a collection answer (compile-read.ts, itemRows). */
+/** The aggregated rows as the rows of a collection answer (json-rows.ts, itemRows). */
 export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes: number): CompiledQuery {
   const read = plan.source
   const stages = read.apply!

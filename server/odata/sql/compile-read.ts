@@ -30,6 +30,7 @@ import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, Planne
 import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
+import { buildObject, itemRows } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
 
 /**
@@ -71,19 +72,6 @@ export function compileCollectionRead(plan: CollectionPlan, maxBytes: number): C
   }
   const items = `select ${row}::text as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
   return { sql: withFiltered(itemRows(items, maxBytes, count)), params: builder.params, keySlots: builder.keySlots }
-}
-
-/**
- * The rows of a collection answer from `items` (ordered rows with a `body`): each with its
- * size, its body only when within `maxBytes`, and the count beside when there is one.
- */
-export function itemRows(items: string, maxBytes: number, count?: string, extra: readonly string[] = []): string {
-  const columns = ['octet_length(j.body) as size', `case when octet_length(j.body) <= ${Math.floor(maxBytes)} then j.body end as body`, ...extra.map((c) => `j.${ident(c)}`)]
-  const rows = `select ${columns.join(', ')} from (${items} offset 0) j`
-  if (count === undefined) return rows
-  // Left join: an empty page is one row with the count alone. A nested loop over the single
-  // count row keeps the order of the page.
-  return `select c.count, p.* from (${count}) c(count) left join lateral (${rows}) p on true`
 }
 
 /**
@@ -194,12 +182,4 @@ function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedEx
   const pairs = [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
   if (planned.count) pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, (select count(*) ${relation})`)
   return pairs
-}
-
-/** json_build_object takes at most 100 arguments; wider entities are merged from chunks. */
-export function buildObject(pairs: readonly string[]): string {
-  if (pairs.length <= 50) return `json_build_object(${pairs.join(', ')})`
-  const chunks: string[] = []
-  for (let i = 0; i < pairs.length; i += 50) chunks.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(', ')})`)
-  return `(${chunks.join(' || ')})::json`
 }
