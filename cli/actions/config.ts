@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { SECTIONS, TENANT_KEYS, type KeySpec } from '../../server/config/schema.ts'
-import { ConfigError, loadConfig } from '../../server/config/load-config.ts'
+import { ConfigError, loadConfig, type Config } from '../../server/config/load-config.ts'
 import { configFileOf } from '../config-file.ts'
 import { printResult } from '../output.ts'
 import { CliError } from '../cli-error.ts'
@@ -8,7 +8,7 @@ import { CliError } from '../cli-error.ts'
 /** Valid: the file and its tenants. Not valid: every problem at once, exit 2. */
 export function check(options: { json?: boolean }, command: Command): void {
   const path = configFileOf(command)
-  let loaded
+  let loaded: Config
   try {
     loaded = loadConfig(path)
   } catch (error) {

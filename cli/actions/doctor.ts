@@ -105,7 +105,7 @@ async function port(check: string, host: string, number: number, key: string): P
 async function databases(config: Config, step: (text: string) => void): Promise<Check[]> {
   const { openDatabaseServer, databaseUrl } = await import('../../server/tenancy/database-server.ts')
   const where = config.Database.ConnectionString ? 'Database:ConnectionString' : `the embedded PostgreSQL (Database:EmbeddedPort ${config.Database.EmbeddedPort})`
-  let server
+  let server: Awaited<ReturnType<typeof openDatabaseServer>> | undefined
   try {
     server = await openDatabaseServer(config, { info: () => {}, warn: () => {}, error: () => {} })
     await withClient(server.url, (client) => client.query('select 1'))

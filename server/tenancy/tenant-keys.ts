@@ -46,7 +46,7 @@ export async function writeKeyFile(path: string, key: string): Promise<void> {
 }
 
 export async function readKeyFile(path: string): Promise<string> {
-  let text
+  let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (error) {
