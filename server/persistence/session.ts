@@ -7,7 +7,8 @@
 
 import { setTimeout as delay } from 'node:timers/promises'
 import { RequestError, ServiceError } from '../errors.ts'
-import { applyRules } from '../rules/apply-rules.ts'
+import { businessRules } from '../rules/apply-rules.ts'
+import type { WritePlan } from '../writes/write-plan.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { preparedSql, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
@@ -23,8 +24,11 @@ export interface Session {
    * answer can be streamed. Absent where the answer must be kept whole (a workflow's session).
    */
   cursor?(sql: string, params: readonly unknown[], limits: CursorLimits): Promise<RowCursor>
-  /** Runs `work` on a unit of work, then flushes it: the rules run, one statement writes. */
-  write<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
+  /**
+   * Runs `work` on a unit of work, then flushes it: the rules run, one statement writes.
+   * `plan`: the write plan `work` applies, for a session that keeps them (a workflow's).
+   */
+  write<T>(work: (unit: UnitOfWork) => Promise<T>, plan?: WritePlan): Promise<T>
   /** A unit of work for reading entities (read-only methods); a change it makes is refused. */
   read<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
 }
@@ -69,7 +73,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
 
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
 export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite'> = {}): UnitOfWork {
-  return new UnitOfWork({ model: tenant.model, sql, rules: applyRules, cipher: tenant.cipher, ...options })
+  return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, ...options })
 }
 
 /** Runs `work` on a unit that must not change anything: nothing is flushed, a change is a 403. */

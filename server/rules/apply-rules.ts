@@ -12,7 +12,7 @@ import { validationFailed, type ErrorDetail } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
 import type { CollectionProperty } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
-import { sameValue, type Entry, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
+import { sameValue, type Entry, type FlushHook, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
@@ -27,6 +27,15 @@ interface Pending {
   readonly changed: Set<string>
   /** Navigation properties whose related entities changed. */
   readonly navigations: Set<string>
+}
+
+/**
+ * The rules as a unit of work's flush hook: they run before every write, and they say which
+ * parents a change will make them recompute, so the unit loads those with the changed row.
+ */
+export const businessRules: FlushHook = {
+  beforeWrite: (unit) => applyRules(unit),
+  prefetch: (model, entity, changing) => parentsReachedBy(model, entity, changing),
 }
 
 /** Bounds the propagation between entities; a plugin's rules that never settle are a bug. */
@@ -201,7 +210,7 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
   }
   if (requests.length === 0) return
   await unit.load(requests)
-  const missing = requests.filter((request) => unit.get(request.entity, request.key)?.state === 'stub')
+  const missing = requests.filter((request) => ['stub', 'gone'].includes(unit.get(request.entity, request.key)?.state ?? 'stub'))
   const seen = new Set<string>()
   const failures: ErrorDetail[] = []
   for (const { entity, key, referrer } of missing) {
