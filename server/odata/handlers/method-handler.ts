@@ -13,7 +13,8 @@ import type { Target } from '../semantic/bind-path.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import type { WriteReply } from '../write/bind-write.ts'
 import { readCollection, readEntity } from './read-handler.ts'
-import { bind, planActor, replyOptions } from './write-handlers.ts'
+import { planActor } from '../../writes/plan-actor.ts'
+import { bind, replyOptions } from './write-handlers.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
@@ -21,7 +22,7 @@ type MethodTarget = Extract<Target, { kind: 'method' }>
 export async function handleMethod(ctx: ApiContext, scope: RequestScope, target: MethodTarget): Promise<void> {
   const body = (ctx.request as { body?: unknown }).body
   const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, options: replyOptions(ctx, scope) })
-  const { results } = await runPlan(scope.session, plan, planActor(scope))
+  const { results } = await runPlan(scope.session, plan, planActor(scope.state.access))
   const modifies = !isReadOnly(plan)
   if (modifies) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
   try {

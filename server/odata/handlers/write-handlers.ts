@@ -10,9 +10,8 @@
 import { RequestError } from '../../errors.ts'
 import type { EntityModel } from '../../model/model.ts'
 import { runPlan } from '../../writes/run-plan.ts'
-import type { PlanActor } from '../../writes/apply-plan.ts'
+import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
-import { demand } from '../semantic/authorize.ts'
 import type { DefaultSelect } from '../semantic/bind-read.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { parseReadOptions, readEntity } from './read-handler.ts'
@@ -21,7 +20,7 @@ import type { ApiContext, RequestScope } from './odata-routes.ts'
 export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
   const options = replyOptions(ctx, scope)
   const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options })
-  const { results } = await runPlan(scope.session, bound.plan, planActor(scope))
+  const { results } = await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   const key = String(results[0])
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
@@ -39,7 +38,7 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
 export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
   const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), options })
-  await runPlan(scope.session, bound.plan, planActor(scope))
+  await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   afterWrite(scope, entity)
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
   if (!wantsBody || !(await answered(ctx, scope, bound, key))) {
@@ -51,7 +50,7 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
 
 export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
-  await runPlan(scope.session, bound.plan, planActor(scope))
+  await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   afterWrite(scope, entity)
   ctx.status = 204
 }
@@ -96,14 +95,6 @@ export function replyOptions(ctx: ApiContext, scope: RequestScope): ReturnType<t
   return parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
 }
 
-/** The caller as applying a plan sees them: what the data may still require of them, and who they are. */
-export function planActor(scope: RequestScope): PlanActor {
-  const access = scope.state.access
-  return {
-    demand: (entity, permission, by) => demand(access, { entity, permission, by }),
-    user: access ? { guid: access.userGuid, username: access.username } : undefined,
-  }
-}
 
 const bindings = new WeakMap<RequestScope['services'], WriteBinding>()
 
