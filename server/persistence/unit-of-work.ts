@@ -112,6 +112,14 @@ export class UnitOfWork {
   readonly #touched = new Set<Entry>()
   /** Entries staged steps changed, as the database holds them (stage()). */
   readonly #stored = new Map<Entry, StoredRow>()
+  /**
+   * Once a unit stages, a step must cost what it changes, not what the unit holds: entries
+   * met since the last step (#fresh) and settled ones assigned since (#dirty, told by their
+   * values) are the only ones a step looks at.
+   */
+  #watching = false
+  readonly #fresh = new Set<Entry>()
+  readonly #dirty = new Set<Entry>()
 
   constructor(options: UnitOptions) {
     this.#options = options
@@ -151,11 +159,17 @@ export class UnitOfWork {
 
   remove(entry: Entry): void {
     entry.removed = true
+    if (this.#watching) this.#dirty.add(entry)
   }
 
   /** The row is written (its version checked and raised) even if none of its values changes. */
   touch(entry: Entry): void {
     if (entry.state === 'loaded') this.#touched.add(entry)
+  }
+
+  /** The entries that may have changed since the last staged step: all of them in a unit that does not stage. */
+  pending(): Iterable<Entry> {
+    return this.#watching ? new Set([...this.#fresh, ...this.#dirty, ...this.#touched]) : this.#entries.values()
   }
 
   newGuid(): string {
@@ -170,6 +184,8 @@ export class UnitOfWork {
   changes(entry: Entry): string[] {
     if (entry.state === 'new') return Object.keys(entry.values).filter((name) => entry.values[name] !== undefined && entry.values[name] !== null)
     if (entry.state === 'stub' || !entry.original) return Object.keys(entry.values)
+    // The common case, and all of a staged unit's settled entries: nothing was assigned since.
+    if (unchanged(entry.values, entry.original)) return []
     return columnsOf(entry.entity)
       .map((column) => column.property)
       .filter((name) => name in entry.values && !sameValue(entry.values[name], entry.original![name]))
@@ -276,8 +292,8 @@ export class UnitOfWork {
    */
   async stage(): Promise<void> {
     await this.#beforeWrite()
-    const written = this.#pendingRows()
-    if (written.length === 0) return
+    const pending = [...this.pending()]
+    const written = this.#pendingRows(pending)
     this.#options.onWrite?.(written.filter((row) => row.kind !== 'insert').map((row) => [row.entry.entity.name, row.entry.key, row.expected!] as const))
     for (const { entry } of written) {
       if (!this.#stored.has(entry)) this.#stored.set(entry, { existed: entry.state === 'loaded', version: entry.version, values: entry.original })
@@ -290,15 +306,39 @@ export class UnitOfWork {
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }
-    for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
+    for (const entry of pending) if (entry.removed && entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
     // The stored members stay valid: nothing was written.
     this.#touched.clear()
+    this.#fresh.clear()
+    this.#dirty.clear()
+    this.#watching = true
+    for (const entry of pending) entry.values = this.#watched(entry, entry.values)
+  }
+
+  /** Values that tell the unit when they are assigned, so the next step looks at their entry. */
+  #watched(entry: Entry, values: Record<string, unknown>): Record<string, unknown> {
+    const dirty = this.#dirty
+    return new Proxy(
+      { ...values },
+      {
+        set(target, name, value) {
+          target[name as string] = value
+          dirty.add(entry)
+          return true
+        },
+        deleteProperty(target, name) {
+          delete target[name as string]
+          dirty.add(entry)
+          return true
+        },
+      },
+    )
   }
 
   async #beforeWrite(): Promise<void> {
     // Entities changed by key only (members bound to a new parent) are loaded first, so their
     // change is a change like any other; one that does not exist is the client's mistake.
-    const assignedStubs = this.entries().filter((e) => e.state === 'stub' && Object.keys(e.values).length > 0)
+    const assignedStubs = [...this.pending()].filter((e) => e.state === 'stub' && Object.keys(e.values).length > 0)
     if (assignedStubs.length > 0) {
       await this.load(assignedStubs.map((e) => ({ entity: e.entity, key: e.key })))
       const missing = assignedStubs.filter((e) => e.state === 'stub')
@@ -311,6 +351,7 @@ export class UnitOfWork {
 
   #add(entry: Entry): Entry {
     this.#entries.set(identity(entry.entity, entry.key), entry)
+    if (this.#watching) this.#fresh.add(entry)
     return entry
   }
 
@@ -350,6 +391,7 @@ export class UnitOfWork {
     const entry = this.get(entity, key)
     if (entry && entry.state !== 'stub') return entry
     if (entry) {
+      if (this.#watching) this.#fresh.add(entry)
       entry.values = { ...values, ...entry.values }
       entry.original = values
       entry.version = version
@@ -360,9 +402,9 @@ export class UnitOfWork {
   }
 
   /** The rows the pending changes write: new entities, changed (or touched) loaded ones, removed ones. */
-  #pendingRows(): PendingRow[] {
+  #pendingRows(candidates: Iterable<Entry> = this.pending()): PendingRow[] {
     const rows: PendingRow[] = []
-    for (const entry of this.#entries.values()) {
+    for (const entry of candidates) {
       if (entry.state === 'new' && !entry.removed) rows.push({ entry, kind: 'insert', columns: columnsOf(entry.entity) })
       if (entry.state !== 'loaded') continue
       if (entry.removed) {
@@ -570,6 +612,12 @@ function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 
 function byKey(a: Entry, b: Entry): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+}
+
+/** Whether every value is the very one loaded (or settled): a cheap test before comparing values. */
+function unchanged(values: Readonly<Record<string, unknown>>, original: Readonly<Record<string, unknown>>): boolean {
+  for (const name in values) if (values[name] !== original[name]) return false
+  return true
 }
 
 /**

@@ -43,7 +43,7 @@ const MAX_ROUNDS = 20
 
 export async function applyRules(unit: UnitOfWork): Promise<void> {
   const scope = new ViewScope(unit)
-  const removed = new Set(unit.entries().filter((entry) => entry.removed && entry.state === 'loaded'))
+  const removed = new Set([...unit.pending()].filter((entry) => entry.removed && entry.state === 'loaded'))
   const pending = collectChanges(unit)
   if (pending.size === 0 && removed.size === 0) return
   const context: RuleContext = {
@@ -96,7 +96,7 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
 /** New and changed entities of the unit of work, with what changed. */
 function collectChanges(unit: UnitOfWork): Map<Entry, Pending> {
   const pending = new Map<Entry, Pending>()
-  for (const entry of unit.entries()) {
+  for (const entry of unit.pending()) {
     if (entry.removed || entry.state === 'stub') continue
     const changed = new Set(unit.changes(entry))
     if (entry.state === 'new' || changed.size > 0) pending.set(entry, { entry, created: entry.state === 'new', changed, navigations: new Set() })
