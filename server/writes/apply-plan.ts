@@ -41,6 +41,8 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
       await removeWithCascades(unit, await loadForChange(unit, entity, operation.key, operation.ifMatch, undefined), actor)
       return undefined
     case 'call':
+      // The entity a bound method changes is loaded as any changed entity is, its ETag checked.
+      if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation.ifMatch, [])
       return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user })
   }
 }

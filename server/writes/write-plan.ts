@@ -59,6 +59,8 @@ export interface CallOperation {
   readonly entity: string
   readonly method: string
   readonly key?: string
+  /** If-Match on the entity a bound method is called on. */
+  readonly ifMatch?: readonly string[]
   readonly params: Readonly<Record<string, unknown>>
   /** A read method (function): its unit of work must change nothing. */
   readonly readOnly: boolean

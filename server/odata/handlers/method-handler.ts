@@ -21,7 +21,7 @@ type MethodTarget = Extract<Target, { kind: 'method' }>
 
 export async function handleMethod(ctx: ApiContext, scope: RequestScope, target: MethodTarget): Promise<void> {
   const body = (ctx.request as { body?: unknown }).body
-  const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, options: replyOptions(ctx, scope) })
+  const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   const { results } = await runPlan(scope.session, plan, planActor(scope.state.access))
   const modifies = !isReadOnly(plan)
   if (modifies) scope.services.access.invalidateTenant(scope.session.tenant.tenant)

@@ -51,6 +51,8 @@ export type WriteRequest =
       /** As requested, for a 405's message. */
       readonly path: string
       readonly body: unknown
+      /** A bound method's precondition on the entity it is called on. */
+      readonly ifMatch: string
       readonly options: QueryOptionsSyntax
     }
 
@@ -107,9 +109,18 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       if (request.httpMethod !== expected) throw RequestError.methodNotAllowed(request.httpMethod, request.path, [expected])
       const params = bindParameters(binding.naming, method, request.httpMethod === 'POST' ? (request.body ?? {}) : {}, target.inline, options.custom)
       const reply = bindMethodReply(binding, target, options)
+      const ifMatch = target.key ? parseIfMatch(request.ifMatch) : undefined
       // An entity result's reading is authorized with the call, before the method runs.
       authorize(access, { kind: 'execute', entity, method: name, result: resultRead(reply) })
-      const call = { kind: 'call' as const, entity: entity.name, method: name, ...(target.key ? { key: target.key } : {}), params, readOnly: method.kind === 'read' }
+      const call = {
+        kind: 'call' as const,
+        entity: entity.name,
+        method: name,
+        ...(target.key ? { key: target.key } : {}),
+        ...(ifMatch ? { ifMatch } : {}),
+        params,
+        readOnly: method.kind === 'read',
+      }
       return { plan: writePlan([call]), reply }
     }
   }

@@ -58,7 +58,7 @@ function patch(name: string, key: string, body: unknown, headers: { ifMatch?: st
 
 function callMethod(path: string, httpMethod: string, body: unknown, query = '', caller = FULL): BoundWrite {
   const target = bindPath(model, naming, parseResourcePath(path), 'Default') as MethodTarget
-  return bindWrite(binding, { kind: 'call', target, httpMethod, path, body, options: options(query) }, caller)
+  return bindWrite(binding, { kind: 'call', target, httpMethod, path, body, ifMatch: '', options: options(query) }, caller)
 }
 
 /** The plan as a workflow stores it: JSON, and unchanged by the trip. */
