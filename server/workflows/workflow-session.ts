@@ -5,7 +5,7 @@
 // applied and the rows they changed with the version each had, so the request can be stored
 // and applied again identically (workflow-rebuild.ts).
 
-import { openUnit, readOnly, type Session } from '../persistence/session.ts'
+import { openUnit, readOnly, type Session, type WriteOptions } from '../persistence/session.ts'
 import type { Sql } from '../persistence/sql.ts'
 import type { UnitOfWork, WrittenRow } from '../persistence/unit-of-work.ts'
 import { newGuid } from '../persistence/guid.ts'
@@ -35,13 +35,15 @@ export class WorkflowSession implements Session {
     return this.#sql<T>(sql, params)
   }
 
-  write<T>(work: (unit: UnitOfWork) => Promise<T>, plan?: WritePlan): Promise<T> {
+  write<T>(work: (unit: UnitOfWork) => Promise<T>, options: WriteOptions<T> = {}): Promise<T> {
     // Only a plan can be applied again: a write without one has no place in a workflow.
+    const { plan, within } = options
     if (!plan) throw new Error('a write inside a workflow must come as a write plan')
     const unit = this.#unitOfWork()
     return this.#inSavepoint(async () => {
       const result = await work(unit)
       await unit.flush()
+      await within?.(this, result)
       this.plans.push(plan)
       return result
     }, 'release')

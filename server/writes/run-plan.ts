@@ -6,7 +6,14 @@ import type { Session } from '../persistence/session.ts'
 import { applyPlan, type PlanActor } from './apply-plan.ts'
 import { isReadOnly, type PlanResult, type WritePlan } from './write-plan.ts'
 
-export function runPlan(session: Session, plan: WritePlan, actor: PlanActor): Promise<PlanResult> {
+/**
+ * `within`: a read that must succeed for the write to stand (a reply that can fail on the
+ * data), run in the write's transaction (Session.write); for a read-only plan, after it.
+ */
+export async function runPlan(session: Session, plan: WritePlan, actor: PlanActor, within?: (on: Session, result: PlanResult) => Promise<void>): Promise<PlanResult> {
   const apply = (unit: Parameters<Parameters<Session['write']>[0]>[0]) => applyPlan(unit, plan, actor)
-  return isReadOnly(plan) ? session.read(apply) : session.write(apply, plan)
+  if (!isReadOnly(plan)) return session.write(apply, { plan, within })
+  const result = await session.read(apply)
+  await within?.(session, result)
+  return result
 }

@@ -22,19 +22,16 @@ type MethodTarget = Extract<Target, { kind: 'method' }>
 export async function handleMethod(ctx: ApiContext, scope: RequestScope, target: MethodTarget): Promise<void> {
   const body = (ctx.request as { body?: unknown }).body
   const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
-  const { results } = await runPlan(scope.session, plan, planActor(scope.state.access))
-  const modifies = !isReadOnly(plan)
-  if (modifies) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
-  try {
-    await respond(ctx, scope, reply, results[0])
-  } catch (error) {
-    // A modify method's changes are saved by now (outside a workflow): its answer says so,
-    // as a write's does when its reply cannot be read (write-handlers.ts, answered).
-    if (!modifies || scope.state.session) throw error
-    scope.state.log.warn({ err: error }, 'method saved its changes; its reply could not be read')
-    ctx.status = 204
-    ctx.body = null
-  }
+  // A reply that can fail on the data is read in the method's transaction: its failure undoes the call.
+  const within = (reply.kind === 'entity' || reply.kind === 'entities') && reply.failsOnData
+  const { results } = await runPlan(
+    scope.session,
+    plan,
+    planActor(scope.state.access),
+    within ? (session, { results }) => respond(ctx, { ...scope, session }, reply, results[0]) : undefined,
+  )
+  if (!isReadOnly(plan)) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
+  if (!within) await respond(ctx, scope, reply, results[0])
 }
 
 /** Answers with the method's result, read as the reply's query options ask. */

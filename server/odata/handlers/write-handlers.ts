@@ -20,12 +20,11 @@ import type { ApiContext, RequestScope } from './odata-routes.ts'
 export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
   const options = replyOptions(ctx, scope)
   const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options })
-  const { results } = await runPlan(scope.session, bound.plan, planActor(scope.state.access))
-  const key = String(results[0])
+  const minimal = prefers(ctx, 'return=minimal')
+  const key = await write(ctx, scope, bound, !minimal)
   afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
-  const minimal = prefers(ctx, 'return=minimal')
-  if (minimal || !(await answered(ctx, scope, bound, key))) {
+  if (minimal || ctx.status !== 200) {
     ctx.status = 204
     ctx.set('OData-EntityId', location)
     ctx.set('Location', location)
@@ -38,10 +37,10 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
 export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
   const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), options })
-  await runPlan(scope.session, bound.plan, planActor(scope.state.access))
-  afterWrite(scope, entity)
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
-  if (!wantsBody || !(await answered(ctx, scope, bound, key))) {
+  await write(ctx, scope, bound, wantsBody)
+  afterWrite(scope, entity)
+  if (ctx.status !== 200) {
     ctx.status = 204
     return
   }
@@ -56,33 +55,35 @@ export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity:
 }
 
 /**
- * Reads the written entity through the read path and answers with it (200, ETag); false when
- * it cannot. Everything that can be checked without the data was bound before the write; what
- * is left is a reply whose statement fails on the data (a cast in an expanded $filter) or that
- * finds the entity deleted meanwhile. Outside a workflow the write is saved by then, so its
- * answer must say so: the caller answers 204, as for return=minimal, rather than an error a
- * client would retry into a duplicate. What went wrong is logged.
+ * Runs the bound write and, when `answer`, reads the written entity into the answer (200 and
+ * its ETag; the status stays otherwise: the entity is gone meanwhile). A reply that can fail on
+ * the data is read in the write's transaction, so its failure is the request's and nothing is
+ * written; any other is read after the write. Returns the key written.
  */
-async function answered(ctx: ApiContext, scope: RequestScope, bound: BoundWrite, key: string): Promise<boolean> {
+async function write(ctx: ApiContext, scope: RequestScope, bound: BoundWrite, answer: boolean): Promise<string> {
   const { reply } = bound
-  if (reply.kind !== 'entity') return false
-  let found: Awaited<ReturnType<typeof readEntity>>
-  try {
-    const context = contextUrl(serviceRoot(ctx, scope.services), reply.entity, reply.select, false, true)
-    found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, context)
-  } catch (error) {
-    // In a workflow (a session of its own) nothing is saved before the commit, and the failed
-    // statement spoiled its transaction: the error stands, and the request is not recorded.
-    if (scope.state.session) throw error
-    scope.state.log.warn({ err: error }, 'write saved; its reply could not be read')
-    return false
-  }
-  if (!found) return false
+  const within = answer && reply.kind === 'entity' && reply.failsOnData
+  const { results } = await runPlan(
+    scope.session,
+    bound.plan,
+    planActor(scope.state.access),
+    within ? (session, { results }) => answerWith(ctx, { ...scope, session }, bound, String(results[0])) : undefined,
+  )
+  const key = String(results[0])
+  if (answer && !within) await answerWith(ctx, scope, bound, key)
+  return key
+}
+
+async function answerWith(ctx: ApiContext, scope: RequestScope, bound: BoundWrite, key: string): Promise<void> {
+  const { reply } = bound
+  if (reply.kind !== 'entity') return
+  const context = contextUrl(serviceRoot(ctx, scope.services), reply.entity, reply.select, false, true)
+  const found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, context)
+  if (!found) return
   ctx.status = 200
   ctx.set('ETag', found.etag)
   ctx.type = 'application/json; odata.metadata=minimal'
   ctx.body = found.body
-  return true
 }
 
 /** Binds a write for the request's caller (every permission it needs is checked here). */

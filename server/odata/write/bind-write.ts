@@ -58,10 +58,27 @@ export type WriteRequest =
 
 /** How a write answers, bound before it is applied. */
 export type WriteReply =
-  /** The written entity (a create's or an update's), or the one entity a method returns. */
-  | { readonly kind: 'entity'; readonly entity: EntityModel; readonly read: BoundEntityRead; readonly select: readonly SelectItemSyntax[] | undefined }
+  /**
+   * The written entity (a create's or an update's), or the one entity a method returns.
+   * `failsOnData`: reading it evaluates what can fail on the data (an expanded $filter's cast,
+   * a plugin's virtual property), so it is read in the write's transaction, and its failure
+   * undoes the write; any other reply is read after the write, at no extra round trip.
+   */
+  | {
+      readonly kind: 'entity'
+      readonly entity: EntityModel
+      readonly read: BoundEntityRead
+      readonly select: readonly SelectItemSyntax[] | undefined
+      readonly failsOnData: boolean
+    }
   /** The entities a method returns, read as its query options ask. */
-  | { readonly kind: 'entities'; readonly entity: EntityModel; readonly read: BoundCollectionRead; readonly select: readonly SelectItemSyntax[] | undefined }
+  | {
+      readonly kind: 'entities'
+      readonly entity: EntityModel
+      readonly read: BoundCollectionRead
+      readonly select: readonly SelectItemSyntax[] | undefined
+      readonly failsOnData: boolean
+    }
   /** A value a method returns (Edm type name). */
   | { readonly kind: 'value'; readonly type: string }
   | { readonly kind: 'none' }
@@ -136,7 +153,7 @@ function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: Qu
   if (appliesToCollections(options)) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`)
   const context = createBindContext(binding.naming, binding.query, options.aliases)
   const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, binding.defaultSelect, 1)
-  return { kind: 'entity', entity, read, select: options.select }
+  return { kind: 'entity', entity, read, select: options.select, failsOnData: evaluatesOnData(read) }
 }
 
 /**
@@ -149,7 +166,8 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
   if (returns?.kind === 'collection') {
     const entity = binding.model.entities.get(returns.target)!
     const read = bindCollectionRead(createBindContext(binding.naming, binding.query, options.aliases), entity, options, binding.defaultSelect)
-    return { kind: 'entities', entity, read, select: options.select }
+    const failsOnData = Boolean(read.filter || read.orderby.length > 0 || read.apply?.length) || evaluatesOnData(read.read)
+    return { kind: 'entities', entity, read, select: options.select, failsOnData }
   }
   if (returns?.kind === 'reference') {
     const entity = binding.model.entities.get(returns.target)!
@@ -158,6 +176,11 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
   const given = systemOptionsIn(options)
   if (given.length > 0) throw QueryError.invalid(`${given.join(', ')}: ${target.name} returns ${returns ? 'no entities' : 'nothing'}, so no query option applies to its answer.`, given[0])
   return returns ? { kind: 'value', type: edmName(returns.type) } : { kind: 'none' }
+}
+
+/** Whether a read evaluates expressions or plugin code, which the data can make fail. */
+function evaluatesOnData(read: BoundEntityRead): boolean {
+  return read.virtuals.length > 0 || read.expand.some((expand) => expand.filter !== undefined || expand.orderby.length > 0 || evaluatesOnData(expand.read))
 }
 
 /** An entity result's read, without its keys (the method gives them), for authorize.ts. */
