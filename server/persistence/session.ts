@@ -102,7 +102,7 @@ function statementSession(tenant: TenantDatabase, sql: Sql): Session {
 }
 
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
-export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite'> = {}): UnitOfWork {
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush'> = {}): UnitOfWork {
   return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, ...options })
 }
 

@@ -61,6 +61,31 @@ export interface ParentPrefetch {
 /** A row a flush updates or deletes, with the version it was loaded with. */
 export type WrittenRow = readonly [entity: string, key: string, version: number]
 
+/**
+ * A row a flush wrote, as data (JSON): what it became, and the version it had. A workflow keeps
+ * these so its next request can put its pending rows back in one statement (writeRows).
+ */
+export interface FlushedRow {
+  readonly entity: string
+  readonly key: string
+  readonly kind: 'insert' | 'update' | 'delete'
+  /** The version the row had (updates, deletes). */
+  readonly expected?: number
+  /** The stored properties written, by declared name (all of them for an insert). */
+  readonly values?: Readonly<Record<string, unknown>>
+}
+
+/** A row to put as it is, over the version it must still have (none: it must not exist). */
+export interface RowToWrite {
+  readonly entity: EntityModel
+  readonly key: string
+  readonly kind: 'insert' | 'update' | 'delete'
+  readonly expected?: number
+  /** Its version once written. */
+  readonly version?: number
+  readonly values?: Readonly<Record<string, unknown>>
+}
+
 /** What a unit takes from the world: its clock and the keys it generates (a workflow pins both). */
 export interface UnitPins {
   readonly now: Date
@@ -84,6 +109,8 @@ export interface UnitOptions {
   readonly pins?: UnitPins
   /** Told the rows a flush is about to update or delete (workflows record them). */
   readonly onWrite?: (rows: readonly WrittenRow[]) => void
+  /** Told every row a flush wrote, values included, once written. */
+  readonly onFlush?: (rows: readonly FlushedRow[]) => void
 }
 
 const CONFLICT = '40001'
@@ -107,6 +134,8 @@ export class UnitOfWork {
   #pins: UnitPins | undefined
   #now: Date
   readonly #entries = new Map<string, Entry>()
+  /** The same entries by entity type: find and members look at one type, not at the whole unit. */
+  readonly #byEntity = new Map<EntityModel, Set<Entry>>()
   /** Stored members of collections loaded so far, per parent and navigation. */
   readonly #members = new Map<Entry, Map<string, Entry[]>>()
   readonly #touched = new Set<Entry>()
@@ -255,7 +284,7 @@ export class UnitOfWork {
   /** Entities matching `where`: the stored ones as this unit sees them, and its own new ones. */
   async find(entity: EntityModel, where: Where = {}): Promise<Entry[]> {
     const found = await this.#run([{ entity, sql: (_, params) => selectWhere(entity, whereSql(entity, where, 't', params)) }])
-    const candidates = new Set([...found, ...this.entries().filter((e) => e.entity === entity)])
+    const candidates = new Set([...found, ...this.#entriesOf(entity)])
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && matches(entity, where, e.values)).sort(byKey)
   }
 
@@ -265,7 +294,7 @@ export class UnitOfWork {
       await this.load([{ entity: parent.entity, key: parent.key, members: [collection] }])
     }
     const inverse = collection.inverse.name
-    const candidates = new Set([...(this.#members.get(parent)?.get(collection.name) ?? []), ...this.entries().filter((e) => e.entity === collection.target)])
+    const candidates = new Set([...(this.#members.get(parent)?.get(collection.name) ?? []), ...this.#entriesOf(collection.target)])
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && e.values[inverse] === parent.key).sort(byKey)
   }
 
@@ -278,11 +307,29 @@ export class UnitOfWork {
       return
     }
     await this.#beforeWrite()
-    const statement = this.#writeStatement()
-    if (!statement) return
+    const rows = this.#pendingRows()
+    if (rows.length === 0) return
+    const statement = writeStatement(rows, this.#options.cipher, false)
     this.#options.onWrite?.(statement.written)
     await this.sql(statement.text, statement.params)
-    this.#settle(statement.entries)
+    this.#options.onFlush?.(rows.map(flushedRow))
+    this.#settle(rows.map((row) => row.entry))
+  }
+
+  /**
+   * Writes rows as given, in one statement, each over the version it must still have: how a
+   * workflow puts back the rows its earlier requests wrote. No rule runs: they ran when the
+   * rows were first written.
+   */
+  async writeRows(rows: readonly RowToWrite[]): Promise<void> {
+    if (rows.length === 0) return
+    const pending = rows.map((row): PendingRow => {
+      const entry: Entry = { entity: row.entity, key: row.key, values: { ...row.values }, original: undefined, version: row.version, state: 'loaded', removed: false }
+      const columns = row.kind === 'insert' ? columnsOf(row.entity) : columnsOf(row.entity).filter((c) => row.values && c.property in row.values)
+      return { entry, kind: row.kind, columns, expected: row.expected, next: row.version }
+    })
+    const statement = writeStatement(pending, this.#options.cipher, true)
+    await this.sql(statement.text, statement.params)
   }
 
   /**
@@ -298,7 +345,7 @@ export class UnitOfWork {
     for (const { entry } of written) {
       if (!this.#stored.has(entry)) this.#stored.set(entry, { existed: entry.state === 'loaded', version: entry.version, values: entry.original })
       if (entry.removed) {
-        if (entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
+        if (entry.state === 'new') this.#forget(entry)
         entry.state = 'gone'
         continue
       }
@@ -306,7 +353,7 @@ export class UnitOfWork {
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }
-    for (const entry of pending) if (entry.removed && entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
+    for (const entry of pending) if (entry.removed && entry.state === 'new') this.#forget(entry)
     // The stored members stay valid: nothing was written.
     this.#touched.clear()
     this.#fresh.clear()
@@ -351,8 +398,20 @@ export class UnitOfWork {
 
   #add(entry: Entry): Entry {
     this.#entries.set(identity(entry.entity, entry.key), entry)
+    const ofEntity = this.#byEntity.get(entry.entity)
+    if (ofEntity) ofEntity.add(entry)
+    else this.#byEntity.set(entry.entity, new Set([entry]))
     if (this.#watching) this.#fresh.add(entry)
     return entry
+  }
+
+  #forget(entry: Entry): void {
+    this.#entries.delete(identity(entry.entity, entry.key))
+    this.#byEntity.get(entry.entity)?.delete(entry)
+  }
+
+  #entriesOf(entity: EntityModel): Iterable<Entry> {
+    return this.#byEntity.get(entity) ?? []
   }
 
   /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
@@ -419,17 +478,6 @@ export class UnitOfWork {
   }
 
   /**
-   * The flush statement: inserts, updates and deletes batched per table (rowSource: a VALUES
-   * list or arrays), and a final check that every updated or deleted row still had its
-   * version; otherwise `_conflict` raises and nothing of the statement stays.
-   */
-  #writeStatement(): { text: string; params: unknown[]; written: WrittenRow[]; entries: Entry[] } | undefined {
-    const rows = this.#pendingRows()
-    if (rows.length === 0) return undefined
-    return { ...writeStatement(rows, this.#options.cipher, false), entries: rows.map((row) => row.entry) }
-  }
-
-  /**
    * After staged steps: the statement that takes the database from the rows as they were
    * loaded to the rows the last step left, each row at the version the steps would have
    * given it (so a later step, or a read, finds the versions a write after each would have).
@@ -456,7 +504,7 @@ export class UnitOfWork {
   #settle(written: readonly Entry[]): void {
     for (const entry of written) {
       if (entry.removed) {
-        this.#entries.delete(identity(entry.entity, entry.key))
+        this.#forget(entry)
         continue
       }
       entry.version = entry.state === 'new' ? 1 : entry.version! + 1
@@ -464,7 +512,7 @@ export class UnitOfWork {
       entry.state = 'loaded'
     }
     // Created and then removed in the same unit: never stored, gone all the same.
-    for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
+    for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#forget(entry)
     this.#touched.clear()
     this.#members.clear()
   }
@@ -482,6 +530,11 @@ function parameters(): { params: unknown[]; bind: Bind } {
       return `$${params.length}::${type}`
     },
   }
+}
+
+function flushedRow(row: PendingRow): FlushedRow {
+  const values = row.columns && Object.fromEntries(row.columns.map((c) => [c.property, row.entry.values[c.property] ?? null]))
+  return { entity: row.entry.entity.name, key: row.entry.key, kind: row.kind, ...(row.expected !== undefined ? { expected: row.expected } : {}), ...(values ? { values } : {}) }
 }
 
 /** A row a flush writes: the version it must still have (update, delete) and, after staged steps, the one it gets. */

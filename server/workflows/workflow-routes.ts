@@ -34,7 +34,7 @@ import { GUID_PATTERN, newGuid } from '../persistence/guid.ts'
 import type { Services } from '../services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { WorkflowError } from './workflow-errors.ts'
-import { rebuildWorkflow } from './workflow-rebuild.ts'
+import { rebuildWorkflow, restoreWorkflow } from './workflow-rebuild.ts'
 import { planActor } from '../writes/plan-actor.ts'
 import { WorkflowSession } from './workflow-session.ts'
 import { inTransaction as inPoolTransaction, plainSql, type Sql } from '../persistence/sql.ts'
@@ -121,7 +121,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
       if (headers.index > maxRequests) throw WorkflowError.limitExceeded(maxRequests)
 
       await sql('savepoint workflow_replay')
-      await rebuildWorkflow(tenant, sql, await loadReplayable(sql, headers.id), planActor(access))
+      await restoreWorkflow(tenant, sql, await loadReplayable(sql, headers.id))
       const session = new WorkflowSession(tenant, sql)
       live.state.session = session
       await next()
@@ -134,6 +134,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
         method: live.method,
         path: live.url,
         plans: session.plans,
+        rows: session.rows,
         at: session.at,
         guids: session.guids,
         touched: [...session.touched.values()],

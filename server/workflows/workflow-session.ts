@@ -7,7 +7,7 @@
 
 import { openUnit, readOnly, type Session, type WriteOptions } from '../persistence/session.ts'
 import type { Sql } from '../persistence/sql.ts'
-import type { UnitOfWork, WrittenRow } from '../persistence/unit-of-work.ts'
+import type { FlushedRow, UnitOfWork, WrittenRow } from '../persistence/unit-of-work.ts'
 import { newGuid } from '../persistence/guid.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
@@ -23,6 +23,8 @@ export class WorkflowSession implements Session {
   readonly touched = new Map<string, Touch>()
   /** The write plans this request applied, in order. */
   readonly plans: WritePlan[] = []
+  /** The rows its writes wrote, in order, with their values: what the next request puts back. */
+  readonly rows: FlushedRow[] = []
   readonly #sql: Sql
 
   constructor(tenant: TenantDatabase, sql: Sql) {
@@ -58,6 +60,7 @@ export class WorkflowSession implements Session {
     return openUnit(this.tenant, this.#sql, {
       pins: { now: this.at, newGuid: () => this.#nextGuid() },
       onWrite: (rows) => this.#recordTouched(rows),
+      onFlush: (rows) => this.rows.push(...rows),
     })
   }
 

@@ -3,12 +3,13 @@
 // plans can be applied again identically and, for the last one, its answer given again. Plain
 // parameterised SQL, run by whoever holds the connection: the workflow's transaction, or the pool.
 //
-// A request's plans are stored in its "Body" column, versioned: { "format": 1, "plans": [ … ] }
-// (writes/write-plan.ts). A request stored otherwise (by a version of entityctl that replayed
-// HTTP requests, or a later plan format) is not guessed at: its workflow fails by name.
+// A request's plans are stored in its "Body" column, versioned, with the rows they wrote:
+// { "format": 1, "plans": [ … ], "rows": [ … ] } (writes/write-plan.ts, FlushedRow of
+// persistence/unit-of-work.ts). A request stored otherwise (by a version of entityctl that
+// replayed HTTP requests, or a later format) is not guessed at: its workflow fails by name.
 
 import type { Sql } from '../persistence/sql.ts'
-import type { WrittenRow } from '../persistence/unit-of-work.ts'
+import type { FlushedRow, WrittenRow } from '../persistence/unit-of-work.ts'
 import { WRITE_PLAN_FORMAT, type WritePlan } from '../writes/write-plan.ts'
 import { WorkflowError } from './workflow-errors.ts'
 
@@ -29,6 +30,8 @@ export interface StoredRequest {
   readonly path: string
   /** Its write plans, in the order it applied them. */
   readonly plans: readonly WritePlan[]
+  /** The rows they wrote, in order, with their values. */
+  readonly rows: readonly FlushedRow[]
   /** The clock of its rules. */
   readonly at: Date
   /** The Guids it generated, in order. */
@@ -68,7 +71,7 @@ export async function loadReplayable(sql: Sql, id: string): Promise<StoredReques
     Index: number
     Method: string
     Path: string
-    Body: { format?: unknown; plans?: WritePlan[] } | null
+    Body: StoredBody | null
     At: number
     Guids: string[]
     Touched: Touch[]
@@ -81,19 +84,25 @@ export async function loadReplayable(sql: Sql, id: string): Promise<StoredReques
     index: row.Index,
     method: row.Method,
     path: row.Path,
-    plans: storedPlans(id, row),
+    ...storedPlans(id, row),
     at: new Date(row.At),
     guids: row.Guids,
     touched: row.Touched,
   }))
 }
 
-function storedPlans(id: string, row: { Index: number; Method: string; Path: string; Body: { format?: unknown; plans?: WritePlan[] } | null }): WritePlan[] {
+interface StoredBody {
+  readonly format?: unknown
+  readonly plans?: WritePlan[]
+  readonly rows?: FlushedRow[]
+}
+
+function storedPlans(id: string, row: { Index: number; Method: string; Path: string; Body: StoredBody | null }): { plans: WritePlan[]; rows: FlushedRow[] } {
   const stored = row.Body
-  if (!stored || stored.format !== WRITE_PLAN_FORMAT || !Array.isArray(stored.plans)) {
+  if (!stored || stored.format !== WRITE_PLAN_FORMAT || !Array.isArray(stored.plans) || !Array.isArray(stored.rows)) {
     throw WorkflowError.storedOtherwise(id, { index: row.Index, method: row.Method, path: row.Path })
   }
-  return stored.plans
+  return { plans: stored.plans, rows: stored.rows }
 }
 
 /** The last accepted request, with its answer: what a safe retry compares and sends again. */
@@ -121,7 +130,7 @@ export async function recordRequest(sql: Sql, id: string, request: StoredRequest
       request.method,
       request.path,
       '{}',
-      JSON.stringify({ format: WRITE_PLAN_FORMAT, plans: request.plans }),
+      JSON.stringify({ format: WRITE_PLAN_FORMAT, plans: request.plans, rows: request.rows }),
       request.at,
       JSON.stringify(request.guids),
       JSON.stringify(request.touched),
