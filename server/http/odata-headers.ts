@@ -5,6 +5,8 @@
 import type { Context, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
 
+const BATCH = /\/\$batch\/?$/i
+
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
@@ -12,7 +14,8 @@ export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
   ctx.set('OData-Version', maxVersion && Number.parseFloat(maxVersion) >= 4.01 ? '4.01' : '4.0')
   if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
     const type = ctx.get('Content-Type')
-    if (type && !/^application\/json\b/i.test(type)) throw RequestError.unsupportedMediaType(type)
+    // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
+    if (type && !/^application\/json\b/i.test(type) && !(BATCH.test(ctx.path) && /^multipart\/mixed\b/i.test(type))) throw RequestError.unsupportedMediaType(type)
   }
   const odataVersion = ctx.get('OData-Version')
   if (odataVersion && Number.parseFloat(odataVersion) > 4.01) {

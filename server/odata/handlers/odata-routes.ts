@@ -13,8 +13,34 @@ import { handleCreate, handleDelete, handleUpdate } from './write-handlers.ts'
 import { handleMethod } from './method-handler.ts'
 import { poolSession, type Session } from '../../persistence/session.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
+import { handleBatch } from './batch-handler.ts'
 
 export type ApiContext = Context & { state: ApiState }
+
+/**
+ * What a handler reads of its request and writes of its answer: a Koa context for a request
+ * of its own, a part of a `$batch` (odata/handlers/batch-part-exchange.ts) otherwise, so a part
+ * runs through the very handlers a request does.
+ */
+export interface Exchange {
+  readonly method: string
+  /** The path, /api/ included. */
+  readonly path: string
+  readonly url: string
+  readonly querystring: string
+  readonly query: Record<string, string | string[] | undefined>
+  readonly protocol: string
+  readonly host: string
+  readonly state: ApiState
+  readonly request: { readonly body?: unknown }
+  readonly response: { get(name: string): string | string[] | number | undefined }
+  get(name: string): string
+  set(name: string, value: string): void
+  accepts(...types: string[]): string | false
+  status: number
+  type: string
+  body: unknown
+}
 
 /** Everything a handler needs for one request, resolved once. */
 export interface RequestScope {
@@ -26,20 +52,29 @@ export interface RequestScope {
 
 export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
   router.all('/{*path}', async (ctx) => {
-    const path = ctx.path.replace(/^\/api\/?/i, '')
-    const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
-    const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.querystring) })
-    const scope: RequestScope = { services, state: ctx.state, session, target }
-    const method = ctx.method
-    if (target.kind === 'method') return handleMethod(ctx as ApiContext, scope, target)
-    if (method === 'GET' || method === 'HEAD') return handleRead(ctx as ApiContext, scope)
-    if (target.kind === 'collection' && !target.parent && !target.count && method === 'POST') return handleCreate(ctx as ApiContext, scope, target.entity)
-    if (target.kind === 'entity' && !target.parent && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
-      return handleUpdate(ctx as ApiContext, scope, target.entity, target.key, method === 'PUT' ? 'put' : 'patch')
-    }
-    if (target.kind === 'entity' && !target.parent && method === 'DELETE') return handleDelete(ctx as ApiContext, scope, target.entity, target.key)
-    throw RequestError.methodNotAllowed(method, ctx.path, allowedMethods(target))
+    const api = ctx as ApiContext
+    if (BATCH_PATH.test(ctx.path)) return handleBatch(api, services, dispatch)
+    return dispatch(api, services)
   })
+}
+
+const BATCH_PATH = /^\/api\/\$batch\/?$/i
+
+/** Binds the exchange's path and hands it to the handler for its method: a request, or a part of a batch. */
+export async function dispatch(ctx: Exchange, services: OdataServices): Promise<void> {
+  const path = ctx.path.replace(/^\/api\/?/i, '')
+  const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
+  const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.querystring) })
+  const scope: RequestScope = { services, state: ctx.state, session, target }
+  const method = ctx.method
+  if (target.kind === 'method') return handleMethod(ctx, scope, target)
+  if (method === 'GET' || method === 'HEAD') return handleRead(ctx, scope)
+  if (target.kind === 'collection' && !target.parent && !target.count && method === 'POST') return handleCreate(ctx, scope, target.entity)
+  if (target.kind === 'entity' && !target.parent && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
+    return handleUpdate(ctx, scope, target.entity, target.key, method === 'PUT' ? 'put' : 'patch')
+  }
+  if (target.kind === 'entity' && !target.parent && method === 'DELETE') return handleDelete(ctx, scope, target.entity, target.key)
+  throw RequestError.methodNotAllowed(method, ctx.path, allowedMethods(target))
 }
 
 /**

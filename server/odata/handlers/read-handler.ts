@@ -26,11 +26,11 @@ import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
-import type { ApiContext, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './odata-routes.ts'
 
 const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=true'
 
-export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<void> {
+export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
   const { target, services } = scope
   if (target.kind === 'serviceDocument' || target.kind === 'metadata') authorize(scope.state.access, { kind: 'model' })
   if (target.kind === 'serviceDocument') {
@@ -138,7 +138,7 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
  * Plans and runs a collection read (a method's result); its answer is a string, or a stream
  * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
  */
-export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
+export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
   return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context, ctx)
 }
@@ -149,7 +149,7 @@ export async function readEntity(scope: RequestScope, read: BoundEntityByKey, co
   return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context)
 }
 
-async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
+async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   logStatement(scope, statement.sql)
   const { session, services, state } = scope
   const read = plan.entity.read
@@ -188,7 +188,7 @@ function wholeCursor(rows: readonly Record<string, unknown>[]): RowCursor {
  * their encoding survives), without $skip or $skiptoken, then `$skiptoken`. The base is the
  * service root, so Server:PublicUrl applies as it does to @odata.context.
  */
-function nextLink(ctx: ApiContext, services: RequestScope['services'], skip: number): string {
+function nextLink(ctx: Exchange, services: RequestScope['services'], skip: number): string {
   const kept = ctx.querystring.split('&').filter((option) => option !== '' && !isPagingOption(option))
   const resource = ctx.path.replace(/^\/api\//i, '')
   return `${serviceRoot(ctx, services)}${resource}?${[...kept, `$skiptoken=${skip}`].join('&')}`
