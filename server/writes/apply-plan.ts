@@ -30,6 +30,7 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
   const entity = entityNamed(unit, operation.entity)
   switch (operation.kind) {
     case 'create':
+      if (operation.parent) await requireParent(unit, operation.parent)
       return create(unit, entity, operation).key
     case 'update': {
       // A PUT replaces every property; a PATCH reaches the parents its properties feed.
@@ -64,6 +65,13 @@ function create(unit: UnitOfWork, entity: EntityModel, operation: CreateOperatio
     for (const key of keys) unit.reference(property.target, key).values[property.inverse.name] = record.key
   }
   return record
+}
+
+/** The parent a create goes through must exist (it may be new in this unit: a batch's earlier create). */
+async function requireParent(unit: UnitOfWork, parent: NonNullable<CreateOperation['parent']>): Promise<void> {
+  const entity = entityNamed(unit, parent.entity)
+  const [entry] = await unit.load([{ entity, key: parent.key }])
+  if ((entry.state !== 'loaded' && entry.state !== 'new') || entry.removed) throw RequestError.notFound(`${entity.setName}(${parent.key}) does not exist.`)
 }
 
 /** The entity to change, with what its change will recompute (the flush hook says what), its ETag checked. */

@@ -33,6 +33,11 @@ export interface CreateOperation {
   readonly nested: readonly { readonly property: string; readonly create: CreateOperation }[]
   /** Existing entities bound as members of its collections (`Lines@odata.bind`). */
   readonly members: readonly { readonly property: string; readonly keys: readonly string[] }[]
+  /**
+   * Created through a parent's collection (`POST Customers(k)/Orders`): the parent, which must
+   * exist (404 otherwise); the reference back to it is among `values`. Absent in older plans.
+   */
+  readonly parent?: { readonly entity: string; readonly key: string; readonly property: string }
 }
 
 export interface UpdateOperation {
@@ -69,6 +74,8 @@ export interface CallOperation {
 /** What applying a plan gives back: per operation, the key it created or the value its method returned (entities as { Guid }). */
 export interface PlanResult {
   readonly results: readonly unknown[]
+  /** Per operation, its entity's version once written (writes only; run-plan.ts): the new ETag. */
+  readonly versions?: readonly (number | undefined)[]
 }
 
 export function writePlan(operations: readonly WriteOperation[]): WritePlan {

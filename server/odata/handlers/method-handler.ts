@@ -24,7 +24,7 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
   const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   // A reply that can fail on the data is read in the method's transaction: its failure undoes the call.
   const within = (reply.kind === 'entity' || reply.kind === 'entities') && reply.failsOnData
-  const { results } = await runPlan(
+  const { results, versions } = await runPlan(
     scope.session,
     plan,
     planActor(scope.state.access),
@@ -32,6 +32,9 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
   )
   if (!isReadOnly(plan)) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
   if (!within) await respond(ctx, scope, reply, results[0])
+  // An action's empty answer carries its binding entity's new ETag, so a client's next If-Match holds.
+  const version = versions?.[0]
+  if (ctx.status === 204 && target.key && version !== undefined) ctx.set('ETag', `W/"${version}"`)
 }
 
 /** Answers with the method's result, read as the reply's query options ask. */

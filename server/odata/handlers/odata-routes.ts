@@ -69,7 +69,11 @@ export async function dispatch(ctx: Exchange, services: OdataServices): Promise<
   const method = ctx.method
   if (target.kind === 'method') return handleMethod(ctx, scope, target)
   if (method === 'GET' || method === 'HEAD') return handleRead(ctx, scope)
-  if (target.kind === 'collection' && !target.parent && !target.count && method === 'POST') return handleCreate(ctx, scope, target.entity)
+  if (target.kind === 'collection' && !target.count && method === 'POST') {
+    const { parent } = target
+    if (!parent) return handleCreate(ctx, scope, target.entity)
+    if (parent.navigation.kind === 'collection') return handleCreate(ctx, scope, target.entity, { navigation: parent.navigation, key: parent.key })
+  }
   if (target.kind === 'entity' && !target.parent && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
     return handleUpdate(ctx, scope, target.entity, target.key, method === 'PUT' ? 'put' : 'patch')
   }
@@ -97,7 +101,7 @@ function isHeavyRead(method: string, target: Target, querystring: string): boole
 function allowedMethods(target: Target): string[] {
   switch (target.kind) {
     case 'collection':
-      return target.parent || target.count ? ['GET'] : ['GET', 'POST']
+      return target.count ? ['GET'] : ['GET', 'POST']
     case 'entity':
       return target.parent ? ['GET'] : ['GET', 'PATCH', 'PUT', 'DELETE']
     default:

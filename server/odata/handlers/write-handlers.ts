@@ -17,9 +17,12 @@ import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { parseReadOptions, readEntity } from './read-handler.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
-export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: EntityModel): Promise<void> {
+/** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
+type CreateParent = NonNullable<Extract<WriteRequest, { kind: 'create' }>['parent']>
+
+export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: EntityModel, parent?: CreateParent): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options })
+  const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options, parent })
   const minimal = prefers(ctx, 'return=minimal')
   const key = await write(ctx, scope, bound, !minimal)
   afterWrite(scope, entity)
@@ -63,13 +66,16 @@ export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: E
 async function write(ctx: Exchange, scope: RequestScope, bound: BoundWrite, answer: boolean): Promise<string> {
   const { reply } = bound
   const within = answer && reply.kind === 'entity' && reply.failsOnData
-  const { results } = await runPlan(
+  const { results, versions } = await runPlan(
     scope.session,
     bound.plan,
     planActor(scope.state.access),
     within ? (session, { results }) => answerWith(ctx, { ...scope, session }, bound, String(results[0])) : undefined,
   )
   const key = String(results[0])
+  // The new ETag, for an answer without the entity; an answer with it sets its own.
+  const version = versions?.[0]
+  if (version !== undefined) ctx.set('ETag', `W/"${version}"`)
   if (answer && !within) await answerWith(ctx, scope, bound, key)
   return key
 }

@@ -8,9 +8,9 @@
 
 import type { AccessContext } from '../../auth/access-context.ts'
 import { QueryError, RequestError } from '../../errors.ts'
-import type { EntityModel, Model } from '../../model/model.ts'
+import type { CollectionProperty, EntityModel, Model } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
-import { writePlan, type WritePlan } from '../../writes/write-plan.ts'
+import { writePlan, type CreateOperation, type WritePlan } from '../../writes/write-plan.ts'
 import type { QueryOptionsSyntax, SelectItemSyntax } from '../parser/syntax.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
@@ -33,7 +33,14 @@ export type MethodTarget = Extract<Target, { kind: 'method' }>
 
 /** A request that writes, as the route and the parser leave it. */
 export type WriteRequest =
-  | { readonly kind: 'create'; readonly entity: EntityModel; readonly body: unknown; readonly options: QueryOptionsSyntax }
+  | {
+      readonly kind: 'create'
+      readonly entity: EntityModel
+      readonly body: unknown
+      readonly options: QueryOptionsSyntax
+      /** Created through a parent's collection: `POST Customers(k)/Orders` binds the new Order to k. */
+      readonly parent?: { readonly navigation: CollectionProperty; readonly key: string }
+    }
   | {
       readonly kind: 'update'
       readonly entity: EntityModel
@@ -99,7 +106,8 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const nested = nestedCreates(binding.naming, entity, body)
       for (const created of nested) requireSystemWritable(created.entity)
       authorize(access, { kind: 'create', entity, nested, reply: reply.read })
-      return { plan: writePlan([bindCreateBody(bodyContext(binding), entity, body)]), reply }
+      const created = bindCreateBody(bodyContext(binding), entity, body)
+      return { plan: writePlan([request.parent ? throughParent(binding, created, request.parent) : created]), reply }
     }
     case 'update': {
       const { entity, key, mode, body } = request
@@ -141,6 +149,18 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       return { plan: writePlan([call]), reply }
     }
   }
+}
+
+/** A create through a parent's collection: bound to the parent, which must exist when applied. */
+function throughParent(binding: WriteBinding, created: CreateOperation, parent: { readonly navigation: CollectionProperty; readonly key: string }): CreateOperation {
+  const { navigation, key } = parent
+  const inverse = navigation.inverse.name
+  const bound = created.values[inverse]
+  if (typeof bound === 'string' && bound.toLowerCase() !== key.toLowerCase()) {
+    const name = binding.naming.toPublic(inverse)
+    throw RequestError.invalid(`${name}@odata.bind names another ${navigation.entity.name} than the one the new ${navigation.target.name} is created through (${navigation.entity.setName}(${key})/${binding.naming.toPublic(navigation.name)}).`, name)
+  }
+  return { ...created, values: { ...created.values, [inverse]: key }, parent: { entity: navigation.entity.name, key, property: navigation.name } }
 }
 
 /**
