@@ -49,6 +49,10 @@ export interface UpdateOperation {
   readonly values: PlanValues
   /** If-Match's entity tags; absent for none or `*`. */
   readonly ifMatch?: readonly string[]
+  /** A link set through `$ref` names an entity that must exist (404 otherwise). Absent in older plans. */
+  readonly exists?: { readonly entity: string; readonly key: string }
+  /** A link removed through `$ref`: the reference must point at `key` now (404 otherwise). */
+  readonly linkedTo?: { readonly property: string; readonly key: string }
 }
 
 export interface DeleteOperation {

@@ -12,7 +12,7 @@ import { ADMIN, call, startTestServer, type TestServer } from '../support/test-s
 import { WorkflowClient } from '../workflows/helpers.ts'
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1', fullAccess: false }
-const TABLES = ['Customer', 'Product', 'Order', 'OrderLine', 'Tally']
+const TABLES = ['Customer', 'Product', 'Order', 'OrderLine', 'Tally', 'Shelf']
 
 let server: TestServer
 let pool: pg.Pool

@@ -8,7 +8,7 @@
 // nothing.
 
 import { RequestError } from '../../errors.ts'
-import type { EntityModel } from '../../model/model.ts'
+import type { CollectionProperty, EntityModel, ReferenceProperty } from '../../model/model.ts'
 import { runPlan } from '../../writes/run-plan.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
@@ -54,6 +54,22 @@ export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: E
   const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   afterWrite(scope, entity)
+  ctx.status = 204
+}
+
+/**
+ * `$ref` writes (PUT or POST to set a link, DELETE to remove one): an update of the entity that
+ * holds the reference, bound and planned as one (bind-write.ts), answered 204.
+ */
+export async function handleLink(ctx: Exchange, scope: RequestScope, navigation: ReferenceProperty | CollectionProperty, key: string, kind: 'link' | 'unlink'): Promise<void> {
+  const ifMatch = ctx.get('If-Match')
+  const request: WriteRequest =
+    kind === 'link'
+      ? { kind, navigation, key, body: requestBody(ctx), ifMatch }
+      : { kind, navigation, key, member: new URLSearchParams(ctx.querystring).get('$id') ?? undefined, ifMatch }
+  const bound = bind(scope, request)
+  await runPlan(scope.session, bound.plan, planActor(scope.state.access))
+  afterWrite(scope, navigation.kind === 'reference' ? navigation.entity : navigation.target)
   ctx.status = 204
 }
 
