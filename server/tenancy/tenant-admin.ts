@@ -9,6 +9,7 @@ import type { Model } from '../model/model.ts'
 import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
 import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
 import { openTenantDatabase } from './tenant-database.ts'
+import { openSchemaOrm } from './schema-orm.ts'
 import type { TenantRegistry } from './tenant-registry.ts'
 import { propertyCipher } from './property-encryption.ts'
 import pg from 'pg'
@@ -57,10 +58,16 @@ export async function removeTenant(config: Config, serverUrl: string, name: stri
 }
 
 export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean): Promise<MigrationReport> {
+  const orm = await openSchemaOrm(url, model)
+  let plan: MigrationPlan
+  try {
+    plan = await planMigration(orm, model)
+    await applyMigration(orm, tenant, plan, allowDataLoss)
+  } finally {
+    await orm.close(true)
+  }
   const database = await openTenantDatabase(tenant, url, model, { poolSize: 1 })
   try {
-    const plan: MigrationPlan = await planMigration(database.orm, model)
-    await applyMigration(database.orm, tenant, plan, allowDataLoss)
     const responsibilities = await syncResponsibilities(database, model)
     return { tenant, statements: plan.statements.length, applied: true, responsibilities }
   } finally {
