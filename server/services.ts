@@ -12,8 +12,8 @@ export interface Services extends AppDeps {
   readonly naming: NamingPolicy
   /**
    * Who may do what, cached across requests. After committing a write to User, Role,
-   * UserRole, RoleResponsibility or Responsibility, call `access.invalidateTenant(tenant)`
-   * (other instances learn of it by NOTIFY).
+   * UserRole, RoleResponsibility or Responsibility, await `access.changed(tenant)`: every
+   * instance has heard of it when it returns.
    */
   readonly access: AccessService
   /** Reads compiled once per shape and caller. */

@@ -35,6 +35,7 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   const { respond, resultRead } = bindReply(ctx, scope, target, options)
   // An entity result's reading is authorized with the call, before the method runs.
   authorize(access, { kind: 'execute', entity, method: name, result: resultRead })
+  let wroteAccess = false
   const run = async (unit: UnitOfWork) => {
     const views = new ViewScope(unit)
     const now = unit.now
@@ -54,10 +55,13 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
     }
     // A read method's changes are refused (403) rather than dropped, so a write attempt
     // fails visibly; a modify method's are flushed by the session.
+    // Users, roles or their links in the unit may be changed by its flush (checked below).
+    wroteAccess = unit.entries().some((entry) => entry.entity.system)
     return keysOf(result)
   }
   const result = method.kind === 'read' ? await scope.session.read(run) : await scope.session.write(run)
-  if (method.kind === 'modify') scope.services.access.invalidateTenant(scope.session.tenant.tenant)
+  // A modify method may change users and roles like any write (write-handlers.ts afterWrite).
+  if (method.kind === 'modify' && wroteAccess && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
   try {
     await respond(result)
   } catch (error) {

@@ -28,7 +28,7 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
   for (const created of nested) requireSystemWritable(created.entity)
   authorize(scope.state.access, { kind: 'create', entity, nested, reply: reply.read })
   const key = await scope.session.write(async (unit) => createFromBody(bodyContext(scope, unit), entity, body).key)
-  afterWrite(scope, entity)
+  await afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
   const minimal = prefers(ctx, 'return=minimal')
   if (minimal || !(await answered(ctx, scope, reply, key))) {
@@ -53,7 +53,7 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
     const record = await loadForWrite(unit, entity, key, ifMatch, reached)
     updateFromBody(bodyContext(scope, unit), entity, record, body, mode)
   })
-  afterWrite(scope, entity)
+  await afterWrite(scope, entity)
   const wantsBody = reply.options.select !== undefined || reply.options.expand !== undefined || prefers(ctx, 'return=representation')
   if (!wantsBody || !(await answered(ctx, scope, reply, key))) {
     ctx.status = 204
@@ -72,7 +72,7 @@ export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity:
     const record = await loadForWrite(unit, entity, key, ifMatch, parentsReachedBy(scope.services.model, entity))
     await removeWithCascades(scope, unit, record)
   })
-  afterWrite(scope, entity)
+  await afterWrite(scope, entity)
   ctx.status = 204
 }
 
@@ -204,7 +204,12 @@ function prefers(ctx: ApiContext, preference: string): boolean {
   return ctx.get('Prefer').split(',').some((p) => p.trim().toLowerCase() === preference)
 }
 
-/** Writes to users, roles and their links change who may do what: caches must forget. */
-function afterWrite(scope: RequestScope, entity: EntityModel): void {
-  if (entity.system) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
+/**
+ * Writes to users, roles and their links change who may do what: once committed, every
+ * instance must have heard it before the client is answered, so its next request, wherever
+ * it lands, is judged by the new access (auth/access-service.ts `changed`). Inside a
+ * workflow nothing is committed yet: the workflow's commit does this.
+ */
+async function afterWrite(scope: RequestScope, entity: EntityModel): Promise<void> {
+  if (entity.system && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
 }
