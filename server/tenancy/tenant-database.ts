@@ -8,6 +8,7 @@ import pg from 'pg'
 import type { Model } from '../model/model.ts'
 import type { PropertyCipher } from './property-encryption.ts'
 import { HeavyReadLane } from './heavy-read-lane.ts'
+import { budgetedClient, underBudget, type ConnectionBudget } from './connection-budget.ts'
 
 export interface TenantDatabase {
   readonly tenant: string
@@ -33,6 +34,8 @@ export interface TenantDatabaseOptions {
   readonly statementTimeoutMs?: number
   /** The pool's wait for a connection (pg-pool connectionTimeoutMillis); 0 or absent: none. */
   readonly acquireTimeoutMs?: number
+  /** The instance's bound over all tenant pools (tenant-registry.ts); absent: only poolSize bounds. */
+  readonly budget?: ConnectionBudget
   /** Told when a connection of the pool breaks while idle or in use (default: not told). */
   readonly onConnectionError?: (error: Error) => void
 }
@@ -72,10 +75,12 @@ export async function openTenantDatabase(
     maxUses: 10_000,
     options: startup.join(' '),
     ...(acquireTimeoutMs > 0 ? { connectionTimeoutMillis: acquireTimeoutMs } : {}),
+    ...(options.budget ? { Client: budgetedClient(options.budget, acquireTimeoutMs) } : {}),
   })
   // A connection the server drops emits 'error': on the pool while idle, on the client while
   // checked out (pg-pool leaves those to the holder). Unheard, either ends the process; the
   // statement in flight fails on its own and the connection is destroyed on release.
+  if (options.budget) underBudget(pool, options.budget, options.poolSize)
   const heard = (error: Error) => options.onConnectionError?.(error)
   pool.on('error', heard)
   pool.on('connect', (client) => client.on('error', heard))
