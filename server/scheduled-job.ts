@@ -1,12 +1,17 @@
 // A job that runs on Housekeeping:Schedule (node-cron), never twice at once, and can also
-// be run on demand (tests, the CLI). Its failures are logged, never thrown at the scheduler.
+// be run on demand (tests, the CLI). Each scheduled run is run by one instance of the
+// deployment: the one that claims its lease (run-lease.ts). Its failures are logged, never
+// thrown at the scheduler.
 
 import cron from 'node-cron'
 import type { Services } from './services.ts'
+import { claimScheduledRun, deploymentOf } from './run-lease.ts'
 
 export interface ScheduledJob<T> {
   /** Runs the job now, or joins the run already in progress. */
   run(): Promise<T>
+  /** What the schedule does at its run due at `scheduledAt`: runs the job if this instance claims the run. */
+  scheduled(scheduledAt: Date): Promise<T | undefined>
   /** Stops the schedule and waits for a run in progress. */
   stop(): Promise<void>
 }
@@ -21,11 +26,13 @@ export function scheduleJob<T>(services: Services, name: string, work: () => Pro
     (running ??= work().finally(() => {
       running = undefined
     }))
+  const deployment = deploymentOf([...config.Tenants.values()].map((tenant) => services.tenants.urlOf(tenant)))
+  const scheduled = async (scheduledAt: Date) => ((await claimScheduledRun(services.tenants.serverUrl, name, scheduledAt, deployment)) ? run() : undefined)
   const task = cron.schedule(
     config.Housekeeping.Schedule,
-    async () => {
+    async (context) => {
       try {
-        await run()
+        await scheduled(context.date)
       } catch (error) {
         logger.error({ err: error }, `${name} failed`)
       }
@@ -34,6 +41,7 @@ export function scheduleJob<T>(services: Services, name: string, work: () => Pro
   )
   return {
     run,
+    scheduled,
     async stop() {
       await task.stop()
       await task.destroy()
