@@ -4,7 +4,9 @@ import { lazy, withJson } from '../lazy.ts'
 const actions = () => import('../actions/tenant.ts')
 
 export function tenantCommand(): Command {
-  const tenant = new Command('tenant').description('Manage tenants: each has its own database.')
+  const tenant = new Command('tenant').description(
+    'Manage tenants: each has its own database. Running servers follow the config file: a change reaches them within a second or two, without a restart.',
+  )
   withJson(tenant.command('add [name]').description('Create a tenant: its database, its schema, and its entry in the config file (created if missing).')).action(
     lazy(actions, 'add'),
   )
@@ -16,5 +18,11 @@ export function tenantCommand(): Command {
       .option('-y, --yes', 'do not ask for confirmation')
       .option('--keep-database', 'remove the tenant from the config but keep its database'),
   ).action(lazy(actions, 'remove'))
+  withJson(
+    tenant
+      .command('disable <name>')
+      .description('Refuse the tenant\'s requests (401) and close its connections on every running server, keeping its data.'),
+  ).action(lazy(actions, 'disable'))
+  withJson(tenant.command('enable <name>').description('Serve a disabled tenant again.')).action(lazy(actions, 'enable'))
   return tenant
 }

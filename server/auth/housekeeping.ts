@@ -33,7 +33,7 @@ export function startHousekeeping(services: Services): Housekeeping {
 
 async function purgeAll(services: Services): Promise<PurgeReport[]> {
   const reports: PurgeReport[] = []
-  for (const tenant of services.config.Tenants.keys()) {
+  for (const tenant of services.tenants.configured().keys()) {
     try {
       const report = await purgeTenant(services, tenant)
       reports.push(report)

@@ -20,6 +20,8 @@ export interface TenantConfig {
   readonly Database: string
   readonly ConnectionString: string
   readonly EncryptionKey: string
+  /** Refused and closed, data kept (`entityctl tenant disable`). */
+  readonly Disabled: boolean
 }
 
 export type Config = { readonly [N in SectionName]: Section<N> } & {
@@ -74,7 +76,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
   if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) throw new ConfigError('Tenants', 'must be an object of tenant name → settings')
   for (const [name, settings] of Object.entries(rawTenants)) {
     if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
-    const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}) as Record<string, string | undefined>
+    const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}) as Record<string, string | undefined> & { Disabled?: boolean }
     if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
     if (Buffer.from(section.EncryptionKey, 'base64').length !== 32) {
       throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'must be 32 bytes, base64 encoded')
@@ -84,6 +86,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
       Database: section.Database ?? `entityctl_${name.replaceAll('-', '_')}`,
       ConnectionString: section.ConnectionString ?? '',
       EncryptionKey: section.EncryptionKey,
+      Disabled: section.Disabled === true,
     })
   }
   config.Tenants = tenants

@@ -88,4 +88,5 @@ export const TENANT_KEYS = {
   Database: { type: 'string', doc: 'Database name on the Database server; default `entityctl_<tenant>`.' },
   ConnectionString: { type: 'secret', doc: 'Full connection string; overrides Database and the Database server.' },
   EncryptionKey: { type: 'secret', doc: 'Key (32 bytes, base64) encrypting properties marked encrypted. Required.' },
+  Disabled: { type: 'boolean', default: false, doc: 'true: the tenant\'s requests are refused (401) and its pool closed, its data kept (`entityctl tenant disable`/`enable`).' },
 } as const satisfies Record<string, KeySpec>

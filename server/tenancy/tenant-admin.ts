@@ -51,10 +51,12 @@ export async function addTenant(config: Config, model: Model, serverUrl: string,
 export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean): Promise<void> {
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
-  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
   const file = readConfigFile(config.path)
   if (file.Tenants) delete file.Tenants[name]
+  // First out of the config, so that running servers refuse the tenant and close its pool
+  // (config-watch.ts) rather than see its connections cut by the drop.
   await writeConfigFile(config.path, file)
+  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
 }
 
 export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean): Promise<MigrationReport> {

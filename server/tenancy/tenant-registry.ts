@@ -49,6 +49,8 @@ interface OpenTenant {
 
 export class TenantRegistry {
   readonly #config: Config
+  /** The tenants of the config file as last read (`reload`): live, unlike the rest of the config. */
+  #tenants: ReadonlyMap<string, TenantConfig>
   readonly #model: Model
   readonly #serverUrl: string
   readonly #open = new Map<string, OpenTenant>()
@@ -60,6 +62,7 @@ export class TenantRegistry {
 
   constructor(config: Config, model: Model, serverUrl: string) {
     this.#config = config
+    this.#tenants = config.Tenants
     this.#model = model
     this.#serverUrl = serverUrl
     const { MaxConnections, PoolSizePerTenant } = config.Database
@@ -72,17 +75,45 @@ export class TenantRegistry {
     this.#sweeper.unref()
   }
 
+  /** Whether requests of the tenant are served: configured and not disabled. */
   has(tenant: string): boolean {
-    return this.#config.Tenants.has(tenant)
+    return this.tenantConfig(tenant) !== undefined
   }
 
-  /** Every tenant of the configuration, by name. */
+  /** Every tenant of the configuration that is served (not disabled), by name. */
   configured(): ReadonlyMap<string, TenantConfig> {
-    return this.#config.Tenants
+    return new Map([...this.#tenants].filter(([, tenant]) => !tenant.Disabled))
   }
 
+  /** The tenant's settings; undefined for a tenant not configured or disabled. */
   tenantConfig(tenant: string): TenantConfig | undefined {
-    return this.#config.Tenants.get(tenant)
+    const settings = this.#tenants.get(tenant)
+    return settings?.Disabled ? undefined : settings
+  }
+
+  /**
+   * Follows a change of the config file's tenants (config-watch.ts): a tenant added is served
+   * at its next request; one removed or disabled is refused at once and its pool closed; one
+   * whose key or database changed is closed, to reopen with the new settings. Returns what
+   * changed, by name.
+   */
+  async reload(tenants: ReadonlyMap<string, TenantConfig>): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+    const before = this.#tenants
+    this.#tenants = tenants
+    const served = (map: ReadonlyMap<string, TenantConfig>, name: string) => map.has(name) && !map.get(name)!.Disabled
+    const added = [...tenants.keys()].filter((name) => served(tenants, name) && !served(before, name))
+    const removed = [...before.keys()].filter((name) => served(before, name) && !served(tenants, name))
+    const changed = [...tenants.keys()].filter((name) => {
+      const [old, now] = [before.get(name), tenants.get(name)!]
+      return old && served(before, name) && served(tenants, name) &&
+        (old.EncryptionKey !== now.EncryptionKey || old.Database !== now.Database || old.ConnectionString !== now.ConnectionString)
+    })
+    // Requests already holding such a tenant finish on its old pool; new ones are refused or reopen it.
+    await Promise.allSettled([...removed, ...changed].map((name) => {
+      const open = this.#open.get(name)
+      return open ? this.#close(name, open) : undefined
+    }))
+    return { added, removed, changed }
   }
 
   /** The database server of tenants without a ConnectionString of their own. */
@@ -109,7 +140,7 @@ export class TenantRegistry {
    * configuration does not know. Never waits for room: connections do (connection-budget.ts).
    */
   async acquire(tenant: string): Promise<TenantLease | undefined> {
-    const settings = this.#config.Tenants.get(tenant)
+    const settings = this.tenantConfig(tenant)
     if (!settings) return undefined
     if (this.#closed) throw new Error('The tenant registry is closed.')
     const held = this.#open.get(tenant) ?? this.#openTenant(tenant, settings)

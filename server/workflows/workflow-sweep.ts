@@ -21,7 +21,7 @@ export function startWorkflowSweep(services: Services): WorkflowSweep {
 
 async function sweepAll(services: Services): Promise<number> {
   let total = 0
-  for (const tenant of services.config.Tenants.keys()) {
+  for (const tenant of services.tenants.configured().keys()) {
     try {
       const swept = (await services.tenants.use(tenant, (db) => purgeExpiredWorkflows(plainSql(db.pool)))) ?? 0
       total += swept
