@@ -73,8 +73,11 @@ export class AccessService {
     this.#roleTtlMs = deps.config.ApiOptions.RoleCacheExpirationMinutes * 60_000
     this.#patTtlMs = deps.config.ApiOptions.ResponsibilityCacheExpirationMinutes * 60_000
     this.#listener = new AccessListener((tenant, table) => this.#changed(tenant, table), deps.logger)
-    // A closed tenant's cache goes with its pool (tenant-registry.ts).
-    deps.tenants.onClose((tenant) => {
+    // A tenant closed because it was idle, or its connections were needed, keeps its cache:
+    // the listener still hears its changes, and its next request needs no query for access.
+    // One removed, disabled or changed in the config loses it.
+    deps.tenants.onClose((tenant, gone) => {
+      if (!gone) return
       this.#caches.delete(tenant)
       this.#listener.stop(tenant)
     })

@@ -49,6 +49,9 @@ export class ConnectionBudget {
       })
     }
     this.#free--
+    // The last permit taken: close an idle tenant now, so the next connection finds one free
+    // rather than wait for a close.
+    if (this.#free === 0) this.#makeRoom()
   }
 
   give(): void {

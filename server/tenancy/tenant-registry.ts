@@ -25,8 +25,12 @@ export interface TenantLease {
   release(): void
 }
 
-/** Called when a tenant's pool is closed, before its room is given to another tenant. */
-export type TenantCloseHook = (tenant: string) => Promise<void> | void
+/**
+ * Called when a tenant's pool is closed: `gone` when the tenant was removed, disabled or
+ * changed in the config (what was kept for it must go too), not when it was only idle or
+ * its connections were needed elsewhere.
+ */
+export type TenantCloseHook = (tenant: string, gone: boolean) => Promise<void> | void
 
 /** How full one open tenant's pool is (for the metrics). */
 export interface PoolUse {
@@ -111,7 +115,7 @@ export class TenantRegistry {
     // Requests already holding such a tenant finish on its old pool; new ones are refused or reopen it.
     await Promise.allSettled([...removed, ...changed].map((name) => {
       const open = this.#open.get(name)
-      return open ? this.#close(name, open) : undefined
+      return open ? this.#close(name, open, true) : Promise.all(this.#closeHooks.map(async (hook) => hook(name, true)))
     }))
     return { added, removed, changed }
   }
@@ -125,7 +129,7 @@ export class TenantRegistry {
     return tenant.ConnectionString || databaseUrl(this.#serverUrl, tenant.Database)
   }
 
-  /** Registers what else must close with a tenant's pool (the access caches). */
+  /** Registers what else must close with a tenant's pool (the access caches, when it is gone). */
   onClose(hook: TenantCloseHook): void {
     this.#closeHooks.push(hook)
   }
@@ -244,11 +248,11 @@ export class TenantRegistry {
   }
 
   /** Closes the tenant's pool (its connections give their permits back as they end) and what closes with it. */
-  async #close(tenant: string, open: OpenTenant): Promise<void> {
+  async #close(tenant: string, open: OpenTenant, gone = false): Promise<void> {
     if (this.#open.get(tenant) !== open) return
     this.#open.delete(tenant)
     await Promise.allSettled([
-      ...this.#closeHooks.map(async (hook) => hook(tenant)),
+      ...this.#closeHooks.map(async (hook) => hook(tenant, gone)),
       open.database.then((database) => database.close()),
     ])
   }
