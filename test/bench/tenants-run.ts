@@ -49,7 +49,7 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     // The start migrates every tenant, one after another.
     server = await startEntityctl(setup, options.serverUrl, await freePort(), 60_000 + count * 2_000)
     log(`entityctl serving ${count} tenants (MaxConnections ${bound}, PoolSizePerTenant ${poolSize}); ` +
-      `every tenant signs in, then reads ${TENANT_READ} for ${options.durationSeconds} s`)
+      `${options.connections} clients share the tenants round robin: ${TENANT_READ}, a sign-in every 20th turn, for ${options.durationSeconds} s`)
     const sampler = await sampleConnections(options.serverUrl, tenants.databases, SAMPLE_EVERY_MS)
     const memory = sampleMemory(server.pid, 1_000)
     const progress = setInterval(() => log(`connections ${JSON.stringify(sampler.latest())}`), 10_000)
