@@ -4,8 +4,17 @@
 // thrown at the scheduler.
 
 import cron from 'node-cron'
-import type { Services } from './services.ts'
+import type { Logger } from 'pino'
+import type { Config } from './config/load-config.ts'
+import type { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { claimScheduledRun, deploymentOf } from './run-lease.ts'
+
+/** What a job needs: the schedule, a log for its failures, and the tenants (for its lease). */
+export interface JobServices {
+  readonly config: Config
+  readonly logger: Logger
+  readonly tenants: TenantRegistry
+}
 
 export interface ScheduledJob<T> {
   /** Runs the job now, or joins the run already in progress. */
@@ -16,7 +25,7 @@ export interface ScheduledJob<T> {
   stop(): Promise<void>
 }
 
-export function scheduleJob<T>(services: Services, name: string, work: () => Promise<T>): ScheduledJob<T> {
+export function scheduleJob<T>(services: JobServices, name: string, work: () => Promise<T>): ScheduledJob<T> {
   const { config, logger } = services
   if (!cron.validate(config.Housekeeping.Schedule)) {
     throw new Error(`Configuration Housekeeping:Schedule: '${config.Housekeeping.Schedule}' is not a valid cron expression.`)

@@ -20,7 +20,7 @@ export interface ConfigWatch {
   close(): void
 }
 
-export function watchConfig(path: string, onChange: (config: Config) => Promise<unknown> | void, logger: Logger): ConfigWatch {
+export function watchConfig(path: string, onChange: (config: Config) => Promise<unknown>, logger: Logger): ConfigWatch {
   const name = basename(path)
   let timer: NodeJS.Timeout | undefined
   let reloading = Promise.resolve()

@@ -89,7 +89,7 @@ export function budgetedClient(budget: ConnectionBudget, timeoutMs: number): typ
   return class BudgetedClient extends pg.Client {
     override connect(): Promise<pg.Client>
     override connect(callback: (err: Error) => void): void
-    override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+    override connect(callback?: (err: Error) => void): Promise<pg.Client> | undefined {
       let given = false
       const giveBack = () => {
         if (given) return
@@ -105,6 +105,7 @@ export function budgetedClient(budget: ConnectionBudget, timeoutMs: number): typ
       })
       if (!callback) return connecting
       connecting.then(() => callback(undefined as unknown as Error), callback)
+      return undefined
     }
   }
 }
