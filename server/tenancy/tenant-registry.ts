@@ -110,7 +110,8 @@ export class TenantRegistry {
     const changed = [...tenants.keys()].filter((name) => {
       const [old, now] = [before.get(name), tenants.get(name)!]
       return old && served(before, name) && served(tenants, name) &&
-        (old.EncryptionKey !== now.EncryptionKey || old.Database !== now.Database || old.ConnectionString !== now.ConnectionString)
+        (old.EncryptionKey !== now.EncryptionKey || old.PreviousEncryptionKey !== now.PreviousEncryptionKey ||
+          old.Database !== now.Database || old.ConnectionString !== now.ConnectionString)
     })
     // Requests already holding such a tenant finish on its old pool; new ones are refused or reopen it.
     await Promise.allSettled([...removed, ...changed].map((name) => {
@@ -211,7 +212,7 @@ export class TenantRegistry {
         poolSize: this.#poolSize,
         statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
         acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
-        cipher: propertyCipher(tenant, settings.EncryptionKey),
+        cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),
         budget: this.#budget,
       }),
       users: 0,
