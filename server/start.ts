@@ -22,6 +22,7 @@ import { LogLines } from './http/log-lines.ts'
 import { prettyLine } from './http/pretty-log.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
+import { watchConfig } from './config/config-watch.ts'
 import { NO_METRICS, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
 import { namingPolicy } from './model/naming.ts'
 import { AccessService } from './auth/access-service.ts'
@@ -80,11 +81,17 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await listen(server, port, host)
     const address = server.address()
     const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
+    // Tenants follow the config file (tenant add/remove/disable/enable, a key changed).
+    const configWatch = watchConfig(config.path, async (next) => {
+      const change = await tenants!.reload(next.Tenants)
+      if (change.added.length + change.removed.length + change.changed.length > 0) logger.info(change, 'tenants changed')
+    }, logger)
     const workflowSweep = startWorkflowSweep(services)
     const housekeeping = startHousekeeping(services)
     logger.info({ url, metrics: scrapes?.url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
+      configWatch.close()
       await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
       await scrapes?.close()
       await workflowSweep.stop()

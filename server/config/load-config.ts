@@ -22,6 +22,8 @@ export interface TenantConfig {
   readonly EncryptionKey: string
   /** The key before `tenant rotate-key`, set only while a rotation runs: values under it stay readable. */
   readonly PreviousEncryptionKey?: string
+  /** Refused and closed, data kept (`entityctl tenant disable`). */
+  readonly Disabled: boolean
 }
 
 export type Config = { readonly [N in SectionName]: Section<N> } & {
@@ -111,7 +113,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
 function readTenant(name: string, settings: unknown, problems: ConfigError[]): TenantConfig | undefined {
   if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
   const before = problems.length
-  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined>
+  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined> & { Disabled?: boolean }
   if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
   for (const key of ['EncryptionKey', 'PreviousEncryptionKey'] as const) {
     const value = section[key]
@@ -124,6 +126,7 @@ function readTenant(name: string, settings: unknown, problems: ConfigError[]): T
     ConnectionString: section.ConnectionString ?? '',
     EncryptionKey: section.EncryptionKey,
     ...(section.PreviousEncryptionKey ? { PreviousEncryptionKey: section.PreviousEncryptionKey } : {}),
+    Disabled: section.Disabled === true,
   }
 }
 

@@ -48,9 +48,10 @@ export const INTERNAL_TABLES: readonly string[] = [
      "PatId" uuid not null references "_Pat" ("Id") on delete cascade,
      "ResponsibilityGuid" uuid not null references "Responsibility" ("Guid") on delete cascade,
      primary key ("PatId", "ResponsibilityGuid"))`,
-  // Every server instance caches access (auth/access-service.ts) and listens on this channel in
-  // each tenant database it serves; any write to what access is computed from announces
-  // itself, whichever path made it (API, CLI, SQL). NOTIFY is delivered at commit.
+  // Any write to what access is computed from announces itself on this channel of the tenant
+  // database, whichever path made it (API, CLI, SQL), for tools that listen there. The servers
+  // do not: they hear the writers' announcements on one connection per database server
+  // (auth/access-listener.ts).
   `create or replace function "_entityctl_access_changed"() returns trigger language plpgsql as $$
    begin
      perform pg_notify('entityctl_access', TG_TABLE_NAME);

@@ -8,6 +8,7 @@ import type { Model } from '../model/model.ts'
 import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
 import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
 import { openTenantDatabase } from './tenant-database.ts'
+import { openSchemaOrm } from './schema-orm.ts'
 import type { TenantRegistry } from './tenant-registry.ts'
 import { propertyCipher } from './property-encryption.ts'
 import { newEncryptionKey, rotateEncryptionKey, type RotationReport } from './tenant-keys.ts'
@@ -65,17 +66,25 @@ export async function addTenant(
 export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean): Promise<void> {
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
-  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
   const file = readConfigFile(config.path)
   if (file.Tenants) delete file.Tenants[name]
+  // First out of the config, so that running servers refuse the tenant and close its pool
+  // (config-watch.ts) rather than see its connections cut by the drop.
   await writeConfigFile(config.path, file)
+  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
 }
 
 export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean): Promise<MigrationReport> {
+  const orm = await openSchemaOrm(url, model)
+  let plan: MigrationPlan
+  try {
+    plan = await planMigration(orm, model)
+    await applyMigration(orm, tenant, plan, allowDataLoss)
+  } finally {
+    await orm.close(true)
+  }
   const database = await openTenantDatabase(tenant, url, model, { poolSize: 1 })
   try {
-    const plan: MigrationPlan = await planMigration(database.orm, model)
-    await applyMigration(database.orm, tenant, plan, allowDataLoss)
     const responsibilities = await syncResponsibilities(database, model)
     return { tenant, statements: plan.statements.length, applied: true, responsibilities }
   } finally {

@@ -76,9 +76,10 @@ Other measurements (entityctl alone, instead of the comparison):
                            connection is left once idle and no workload request failed.
                            --connections applies.
   --soak-minutes <m>       the same, for m minutes
-  --tenants <n>            n tenants on one server, each signing in and reading concurrently for
-                           --duration seconds (default 30); PostgreSQL connections sampled
-                           against Database:MaxConnections
+  --tenants <n>            n tenants on one server, shared round robin by --connections clients
+                           signing in and sending key reads for --duration seconds (default 30);
+                           key-read and sign-in percentiles, PostgreSQL connections sampled
+                           against Database:MaxConnections, RSS per open tenant
   --max-connections <n>    entityctl's Database:MaxConnections (default: entityctl's, 40)
   --heavy                  two tenants; key-read p50/p99 on each, alone and while 4 clients send a
                            nested lambda filter to the first (--duration s per phase, default 10)
