@@ -1,5 +1,6 @@
 // `entityctl serve`: opens the database server (configured or embedded), loads the plugins,
-// brings every tenant's schema up to date, and serves HTTP until SIGINT/SIGTERM, when it
+// brings every tenant's schema up to date (migrations/migrate-at-start.ts: a tenant whose
+// migration is refused answers 503, the others serve), and serves HTTP until SIGINT/SIGTERM, when it
 // lets in-flight requests finish, closes the pools and stops the embedded database. With
 // Server:MetricsPort set, a second listener serves the Prometheus metrics.
 
@@ -10,7 +11,7 @@ import { loadModel } from './model/load-plugins.ts'
 import type { Model } from './model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
-import { migrateAllTenants } from './tenancy/tenant-admin.ts'
+import { migrateAtStart } from './migrations/migrate-at-start.ts'
 import { createApp } from './http/app.ts'
 import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
@@ -28,6 +29,11 @@ export interface StartOptions {
   readonly model?: Model
   /** Destination of the log, default stdout. */
   readonly logger?: Logger
+  /**
+   * false (`serve --no-migrate`): tenants whose schema is behind the plugins are not migrated
+   * but answer 503 until `entityctl migrate` has run. Default: Server:MigrateOnStart.
+   */
+  readonly migrate?: boolean
 }
 
 export interface RunningServer {
@@ -58,9 +64,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let scrapes: MetricsListener | undefined
   try {
     tenants = new TenantRegistry(config, model, database.url)
-    await migrateAllTenants(config, model, tenants, logger)
+    const schemaGate = await migrateAtStart(config, model, tenants, logger, { migrate: options.migrate ?? config.Server.MigrateOnStart })
+    tenants.admitWith(schemaGate.admit)
     const metrics = config.Server.MetricsPort > 0 ? new PrometheusMetrics(tenants) : undefined
-    const { app, services } = createApp({ config, model, tenants, logger, metrics })
+    const { app, services } = createApp({ config, model, tenants, logger, metrics, schemaGate })
     const server = createHttpServer(app.callback(), config, logger)
     const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
     const host = options.host ?? config.Server.Host
@@ -71,7 +78,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
     const workflowSweep = startWorkflowSweep(services)
     const housekeeping = startHousekeeping(services)
-    logger.info({ url, metrics: scrapes?.url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
+    const unavailable = schemaGate.blocked().map((blocked) => blocked.tenant)
+    logger.info(
+      { url, metrics: scrapes?.url, tenants: [...config.Tenants.keys()], ...(unavailable.length > 0 ? { unavailable } : {}), database: database.embedded ? 'embedded' : 'external' },
+      'entityctl serving',
+    )
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
       await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)

@@ -26,6 +26,7 @@ import { createServices, type Services } from '../services.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { healthRoutes } from './health.ts'
 import { Readiness } from './readiness.ts'
+import type { SchemaGate } from '../migrations/schema-gate.ts'
 
 export interface AppDeps {
   readonly config: Config
@@ -34,6 +35,8 @@ export interface AppDeps {
   readonly logger: Logger
   /** What the stages count; absent: nothing (Server:MetricsPort 0). */
   readonly metrics?: Metrics
+  /** Tenants refused for their schema (migrations/schema-gate.ts), named by /readyz. */
+  readonly schemaGate?: SchemaGate
 }
 
 export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Services } {
@@ -50,7 +53,7 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   openApiRoute(router, services)
   odataRoutes(router, services)
 
-  app.use(healthRoutes(new Readiness(deps.tenants)))
+  app.use(healthRoutes(new Readiness(deps.tenants, deps.schemaGate)))
   app.use(requestLog(deps.logger, services.metrics))
   app.use(clientDisconnect)
   app.use(errorBoundary)

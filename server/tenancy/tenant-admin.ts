@@ -2,17 +2,14 @@
 // entry), remove, migrate. The config file is the tenant registry (decisions.md "Tenants").
 
 import { randomBytes } from 'node:crypto'
-import type { Logger } from 'pino'
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
-import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
-import { openTenantDatabase } from './tenant-database.ts'
-import type { TenantRegistry } from './tenant-registry.ts'
+import { migrateTenant } from '../migrations/migrate-tenant.ts'
 import { propertyCipher } from './property-encryption.ts'
 import pg from 'pg'
-import { syncResponsibilities, type SyncReport } from '../auth/responsibility-sync.ts'
+import type { SyncReport } from '../auth/responsibility-sync.ts'
 
 export class TenantAdminError extends Error {
   constructor(message: string) {
@@ -38,7 +35,7 @@ export async function addTenant(config: Config, model: Model, serverUrl: string,
   const database = `entityctl_${name.replaceAll('-', '_')}`
   const created = !(await databaseExists(serverUrl, database))
   if (created) await createDatabase(serverUrl, database)
-  await migrateDatabase(name, databaseUrl(serverUrl, database), model, false)
+  await migrateDatabase(name, databaseUrl(serverUrl, database), model, false, 'tenant add')
   const file = readConfigFile(config.path)
   const EncryptionKey = randomBytes(32).toString('base64')
   await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey)
@@ -56,26 +53,10 @@ export async function removeTenant(config: Config, serverUrl: string, name: stri
   await writeConfigFile(config.path, file)
 }
 
-export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean): Promise<MigrationReport> {
-  const database = await openTenantDatabase(tenant, url, model, { poolSize: 1 })
-  try {
-    const plan: MigrationPlan = await planMigration(database.orm, model)
-    await applyMigration(database.orm, tenant, plan, allowDataLoss)
-    const responsibilities = await syncResponsibilities(database, model)
-    return { tenant, statements: plan.statements.length, applied: true, responsibilities }
-  } finally {
-    await database.close()
-  }
-}
-
-/** At start: every configured tenant follows the plugins; a destructive change or a wrong key stops the start. */
-export async function migrateAllTenants(config: Config, model: Model, tenants: TenantRegistry, logger: Logger): Promise<void> {
-  for (const tenant of config.Tenants.values()) {
-    const url = tenants.urlOf(tenant)
-    const report = await migrateDatabase(tenant.name, url, model, false)
-    await verifyEncryptionKey(tenant.name, url, tenant.EncryptionKey)
-    logger.info({ tenant: tenant.name, statements: report.statements }, 'tenant schema up to date')
-  }
+/** Migrates the tenant's database (migrations/migrate-tenant.ts), refusing a change that loses data unless allowed. */
+export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean, by = 'migrate'): Promise<MigrationReport> {
+  const result = await migrateTenant(tenant, url, model, { allowDataLoss, by })
+  return { tenant, statements: result.plan?.statements.length ?? 0, applied: result.applied, responsibilities: result.responsibilities }
 }
 
 /**

@@ -58,6 +58,8 @@ export class TenantRegistry {
   readonly #poolSize: number
   readonly #sweeper: NodeJS.Timeout
   #closed = false
+  /** Decides whether a tenant may be served now (migrations/schema-gate.ts); undefined: it may. */
+  #admission?: (tenant: string) => Promise<void> | undefined
 
   constructor(config: Config, model: Model, serverUrl: string) {
     this.#config = config
@@ -93,6 +95,14 @@ export class TenantRegistry {
     return tenant.ConnectionString || databaseUrl(this.#serverUrl, tenant.Database)
   }
 
+  /**
+   * Every acquire asks `admission` first: a tenant whose schema is not the plugins' is refused
+   * (its promise rejects with the 503) before it takes any room.
+   */
+  admitWith(admission: (tenant: string) => Promise<void> | undefined): void {
+    this.#admission = admission
+  }
+
   /** Registers what else must close with a tenant's pool (the access listener's connection). */
   onClose(hook: TenantCloseHook): void {
     this.#closeHooks.push(hook)
@@ -105,6 +115,8 @@ export class TenantRegistry {
   async acquire(tenant: string): Promise<TenantLease | undefined> {
     const settings = this.#config.Tenants.get(tenant)
     if (!settings) return undefined
+    const admitting = this.#admission?.(tenant)
+    if (admitting) await admitting
     let open = this.#open.get(tenant)
     while (!open) {
       if (this.#closed) throw new Error('The tenant registry is closed.')
