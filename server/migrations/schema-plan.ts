@@ -191,28 +191,27 @@ function renamedObjects(catalog: Catalog, oldTable: string, newTable: string, co
 }
 
 async function readCatalog(client: pg.Client): Promise<Catalog> {
-  const [tables, columns, indexes, constraints] = await Promise.all([
-    client.query<{ name: string; comment: string | null }>(
+  // One after another: a pg.Client runs one statement at a time anyway.
+  const tables = await client.query<{ name: string; comment: string | null }>(
       `select c.relname as name, obj_description(c.oid, 'pg_class') as comment
          from pg_class c join pg_namespace n on n.oid = c.relnamespace
         where n.nspname = 'public' and c.relkind = 'r'`,
-    ),
-    client.query<{ table: string; column: string }>(
-      `select table_name as table, column_name as column from information_schema.columns where table_schema = 'public'`,
-    ),
-    client.query<{ name: string; table: string; comment: string | null; constraint: boolean }>(
+  )
+  const columns = await client.query<{ table: string; column: string }>(
+    `select table_name as table, column_name as column from information_schema.columns where table_schema = 'public'`,
+  )
+  const indexes = await client.query<{ name: string; table: string; comment: string | null; constraint: boolean }>(
       `select i.relname as name, t.relname as table, obj_description(i.oid, 'pg_class') as comment,
               exists (select 1 from pg_constraint k where k.conindid = i.oid and k.conrelid = t.oid) as constraint
          from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
          join pg_namespace n on n.oid = t.relnamespace
         where n.nspname = 'public'`,
-    ),
-    client.query<{ name: string; table: string }>(
+  )
+  const constraints = await client.query<{ name: string; table: string }>(
       `select k.conname as name, t.relname as table from pg_constraint k
          join pg_class t on t.oid = k.conrelid join pg_namespace n on n.oid = t.relnamespace
         where n.nspname = 'public' and k.contype in ('p', 'u', 'f')`,
-    ),
-  ])
+  )
   const byTable = new Map<string, Set<string>>()
   for (const { table, column } of columns.rows) byTable.set(table, (byTable.get(table) ?? new Set()).add(column))
   return {

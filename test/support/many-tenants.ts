@@ -30,6 +30,8 @@ export interface ManyTenantsOptions {
   readonly config?: Record<string, Record<string, unknown>>
   /** Copies made at the same time. */
   readonly parallel?: number
+  /** Runs on the first tenant before it is copied (users, rows): every copy has it too. */
+  readonly prepare?: (tenant: string, configPath: string) => Promise<void>
 }
 
 export async function createManyTenants(options: ManyTenantsOptions): Promise<ManyTenants> {
@@ -59,6 +61,7 @@ export async function createManyTenants(options: ManyTenantsOptions): Promise<Ma
     const added = await addTenant(loadConfig(configPath, {}), model, options.serverUrl, template)
     tenants.push(template)
     databases.push(added.database)
+    await options.prepare?.(template, configPath)
     // The canary is encrypted with the template's key; each copy stores its own at its first start.
     await withServerClient(databaseUrl(options.serverUrl, added.database), (client) => client.query('delete from "_EncryptionCheck"'))
     const file = readConfigFile(configPath)

@@ -22,7 +22,7 @@ export interface ServeProcess {
   stop(): Promise<number | null>
 }
 
-export function serveProcess(configPath: string, env: Record<string, string> = {}, args: readonly string[] = []): Promise<ServeProcess> {
+export function serveProcess(configPath: string, env: Record<string, string> = {}, args: readonly string[] = [], readyWithinMs = 30_000): Promise<ServeProcess> {
   const child = spawn(join(root, 'bin/entityctl'), ['--config', configPath, 'serve', '--port', '0', ...args], {
     env: { ...process.env, Server__LogLevel: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,8 +46,8 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
     // Never leave a server behind: one that is not ready in time is killed, not abandoned.
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`serve did not log "entityctl serving" within 30 s: ${stderr}`))
-    }, 30_000)
+      reject(new Error(`serve did not log "entityctl serving" within ${readyWithinMs / 1000} s: ${stderr}`))
+    }, readyWithinMs)
     child.stderr!.on('data', (chunk) => (stderr += chunk))
     exited.then((code) => {
       clearTimeout(timer)
