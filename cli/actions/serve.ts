@@ -60,7 +60,8 @@ export async function serve(options: { port?: number; host?: string; watch?: boo
     try {
       server = await start(model, port)
     } catch (error) {
-      // A migration the new model needs may be refused (it would lose data): serve the old one.
+      // The new model may fail to start (a wrong EncryptionKey found by its migration): serve the old
+      // one. A migration refused because it would lose data does not fail it: that tenant answers 503.
       server = await start(previous, port)
       logger().error({ error: (error as Error).message }, 'plugins not reloaded: the ones loaded before keep serving')
     }
