@@ -22,6 +22,7 @@ import { createManyTenants, type ManyTenants } from '../support/many-tenants.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
+const RENAMES = ['entity Note → Memo', 'property Memo.Mail → Memo.Email', 'property Memo.Owner → Memo.Client']
 const SLOW = 180_000
 
 function entityctl(configPath: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -71,21 +72,24 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
   const plugins = join(dir, 'plugins')
   let many: ManyTenants
   let servers: ServeProcess[] = []
+  const OWNER = '0193a000-0000-7000-8000-000000000001'
   const notes = (body: string) => writeFileSync(join(plugins, 'notes.ts'), `import { entity, p, plugin } from 'entityctl/plugin'\nexport default plugin({ version: '${body.length}', entities: [${body}] })\n`)
 
   beforeAll(async () => {
     cpSync(DEMO_PLUGINS, plugins, { recursive: true })
-    notes(`entity('Note', { properties: { Text: p.text(), Stars: p.integer(), Mail: p.text() } })`)
+    notes(`entity('Note', { properties: { Text: p.text(), Stars: p.integer(), Mail: p.text(), Owner: p.reference('Customer') } })`)
     many = await createManyTenants({ count: 3, serverUrl: testDatabaseUrl(), pluginsDir: plugins, prepare: withAdmin })
     // Every tenant has notes; only the first has a Stars value (the one a later change would lose).
     for (let i = 0; i < 3; i++) {
-      await inTenant(many, i, (client) =>
-        client.query(`insert into "Note" ("Guid", "Text", "Stars", "Mail", "_Version") values (gen_random_uuid(), $1, $2, $3, 1)`, [
+      await inTenant(many, i, async (client) => {
+        await client.query(`insert into "Customer" ("Guid", "Name", "_Version") values ($1, 'Ada', 1)`, [OWNER])
+        await client.query(`insert into "Note" ("Guid", "Text", "Stars", "Mail", "Owner_Guid", "_Version") values (gen_random_uuid(), $1, $2, $3, $4, 1)`, [
           `note of ${many.tenants[i]}`,
           i === 0 ? 5 : null,
           `${many.tenants[i]}@example.com`,
-        ]),
-      )
+          OWNER,
+        ])
+      })
     }
   })
   afterAll(async () => {
@@ -94,16 +98,17 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('renames an entity and a property on every tenant, keeping their data; the plan showed it and the journal records it', async () => {
-    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Stars: p.integer(), Email: p.text().renamedFrom('Mail') } })`)
+  it('renames an entity, a property and a reference on every tenant, keeping their data; the plan showed it and the journal records it', async () => {
+    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Stars: p.integer(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner') } })`)
     const plan = await entityctl(many.configPath, 'migrate', '--plan', '--json')
     expect(plan.code, plan.stderr).toBe(0)
     const planned = JSON.parse(plan.stdout)
     expect(planned).toHaveLength(3)
     for (const tenant of planned) {
-      expect(tenant).toMatchObject({ status: 'planned', losses: [], renames: ['entity Note → Memo', 'property Memo.Mail → Memo.Email'] })
+      expect(tenant).toMatchObject({ status: 'planned', losses: [], renames: RENAMES })
       expect(tenant.sql).toContain('alter table "Note" rename to "Memo"')
       expect(tenant.sql).toContain('alter table "Memo" rename column "Mail" to "Email"')
+      expect(tenant.sql).toContain('alter table "Memo" rename column "Owner_Guid" to "Client_Guid"')
     }
     // --plan changed nothing.
     expect(await inTenant(many, 0, async (c) => (await c.query(`select to_regclass('"Note"')::text as t`)).rows[0].t)).toBe('"Note"')
@@ -112,14 +117,19 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     servers.push(server)
     for (const tenant of many.tenants) {
       const { token } = await signIn(server.api, tenant)
-      const memos = await call(`${server.api}/Memos?$select=Text,Email`, { token })
+      const memos = await call(`${server.api}/Memos?$select=Text,Email,ClientGuid&$expand=Client($select=Name)`, { token })
       expect(memos.status, memos.text).toBe(200)
-      expect(memos.body.value).toEqual([expect.objectContaining({ Text: `note of ${tenant}`, Email: `${tenant}@example.com` })])
+      expect(memos.body.value).toEqual([
+        expect.objectContaining({ Text: `note of ${tenant}`, Email: `${tenant}@example.com`, ClientGuid: OWNER, Client: expect.objectContaining({ Name: 'Ada' }) }),
+      ])
     }
     await server.stop()
     servers = []
+    // The renamed table's key, foreign key and index took the new names: nothing is left to change.
+    const after = await entityctl(many.configPath, 'migrate', '--plan', '--json')
+    expect(JSON.parse(after.stdout).map((tenant: { sql: string[] }) => tenant.sql)).toEqual([[], [], []])
     const journal = await inTenant(many, 1, async (c) => (await c.query(`select "Renames", "Plugins", "AppliedBy" from "_Migration" order by "Id" desc limit 1`)).rows[0])
-    expect(journal.Renames).toEqual(['entity Note → Memo', 'property Memo.Mail → Memo.Email'])
+    expect(journal.Renames).toEqual(RENAMES)
     expect(journal.Plugins).toContainEqual({ source: expect.stringContaining('notes.ts'), version: expect.any(String) })
     expect(journal.AppliedBy).toMatch(/^entityctl .* serve on /)
   })
@@ -127,7 +137,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
   it('refuses a change that would lose data for that tenant only: plan first, 503 with the reason, the others serve; --allow-data-loss --tenant makes it serve', async () => {
     // A DBA's index for a report: not entityctl's, so never dropped.
     await inTenant(many, 1, (c) => c.query(`create index "Memo_report" on "Memo" ("Text")`))
-    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Pinned: p.boolean() } })`)
+    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner'), Pinned: p.boolean() } })`)
 
     const plan = await entityctl(many.configPath, 'migrate', '--plan', '--json')
     expect(plan.code, plan.stderr).toBe(0)
@@ -193,7 +203,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
   })
 
   it('serve --no-migrate does not migrate: a tenant behind answers 503 and is listed by /readyz until `entityctl migrate`', async () => {
-    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Pinned: p.boolean(), Color: p.text() } })`)
+    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner'), Pinned: p.boolean(), Color: p.text() } })`)
     const server = await serveProcess(many.configPath, {}, ['--no-migrate'])
     servers.push(server)
     const behind = await signIn(server.api, many.tenants[2])
