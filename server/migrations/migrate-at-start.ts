@@ -2,8 +2,9 @@
 // few tenants at a time, and only the tenants behind the model are migrated, one job per
 // cluster at a time (migration-locks.ts). A start on current tenants therefore costs one
 // short query per tenant, not a schema comparison. A tenant whose migration is refused (it
-// would lose data) or fails is blocked (schema-gate.ts), and so is one that is behind when
-// the start does not migrate (`serve --no-migrate`): it answers 503 while the others serve.
+// would lose data) or fails on a statement is blocked (schema-gate.ts), and so is one that is
+// behind when the start does not migrate (`serve --no-migrate`): it answers 503 while the
+// others serve. A database that cannot be reached, or a wrong EncryptionKey, stops the start.
 
 import type { Logger } from 'pino'
 import pg from 'pg'
@@ -60,7 +61,7 @@ export async function migrateAtStart(
           `an administrator must apply it with \`entityctl migrate --allow-data-loss --tenant ${tenant.name}\`.`
         gate.block(tenant.name, 'refused', reason)
         logger.error({ tenant: tenant.name, losses: error.plan.losses }, `tenant ${tenant.name} unavailable: migration refused, it would lose data; see \`entityctl migrate --plan --tenant ${tenant.name}\``)
-      } else if (isWrongKey(error)) {
+      } else if (isWrongKey(error) || isUnreachable(error)) {
         throw error
       } else {
         gate.block(tenant.name, 'failed', `its schema migration failed (${(error as Error).message}).`)
@@ -73,14 +74,9 @@ export async function migrateAtStart(
   const configured = [...config.Tenants.values()]
   const behind: TenantConfig[] = []
   await inBatches(configured, CHECK_PARALLEL, async (tenant) => {
-    let recorded: string | undefined
-    try {
-      recorded = await readVersion(urlOf(tenant))
-    } catch (error) {
-      gate.block(tenant.name, 'failed', `its database could not be reached at start (${(error as Error).message}).`)
-      logger.error({ tenant: tenant.name, err: error }, `tenant ${tenant.name} unavailable: its database could not be reached`)
-      return
-    }
+    // A database that cannot be reached stops the start, as a wrong setting should (the CLI
+    // names the setting to check: cli/database-hint.ts).
+    const recorded = await readVersion(urlOf(tenant))
     if (recorded !== version) behind.push(tenant)
     else await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey)
   })
@@ -109,6 +105,16 @@ async function readVersion(url: string): Promise<string | undefined> {
   } finally {
     await client.end().catch(() => {})
   }
+}
+
+/**
+ * A failure to reach or enter the database (no SQLSTATE, or connection, authorisation, missing
+ * database, shutdown) is the deployment's, not this tenant's schema: it stops the start. A
+ * statement PostgreSQL refused (a new required column on a table with rows) blocks the tenant.
+ */
+function isUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|28|3D|57P)/.test(code)
 }
 
 function isWrongKey(error: unknown): boolean {

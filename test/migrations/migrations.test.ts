@@ -217,6 +217,26 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     await server.stop()
     servers = []
   })
+
+  it('blocks only the tenants where PostgreSQL refuses a statement (a new required property on a table with rows), with its message', async () => {
+    await inTenant(many, 2, (c) => c.query(`delete from "Memo"`))
+    notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner'), Pinned: p.boolean(), Color: p.text(), Due: p.date().required() } })`)
+    const server = await serveProcess(many.configPath)
+    servers.push(server)
+    const failed = await signIn(server.api, many.tenants[0])
+    expect(failed.status).toBe(503)
+    expect(failed.body.error.message).toMatch(/its schema migration failed \(.*"Due".*\)/)
+    const pending = (await call(`${server.url}/readyz`)).body.migrationsPending
+    expect(pending.map((entry: { tenant: string; kind: string }) => `${entry.tenant} ${entry.kind}`).sort()).toEqual([
+      `${many.tenants[0]} failed`,
+      `${many.tenants[1]} failed`,
+    ])
+    const empty = await signIn(server.api, many.tenants[2])
+    expect(empty.status).toBe(200)
+    expect((await call(`${server.api}/Memos?$select=Due`, { token: empty.token })).status).toBe(200)
+    await server.stop()
+    servers = []
+  })
 })
 
 /**
