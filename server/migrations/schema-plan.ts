@@ -2,8 +2,9 @@
 // the renames the plugins declare (`renamedFrom`), MikroORM's schema diff for everything
 // else, the tables of entities no plugin declares any more, and what each destructive
 // statement would lose. Only what entityctl made is managed: tables and indexes carry the
-// comment MANAGED_COMMENT; an unmarked index or table (a DBA's report index, a table of
-// their own) is never dropped, only listed as unmanaged.
+// comment MANAGED_COMMENT (constraints: the names entityctl gives them); an unmarked index,
+// table or constraint (a DBA's report index, a table or a check of their own) is never
+// dropped, only listed as unmanaged.
 //
 // Order of the plan: the diff (computed as if the renames had not happened yet, so it sees
 // the data where it lies), then the renames, then the names of the managed indexes and
@@ -33,7 +34,7 @@ interface Catalog {
   readonly columns: ReadonlyMap<string, ReadonlySet<string>>
   /** Index name → its table and comment; `constraint`: it backs a primary key or unique constraint. */
   readonly indexes: ReadonlyMap<string, { readonly table: string; readonly comment: string | null; readonly constraint: boolean }>
-  /** Constraint name (primary key, unique, foreign key) → its table. */
+  /** Constraint name (primary key, unique, foreign key, check) → its table. */
   readonly constraints: ReadonlyMap<string, { readonly table: string }>
 }
 
@@ -60,9 +61,13 @@ export async function planSchema(model: Model, url: string, client: pg.Client): 
     const index = catalog.indexes.get(name)
     return !index || index.comment === MANAGED_COMMENT || expected.has(name)
   }
+  // Constraints entityctl makes: keys, foreign keys (MikroORM's `_foreign`), natural keys.
+  const isManagedConstraint = (name: string) => /_(pkey|foreign)$/.test(name) || (catalog.indexes.has(name) && isManagedIndex(name))
   for (const statement of diff) {
-    const index = DROP_INDEX.exec(statement)?.[1] ?? constraintIndex(DROP_CONSTRAINT.exec(statement), catalog)
+    const index = DROP_INDEX.exec(statement)?.[1]
     if (index && !isManagedIndex(index)) continue
+    const constraint = DROP_CONSTRAINT.exec(statement)?.[2]
+    if (constraint && !isManagedConstraint(constraint)) continue
     statements.push(statement)
   }
   // Tables of entities no plugin declares any more: only those entityctl made (marked).
@@ -79,10 +84,13 @@ export async function planSchema(model: Model, url: string, client: pg.Client): 
   }
   for (const statement of statements) losses.push(...(await lossOf(client, statement, declared)))
   statements.push(...pending.statements)
+  const onEntityTable = (table: string) => !table.startsWith('_') && (declared.has(table) || catalog.tables.get(table) === MANAGED_COMMENT)
   for (const [name, index] of catalog.indexes) {
-    if (index.table.startsWith('_') || index.constraint || isManagedIndex(name)) continue
-    if (!declared.has(index.table) && catalog.tables.get(index.table) !== MANAGED_COMMENT) continue
+    if (!onEntityTable(index.table) || index.constraint || isManagedIndex(name)) continue
     unmanaged.add(`index "${name}" on "${index.table}"`)
+  }
+  for (const [name, constraint] of catalog.constraints) {
+    if (onEntityTable(constraint.table) && !isManagedConstraint(name)) unmanaged.add(`constraint "${name}" on "${constraint.table}"`)
   }
   return { statements, losses, renames: pending.described, unmanaged: [...unmanaged].sort() }
 }
@@ -180,7 +188,7 @@ function renamedObjects(catalog: Catalog, oldTable: string, newTable: string, co
     return `${newTable}_${rest}`
   }
   for (const [name, constraint] of catalog.constraints) {
-    if (constraint.table !== oldTable || rename(name) === name) continue
+    if (constraint.table !== oldTable || !/_(pkey|foreign|natural_key)$/.test(name) || rename(name) === name) continue
     statements.push(`alter table ${quoteIdentifier(newTable)} rename constraint ${quoteIdentifier(name)} to ${quoteIdentifier(rename(name))}`)
   }
   for (const [name, index] of catalog.indexes) {
@@ -210,7 +218,7 @@ async function readCatalog(client: pg.Client): Promise<Catalog> {
   const constraints = await client.query<{ name: string; table: string }>(
       `select k.conname as name, t.relname as table from pg_constraint k
          join pg_class t on t.oid = k.conrelid join pg_namespace n on n.oid = t.relnamespace
-        where n.nspname = 'public' and k.contype in ('p', 'u', 'f')`,
+        where n.nspname = 'public' and k.contype in ('p', 'u', 'f', 'c')`,
   )
   const byTable = new Map<string, Set<string>>()
   for (const { table, column } of columns.rows) byTable.set(table, (byTable.get(table) ?? new Set()).add(column))
@@ -220,12 +228,6 @@ async function readCatalog(client: pg.Client): Promise<Catalog> {
     indexes: new Map(indexes.rows.map((row) => [row.name, { table: row.table, comment: row.comment, constraint: row.constraint }])),
     constraints: new Map(constraints.rows.map((row) => [row.name, { table: row.table }])),
   }
-}
-
-/** The index behind a dropped unique constraint (a natural key); undefined for other constraints. */
-function constraintIndex(match: RegExpExecArray | null, catalog: Catalog): string | undefined {
-  if (!match) return undefined
-  return catalog.indexes.has(match[2]) ? match[2] : undefined
 }
 
 async function lossOf(client: pg.Client, statement: string, declared: ReadonlySet<string>): Promise<string[]> {

@@ -136,7 +136,10 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
 
   it('refuses a change that would lose data for that tenant only: plan first, 503 with the reason, the others serve; --allow-data-loss --tenant makes it serve', async () => {
     // A DBA's index for a report: not entityctl's, so never dropped.
-    await inTenant(many, 1, (c) => c.query(`create index "Memo_report" on "Memo" ("Text")`))
+    await inTenant(many, 1, async (c) => {
+      await c.query(`create index "Memo_report" on "Memo" ("Text")`)
+      await c.query(`alter table "Memo" add constraint "memo_text_short" check (length("Text") < 1000)`)
+    })
     notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner'), Pinned: p.boolean() } })`)
 
     const plan = await entityctl(many.configPath, 'migrate', '--plan', '--json')
@@ -146,8 +149,8 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     expect(first.sql).toContain('alter table "Memo" drop column "Stars"')
     expect(second.losses).toEqual([])
     expect(third.losses).toEqual([])
-    expect(second.unmanaged).toEqual(['index "Memo_report" on "Memo"'])
-    expect(second.sql.join('\n')).not.toContain('Memo_report')
+    expect(second.unmanaged).toEqual(['constraint "memo_text_short" on "Memo"', 'index "Memo_report" on "Memo"'])
+    expect(second.sql.join('\n')).not.toMatch(/Memo_report|memo_text_short/)
     const readable = await entityctl(many.configPath, 'migrate', '--plan')
     expect(readable.stdout).toContain(`tenant ${many.tenants[0]}: `)
     expect(readable.stdout).toContain('WOULD LOSE DATA')
@@ -200,6 +203,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     const migrated = await entityctl(many.configPath, 'migrate', '--json')
     expect(migrated.code, migrated.stderr).toBe(0)
     expect(await inTenant(many, 1, async (c) => (await c.query(`select count(*)::int as n from pg_indexes where indexname = 'Memo_report'`)).rows[0].n)).toBe(1)
+    expect(await inTenant(many, 1, async (c) => (await c.query(`select count(*)::int as n from pg_constraint where conname = 'memo_text_short'`)).rows[0].n)).toBe(1)
   })
 
   it('serve --no-migrate does not migrate: a tenant behind answers 503 and is listed by /readyz until `entityctl migrate`', async () => {
