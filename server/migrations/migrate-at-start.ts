@@ -43,7 +43,10 @@ export async function migrateAtStart(
   const gate = new SchemaGate(async (blocked: BlockedTenant) => {
     const tenant = config.Tenants.get(blocked.tenant)
     if (!tenant) return false
-    if ((await readVersion(urlOf(tenant))) === version) return true
+    if ((await readVersion(urlOf(tenant))) === version) {
+      await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey)
+      return true
+    }
     if (blocked.kind !== 'failed' || !options.migrate || Date.now() - (lastTry.get(tenant.name) ?? 0) < RETRY_FAILED_MS) return false
     lastTry.set(tenant.name, Date.now())
     return (await migrateOne(tenant)) === 'migrated'
