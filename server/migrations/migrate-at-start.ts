@@ -11,7 +11,7 @@ import pg from 'pg'
 import type { Config, TenantConfig } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
-import { verifyEncryptionKey } from '../tenancy/tenant-admin.ts'
+import { verifyEncryptionKey, verifyEncryptionKeyOn } from '../tenancy/tenant-admin.ts'
 import { recordedSchemaVersion } from './migration-journal.ts'
 import { withClusterLock } from './migration-locks.ts'
 import { DestructiveMigrationError, migrateTenant } from './migrate-tenant.ts'
@@ -76,13 +76,19 @@ export async function migrateAtStart(
 
   const configured = [...config.Tenants.values()]
   const behind: TenantConfig[] = []
+  const started = performance.now()
   await inBatches(configured, CHECK_PARALLEL, async (tenant) => {
     // A database that cannot be reached stops the start, as a wrong setting should (the CLI
     // names the setting to check: cli/database-hint.ts).
-    const recorded = await readVersion(urlOf(tenant))
-    if (recorded !== version) behind.push(tenant)
-    else await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey)
+    // One connection per current tenant: its version, then its key's canary.
+    const current = await onConnection(urlOf(tenant), async (client) => {
+      if ((await recordedSchemaVersion(client)) !== version) return false
+      await verifyEncryptionKeyOn(client, tenant.name, tenant.EncryptionKey)
+      return true
+    })
+    if (!current) behind.push(tenant)
   })
+  logger.info({ tenants: configured.length, behind: behind.length, ms: Math.round(performance.now() - started) }, 'tenant schema versions checked')
   if (behind.length === 0) return gate
   if (!options.migrate) {
     for (const tenant of behind) {
@@ -96,15 +102,21 @@ export async function migrateAtStart(
     () => inBatches(behind, MIGRATE_PARALLEL, migrateOne),
     () => logger.info('waiting for another instance\'s migration job to finish'),
   )
+  logger.info({ tenants: behind.length, unavailable: gate.blocked().length, ms: Math.round(performance.now() - started) }, 'migration job done')
   return gate
 }
 
-async function readVersion(url: string): Promise<string | undefined> {
+function readVersion(url: string): Promise<string | undefined> {
+  return onConnection(url, recordedSchemaVersion)
+}
+
+async function onConnection<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url })
+  // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
   client.on('error', () => {})
   await client.connect()
   try {
-    return await recordedSchemaVersion(client)
+    return await work(client)
   } finally {
     await client.end().catch(() => {})
   }

@@ -65,20 +65,25 @@ export async function migrateDatabase(tenant: string, url: string, model: Model,
  * could read an encrypted property with it.
  */
 export async function verifyEncryptionKey(tenant: string, url: string, key: string): Promise<void> {
-  const cipher = propertyCipher(tenant, key)
   const client = new pg.Client({ connectionString: url })
   // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
   client.on('error', () => {})
   await client.connect()
   try {
-    await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])
-    const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
-    try {
-      cipher.decrypt(rows[0].Canary)
-    } catch {
-      throw new TenantAdminError(`Tenants:${tenant}:EncryptionKey is not the key this tenant's data was encrypted with; restore the right key.`)
-    }
+    await verifyEncryptionKeyOn(client, tenant, key)
   } finally {
     await client.end()
+  }
+}
+
+/** The same on a connection the caller holds (a start checks a tenant's schema version on it too). */
+export async function verifyEncryptionKeyOn(client: pg.Client, tenant: string, key: string): Promise<void> {
+  const cipher = propertyCipher(tenant, key)
+  await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])
+  const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
+  try {
+    cipher.decrypt(rows[0].Canary)
+  } catch {
+    throw new TenantAdminError(`Tenants:${tenant}:EncryptionKey is not the key this tenant's data was encrypted with; restore the right key.`)
   }
 }

@@ -30,7 +30,13 @@ try {
     const results = await Promise.allSettled(
       Array.from({ length: Number(instances) }, () => serveProcess(many.configPath, {}, args, 600_000).then((s) => ({ s, ms: Date.now() - started }))),
     )
-    for (const r of results) console.log(round, r.status === 'fulfilled' ? `serving after ${r.value.ms} ms` : `FAILED ${String(r.reason).slice(0, 300)}`)
+    for (const r of results) {
+      if (r.status === 'rejected') console.log(round, `FAILED ${String(r.reason).slice(0, 300)}`)
+      else {
+        const phases = r.value.s.lines.filter((line) => /versions checked|migration job done/.test(String(line.msg))).map((line) => `${line.msg} ${line.ms} ms`)
+        console.log(round, `serving after ${r.value.ms} ms (${phases.join(', ')})`)
+      }
+    }
     for (const r of results) if (r.status === 'fulfilled') await r.value.s.stop()
   }
 } finally {
