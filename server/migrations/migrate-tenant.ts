@@ -71,7 +71,8 @@ export async function migrateTenant(tenant: string, url: string, model: Model, o
     if (plan.losses.length > 0 && !options.allowDataLoss) throw new DestructiveMigrationError(tenant, plan)
     await client.query('begin')
     try {
-      for (const statement of [...plan.statements, ...INTERNAL_TABLES, JOURNAL_TABLE, markManagedIndexes(model)]) await client.query(statement)
+      for (const statement of [...plan.statements, ...INTERNAL_TABLES, JOURNAL_TABLE]) await client.query(statement)
+      await markManagedIndexes(client, model)
       await client.query('commit')
     } catch (error) {
       await client.query('rollback').catch(() => {})

@@ -96,19 +96,19 @@ export async function planSchema(model: Model, url: string, client: pg.Client): 
 }
 
 /**
- * The statements that mark every index the model declares as entityctl's, run after a plan
- * is applied (in its transaction), so that later plans know which indexes they may drop.
+ * Marks every index the model declares as entityctl's, after a plan is applied (in its
+ * transaction, on `client`), so that later plans know which indexes they may drop.
  */
-export function markManagedIndexes(model: Model): string {
+export async function markManagedIndexes(client: pg.Client, model: Model): Promise<void> {
   const names = [...model.entities.values()].flatMap((entity) => managedIndexNames(entity))
-  // One statement for them all; an index the model names but the database lacks is skipped.
-  return `do $$ declare name text; begin
-    foreach name in array array[${names.map((n) => `'${n.replaceAll("'", "''")}'`).join(', ')}]::text[] loop
-      if to_regclass(quote_ident(name)) is not null then
-        execute format('comment on index %I is %L', name, '${MANAGED_COMMENT}');
-      end if;
-    end loop;
-  end $$`
+  const { rows } = await client.query<{ name: string }>(
+    `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = 'public' and c.relkind = 'i' and c.relname = any($1::text[])
+        and obj_description(c.oid, 'pg_class') is distinct from $2`,
+    [names, MANAGED_COMMENT],
+  )
+  // COMMENT takes no parameters; the name is quoted, the comment a constant.
+  for (const { name } of rows) await client.query(`comment on index ${quoteIdentifier(name)} is '${MANAGED_COMMENT}'`)
 }
 
 async function schemaDiff(model: Model, url: string, renames: PendingRenames): Promise<string[]> {
