@@ -48,7 +48,7 @@ export async function migrate(options: MigrateOptions, command: Command): Promis
             reports.push(report(result, options.plan ? 'planned' : 'applied'))
           } catch (error) {
             if (!(error instanceof DestructiveMigrationError)) throw error
-            reports.push({ ...report({ tenant: name, plan: error.plan } as TenantMigration, 'refused') })
+            reports.push(report({ tenant: name, plan: error.plan, schemaVersion: '', previousVersion: undefined, applied: false }, 'refused'))
           }
         }
       }

@@ -7,7 +7,7 @@
 
 import pg from 'pg'
 
-/** Arbitrary constants: `select hashtext('entityctl:migrations')` and `…:tenant-migration`. */
+/** Arbitrary keys, the same in every instance and CLI; nothing else of entityctl takes advisory locks with them. */
 const CLUSTER_LOCK = 1_720_393_541
 const TENANT_LOCK = 1_131_024_786
 
