@@ -48,8 +48,11 @@ async function signIn(api: string, tenant: string): Promise<{ status: number; bo
   return { status: answer.status, body: answer.body, headers: answer.headers, token: answer.body?.accessToken }
 }
 
+/** A start migrates (a MikroORM schema comparison per tenant): on a loaded machine that takes more than serveProcess's default 30 s. */
+const serve = (configPath: string, args: string[] = []) => serveProcess(configPath, {}, args, 150_000)
+
 /** Polls `check` until it returns true (a running server noticing a change), at most `withinMs`. */
-async function eventually(check: () => Promise<boolean>, withinMs = 15_000): Promise<void> {
+async function eventually(check: () => Promise<boolean>, withinMs = 60_000): Promise<void> {
   const until = Date.now() + withinMs
   while (!(await check())) {
     if (Date.now() > until) throw new Error('the condition did not become true in time')
@@ -113,7 +116,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     // --plan changed nothing.
     expect(await inTenant(many, 0, async (c) => (await c.query(`select to_regclass('"Note"')::text as t`)).rows[0].t)).toBe('"Note"')
 
-    const server = await serveProcess(many.configPath)
+    const server = await serve(many.configPath)
     servers.push(server)
     for (const tenant of many.tenants) {
       const { token } = await signIn(server.api, tenant)
@@ -156,7 +159,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     expect(readable.stdout).toContain('WOULD LOSE DATA')
     expect(readable.stdout).toContain('unmanaged  index "Memo_report" on "Memo"')
 
-    const server = await serveProcess(many.configPath)
+    const server = await serve(many.configPath)
     servers.push(server)
     const refusedLine = await server.line((entry) => entry.tenant === many.tenants[0] && entry.level === 50)
     expect(refusedLine.msg).toContain(`tenant ${many.tenants[0]} unavailable: migration refused, it would lose data`)
@@ -195,7 +198,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
     servers = []
 
     // A restart and a full migrate (which compares the whole schema) leave the hand-made index.
-    const again = await serveProcess(many.configPath)
+    const again = await serve(many.configPath)
     servers.push(again)
     expect(again.lines.find((entry) => entry.msg === 'entityctl serving')).not.toHaveProperty('unavailable')
     await again.stop()
@@ -208,7 +211,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
 
   it('serve --no-migrate does not migrate: a tenant behind answers 503 and is listed by /readyz until `entityctl migrate`', async () => {
     notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner'), Pinned: p.boolean(), Color: p.text() } })`)
-    const server = await serveProcess(many.configPath, {}, ['--no-migrate'])
+    const server = await serve(many.configPath, ['--no-migrate'])
     servers.push(server)
     const behind = await signIn(server.api, many.tenants[2])
     expect(behind.status).toBe(503)
@@ -225,7 +228,7 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
   it('blocks only the tenants where PostgreSQL refuses a statement (a new required property on a table with rows), with its message', async () => {
     await inTenant(many, 2, (c) => c.query(`delete from "Memo"`))
     notes(`entity('Memo', { renamedFrom: 'Note', properties: { Text: p.text(), Email: p.text().renamedFrom('Mail'), Client: p.reference('Customer').renamedFrom('Owner'), Pinned: p.boolean(), Color: p.text(), Due: p.date().required() } })`)
-    const server = await serveProcess(many.configPath)
+    const server = await serve(many.configPath)
     servers.push(server)
     const failed = await signIn(server.api, many.tenants[0])
     expect(failed.status).toBe(503)
