@@ -44,7 +44,7 @@ export async function migrateAtStart(
     const tenant = config.Tenants.get(blocked.tenant)
     if (!tenant) return false
     if ((await readVersion(urlOf(tenant))) === version) {
-      await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey)
+      await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey, tenant.PreviousEncryptionKey)
       return true
     }
     if (blocked.kind !== 'failed' || !options.migrate || Date.now() - (lastTry.get(tenant.name) ?? 0) < RETRY_FAILED_MS) return false
@@ -54,7 +54,7 @@ export async function migrateAtStart(
   const migrateOne = async (tenant: TenantConfig): Promise<'migrated' | 'blocked'> => {
     try {
       const result = await migrateTenant(tenant.name, urlOf(tenant), model, { skipWhenCurrent: true, by: 'serve' })
-      await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey)
+      await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey, tenant.PreviousEncryptionKey)
       if (result.applied) logger.info({ tenant: tenant.name, statements: result.plan?.statements.length, renames: result.plan?.renames }, 'tenant schema migrated')
       return 'migrated'
     } catch (error) {
@@ -83,7 +83,7 @@ export async function migrateAtStart(
     // One connection per current tenant: its version, then its key's canary.
     const current = await onConnection(urlOf(tenant), async (client) => {
       if ((await recordedSchemaVersion(client)) !== version) return false
-      await verifyEncryptionKeyOn(client, tenant.name, tenant.EncryptionKey)
+      await verifyEncryptionKeyOn(client, tenant.name, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
       return true
     })
     if (!current) behind.push(tenant)

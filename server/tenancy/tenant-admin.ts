@@ -1,13 +1,13 @@
 // Tenant lifecycle for the CLI and the server start: add (database + schema + config
 // entry), remove, migrate. The config file is the tenant registry (decisions.md "Tenants").
 
-import { randomBytes } from 'node:crypto'
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
 import { migrateTenant } from '../migrations/migrate-tenant.ts'
 import { propertyCipher } from './property-encryption.ts'
+import { newEncryptionKey, rotateEncryptionKey, type RotationReport } from './tenant-keys.ts'
 import pg from 'pg'
 import type { SyncReport } from '../auth/responsibility-sync.ts'
 
@@ -26,8 +26,18 @@ export interface MigrationReport {
   readonly responsibilities?: SyncReport
 }
 
-/** Creates the tenant's database on the server, migrates it and records it in the config file. */
-export async function addTenant(config: Config, model: Model, serverUrl: string, name: string): Promise<{ database: string; created: boolean }> {
+/**
+ * Creates the tenant's database on the server (or reuses an existing one: kept data), migrates
+ * it and records it in the config file. `encryptionKey`: the key of kept or restored data (a
+ * key file's); by default a new one, which existing encrypted data refuses.
+ */
+export async function addTenant(
+  config: Config,
+  model: Model,
+  serverUrl: string,
+  name: string,
+  options: { encryptionKey?: string } = {},
+): Promise<{ database: string; created: boolean }> {
   if (!TENANT_NAME.test(name)) {
     throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   }
@@ -37,8 +47,13 @@ export async function addTenant(config: Config, model: Model, serverUrl: string,
   if (created) await createDatabase(serverUrl, database)
   await migrateDatabase(name, databaseUrl(serverUrl, database), model, false, 'tenant add')
   const file = readConfigFile(config.path)
-  const EncryptionKey = randomBytes(32).toString('base64')
-  await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey)
+  const EncryptionKey = options.encryptionKey ?? newEncryptionKey()
+  await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey).catch((error) => {
+    if (error instanceof TenantAdminError && !options.encryptionKey) {
+      throw new TenantAdminError(`${error.message.replace(/; restore the right key\.$/, '')}: database ${database} holds data of an earlier tenant. Give its key with --encryption-key-file FILE (the file \`tenant remove --export-key\` wrote).`)
+    }
+    throw error
+  })
   file.Tenants = { ...(file.Tenants ?? {}), [name]: { Database: database, EncryptionKey } }
   await writeConfigFile(config.path, file)
   return { database, created }
@@ -64,21 +79,21 @@ export async function migrateDatabase(tenant: string, url: string, model: Model,
  * decrypts it, so a changed or wrong EncryptionKey stops the start before any request
  * could read an encrypted property with it.
  */
-export async function verifyEncryptionKey(tenant: string, url: string, key: string): Promise<void> {
+export async function verifyEncryptionKey(tenant: string, url: string, key: string, previousKey?: string): Promise<void> {
   const client = new pg.Client({ connectionString: url })
   // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
   client.on('error', () => {})
   await client.connect()
   try {
-    await verifyEncryptionKeyOn(client, tenant, key)
+    await verifyEncryptionKeyOn(client, tenant, key, previousKey)
   } finally {
     await client.end()
   }
 }
 
 /** The same on a connection the caller holds (a start checks a tenant's schema version on it too). */
-export async function verifyEncryptionKeyOn(client: pg.Client, tenant: string, key: string): Promise<void> {
-  const cipher = propertyCipher(tenant, key)
+export async function verifyEncryptionKeyOn(client: pg.Client, tenant: string, key: string, previousKey?: string): Promise<void> {
+  const cipher = propertyCipher(tenant, key, previousKey)
   await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])
   const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
   try {
@@ -86,4 +101,25 @@ export async function verifyEncryptionKeyOn(client: pg.Client, tenant: string, k
   } catch {
     throw new TenantAdminError(`Tenants:${tenant}:EncryptionKey is not the key this tenant's data was encrypted with; restore the right key.`)
   }
+}
+
+/**
+ * `tenant rotate-key`: a new EncryptionKey for the tenant, every encrypted value re-encrypted
+ * under it in one transaction (tenant-keys.ts). A running server needs nothing but to reload
+ * the tenant's keys from the config file when it changes: `announce` is awaited after each of
+ * the two config writes, for the instances to have done so (without it, a server that keeps
+ * the old key in memory refuses the re-encrypted values until it is restarted).
+ */
+export async function rotateTenantKey(
+  config: Config,
+  model: Model,
+  serverUrl: string,
+  name: string,
+  options: { announce?: () => Promise<void>; progress?: (text: string) => void } = {},
+): Promise<RotationReport> {
+  const tenant = config.Tenants.get(name)
+  if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
+  const url = tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database)
+  await verifyEncryptionKey(name, url, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
+  return rotateEncryptionKey(config, model, url, tenant, options)
 }
