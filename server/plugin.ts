@@ -76,6 +76,17 @@ export class ScalarBuilder {
   encrypted(): ScalarBuilder {
     return this.with({ encrypted: true })
   }
+  /**
+   * The property's name before a rename: migrations rename its column instead of dropping
+   * it and adding an empty one. Keep it until every tenant has been migrated.
+   *
+   * ```ts
+   * Email: p.email().renamedFrom('Mail'),
+   * ```
+   */
+  renamedFrom(previousName: string): ScalarBuilder {
+    return this.with({ renamedFrom: previousName })
+  }
 }
 
 export class ReferenceBuilder {
@@ -95,6 +106,10 @@ export class ReferenceBuilder {
   }
   description(text: string): ReferenceBuilder {
     return new ReferenceBuilder({ ...this.decl, description: text })
+  }
+  /** The reference's name before a rename: its foreign key column is renamed, keeping its values. */
+  renamedFrom(previousName: string): ReferenceBuilder {
+    return new ReferenceBuilder({ ...this.decl, renamedFrom: previousName })
   }
 }
 

@@ -26,6 +26,11 @@ export const SECTIONS = {
     MaxConnections: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of open client connections, idle keep-alive ones included; above it a new connection is closed at once, without an answer, and a warning is logged (at most one per 10 s). Keep it below the open-file limit.' },
     MetricsPort: { type: 'integer', default: 0, min: 0, max: 65535, doc: 'Port of the Prometheus metrics listener (`GET /metrics`, no credentials), apart from the API. 0: no listener, and no metrics are collected.' },
     MetricsHost: { type: 'string', default: '127.0.0.1', doc: 'Address of the metrics listener; keep it on loopback or a private network, as it asks no credentials.' },
+    MigrateOnStart: {
+      type: 'boolean',
+      default: true,
+      doc: 'Whether `serve` migrates the tenants whose schema is behind the plugins before serving. false (or `serve --no-migrate`): for deployments that migrate in a step of their own (`entityctl migrate`); a tenant behind then answers 503 and is listed by /readyz until migrated.',
+    },
     PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
     TrustedProxies: {
       type: 'string',

@@ -21,12 +21,16 @@ import { workflowRoutes } from '../workflows/workflow-routes.ts'
 import type { WorkflowServices } from '../workflows/workflow-services.ts'
 import { healthRoutes } from './health.ts'
 import { Readiness } from './readiness.ts'
+import type { SchemaGate } from '../migrations/schema-gate.ts'
 
 /**
  * What the routes are handed by the composition root (server/start.ts): the union of what
- * auth, the OData routes and the workflows need (a workflow request passes through all three).
+ * auth, the OData routes and the workflows need (a workflow request passes through all three),
+ * and for /readyz the tenants refused for their schema (migrations/schema-gate.ts).
  */
-export type AppServices = WorkflowServices
+export interface AppServices extends WorkflowServices {
+  readonly schemaGate?: SchemaGate
+}
 
 export function createApp(services: AppServices): Koa<ApiState> {
   const app = new Koa<ApiState>({ proxy: false })
@@ -41,7 +45,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   openApiRoute(router, services)
   odataRoutes(router, services)
 
-  app.use(healthRoutes(new Readiness(services.tenants)))
+  app.use(healthRoutes(new Readiness(services.tenants, services.schemaGate)))
   app.use(requestLog(services.logger, services.metrics))
   app.use(clientDisconnect)
   app.use(errorBoundary)

@@ -91,7 +91,9 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
     }
   }
 
-  return { entities, sets, responsibilities }
+  checkRenames(entities)
+  const sources = plugins.map(({ source, decl }) => ({ source, ...(typeof decl.version === 'string' ? { version: decl.version } : {}) }))
+  return { entities, sets, responsibilities, plugins: sources }
 }
 
 function declareEntity(source: string, decl: EntityDecl, system: boolean): MutableEntity {
@@ -125,6 +127,7 @@ function declareEntity(source: string, decl: EntityDecl, system: boolean): Mutab
     methods: new Map(Object.entries(decl.methods ?? {})),
     source,
     system,
+    renamedFrom: decl.renamedFrom,
   }
   entity.properties.set(KEY, { kind: 'scalar', name: KEY, type: 'Guid', decl: GUID_DECL, column: KEY, entity })
   if (!(('Title' as string) in decl.properties)) {
@@ -234,6 +237,30 @@ function checkEntity(entity: EntityModel): void {
       if (RESERVED_PARAMETERS.has(parameter.toLowerCase())) {
         throw fail(`.methods.${name}.params.${parameter}`, `'${parameter}' is the name of a system query option; choose another`)
       }
+    }
+  }
+}
+
+/**
+ * A rename names the old name of something that no longer exists under it: an entity renamed
+ * from one that is still declared, or a property from a sibling, would make the migration
+ * guess which of the two keeps the data.
+ */
+function checkRenames(entities: ReadonlyMap<string, EntityModel>): void {
+  for (const entity of entities.values()) {
+    const fail = (where: string, problem: string) => new PluginError(entity.source, `${entity.name}${where}`, problem)
+    if (entity.renamedFrom !== undefined) {
+      if (typeof entity.renamedFrom !== 'string' || !NAME.test(entity.renamedFrom)) throw fail('.renamedFrom', 'must be the entity\'s previous name, an identifier')
+      if (entities.has(entity.renamedFrom)) throw fail('.renamedFrom', `'${entity.renamedFrom}' is still declared; a renamed entity's old name must be gone`)
+    }
+    for (const property of entity.properties.values()) {
+      if (property.kind === 'collection' || (property.kind === 'scalar' && property.foreignKeyOf)) continue
+      const previous = property.decl.renamedFrom
+      if (previous === undefined) continue
+      const where = `.${property.name}.renamedFrom`
+      if (typeof previous !== 'string' || !NAME.test(previous)) throw fail(where, 'must be the property\'s previous name, an identifier')
+      if (property.kind === 'scalar' && property.decl.virtual) throw fail(where, 'a virtual property has no column to rename')
+      if (entity.properties.has(previous)) throw fail(where, `'${previous}' is still a property of ${entity.name}; a renamed property's old name must be gone`)
     }
   }
 }

@@ -81,6 +81,8 @@ export interface EntityModel {
   readonly source: string
   /** true for Users, Roles, Responsibilities: served by the system, not a plugin. */
   readonly system: boolean
+  /** The entity's name (and table) before a rename, which migrations carry out. */
+  readonly renamedFrom?: string
 }
 
 export interface ResponsibilityModel extends ResponsibilityDecl {
@@ -93,6 +95,13 @@ export interface Model {
   /** Entity set names and aliases, as declared (case sensitive). */
   readonly sets: ReadonlyMap<string, EntityModel>
   readonly responsibilities: ReadonlyMap<string, ResponsibilityModel>
+  /** The plugin files the model was built from, with the version each declares (recorded by migrations). */
+  readonly plugins?: readonly PluginSource[]
+}
+
+export interface PluginSource {
+  readonly source: string
+  readonly version?: string
 }
 
 /** The column holding the row version; never public, surfaced as @odata.etag. */

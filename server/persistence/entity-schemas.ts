@@ -1,7 +1,8 @@
 // Model → MikroORM EntitySchemas: one per entity, tables and columns named as the model
 // names them (table = entity name, column = property name, reference = `<Name>_Guid`). MikroORM
-// compares them with the database to plan migrations; the read path's SQL compiler and the
-// unit of work use the same names.
+// compares them with the database to plan migrations (migrations/schema-plan.ts); the read
+// path's SQL compiler and the unit of work use the same names. Every table carries the comment
+// MANAGED_COMMENT: what entityctl created, and may therefore drop, is marked in the database.
 
 import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
@@ -35,19 +36,50 @@ export function columnType(property: ScalarProperty): string {
   return property.decl.encrypted ? 'text' : COLUMN_TYPE[property.type](property)
 }
 
-export function entitySchemas(model: Model): EntitySchema[] {
-  return [...model.entities.values()].map(entitySchema)
+/** The comment on every table and index entityctl manages; objects without it are the admin's. */
+export const MANAGED_COMMENT = 'entityctl'
+
+/**
+ * Renames not carried out yet (migrations/schema-plan.ts): the schemas then use the old table
+ * and column names, so that comparing them with the database finds every other change, and
+ * the renames run after those.
+ */
+export interface PendingRenames {
+  /** Declared table → its name in the database. */
+  readonly tables: ReadonlyMap<string, string>
+  /** Declared table → declared column → its name in the database. */
+  readonly columns: ReadonlyMap<string, ReadonlyMap<string, string>>
 }
 
-function entitySchema(entity: EntityModel): EntitySchema {
+const NO_RENAMES: PendingRenames = { tables: new Map(), columns: new Map() }
+
+export function entitySchemas(model: Model, renames: PendingRenames = NO_RENAMES): EntitySchema[] {
+  return [...model.entities.values()].map((entity) => entitySchema(entity, renames))
+}
+
+/** The names of the indexes entityctl makes for an entity: its key, natural key, declared indexes, references. */
+export function managedIndexNames(entity: EntityModel): string[] {
+  const names = [`${entity.table}_pkey`]
+  if (entity.naturalKey.length > 0) names.push(`${entity.table}_natural_key`)
+  entity.indexes.forEach((_, i) => names.push(`${entity.table}_index_${i + 1}`))
+  for (const property of entity.properties.values()) {
+    if (property.kind === 'reference') names.push(`${entity.table}_${property.column}_index`)
+  }
+  return names
+}
+
+function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchema {
   const properties: Record<string, Partial<EntityProperty>> = {}
+  const columns = renames.columns.get(entity.table)
+  const columnOf = (column: string) => columns?.get(column) ?? column
+  const table = renames.tables.get(entity.table) ?? entity.table
   for (const property of entity.properties.values()) {
     if (property.kind === 'scalar') {
       if (!property.column || property.foreignKeyOf) continue
       const isText = columnType(property).startsWith('varchar') || columnType(property) === 'text'
       properties[property.name] = {
         name: property.name,
-        fieldName: property.column,
+        fieldName: columnOf(property.column),
         columnType: columnType(property),
         // Strings compare and sort by code point whatever the database's default collation;
         // declared as a collation (not in the type), so the schema diff of a database whose
@@ -62,7 +94,7 @@ function entitySchema(entity: EntityModel): EntitySchema {
       properties[property.name] = {
         kind: 'm:1',
         entity: () => property.target.name,
-        fieldName: property.column,
+        fieldName: columnOf(property.column),
         nullable: !property.required,
         deleteRule: property.onDelete === 'setNull' ? 'set null' : property.onDelete === 'cascade' ? 'cascade' : 'no action',
         updateRule: 'no action',
@@ -78,12 +110,13 @@ function entitySchema(entity: EntityModel): EntitySchema {
   }
   properties[VERSION_COLUMN] = { name: VERSION_COLUMN, fieldName: VERSION_COLUMN, type: 'integer', version: true } as Partial<EntityProperty>
   const uniques = entity.naturalKey.length > 0
-    ? [{ name: `${entity.table}_natural_key`, properties: entity.naturalKey as string[] }]
+    ? [{ name: `${table}_natural_key`, properties: entity.naturalKey as string[] }]
     : []
-  const indexes = entity.indexes.map((keys, i) => ({ name: `${entity.table}_index_${i + 1}`, properties: keys as string[] }))
+  const indexes = entity.indexes.map((keys, i) => ({ name: `${table}_index_${i + 1}`, properties: keys as string[] }))
   return new EntitySchema({
     name: entity.name,
-    tableName: entity.table,
+    tableName: table,
+    comment: MANAGED_COMMENT,
     properties: properties as never,
     uniques,
     indexes,

@@ -2,7 +2,7 @@
 // (persistence/request-connection.ts) with the pool's heavy-read lane. Opened lazily, closed
 // when idle. Opening creates the pool and nothing else (no connection until the first
 // statement), so a tenant costs milliseconds to open; the schema diff of migrations has its
-// own short-lived MikroORM instance (schema-orm.ts).
+// own short-lived MikroORM instance (migrations/schema-plan.ts).
 
 import pg from 'pg'
 import type { Model } from '../model/model.ts'

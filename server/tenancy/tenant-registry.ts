@@ -63,6 +63,8 @@ export class TenantRegistry {
   readonly #poolSize: number
   readonly #sweeper: NodeJS.Timeout
   #closed = false
+  /** Decides whether a tenant may be served now (migrations/schema-gate.ts); undefined: it may. */
+  #admission?: (tenant: string) => Promise<void> | undefined
 
   constructor(config: Config, model: Model, serverUrl: string) {
     this.#config = config
@@ -130,6 +132,14 @@ export class TenantRegistry {
     return tenant.ConnectionString || databaseUrl(this.#serverUrl, tenant.Database)
   }
 
+  /**
+   * Every acquire asks `admission` first: a tenant whose schema is not the plugins' is refused
+   * (its promise rejects with the 503) before it takes any room.
+   */
+  admitWith(admission: (tenant: string) => Promise<void> | undefined): void {
+    this.#admission = admission
+  }
+
   /** Registers what else must close with a tenant's pool (the access caches, when it is gone). */
   onClose(hook: TenantCloseHook): void {
     this.#closeHooks.push(hook)
@@ -147,6 +157,8 @@ export class TenantRegistry {
   async acquire(tenant: string): Promise<TenantLease | undefined> {
     const settings = this.tenantConfig(tenant)
     if (!settings) return undefined
+    const admitting = this.#admission?.(tenant)
+    if (admitting) await admitting
     if (this.#closed) throw new Error('The tenant registry is closed.')
     const held = this.#open.get(tenant) ?? this.#openTenant(tenant, settings)
     held.users++
