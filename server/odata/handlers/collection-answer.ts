@@ -25,7 +25,10 @@ import type { Logger } from 'pino'
 export const BATCH_ROWS = 128
 
 export interface CollectionShape {
-  readonly context: string
+  /** Absent with odata.metadata=none. */
+  readonly context: string | undefined
+  /** IEEE754Compatible=true: @odata.count (an Edm.Int64) as a string. */
+  readonly countAsText?: boolean
   readonly maxBytes: number
   /** The finished JSON of one entity (decrypted, virtual properties computed). */
   finish(body: string): string
@@ -149,7 +152,12 @@ class CollectionBody {
 
   #head(count: string | null | undefined): void {
     this.#started = true
-    const head = `{"@odata.context":${JSON.stringify(this.#shape.context)}${count != null ? `,"@odata.count":${count}` : ''},"value":[`
+    const { context, countAsText } = this.#shape
+    const annotations = [
+      ...(context !== undefined ? [`"@odata.context":${JSON.stringify(context)}`] : []),
+      ...(count != null ? [`"@odata.count":${countAsText ? `"${count}"` : count}`] : []),
+    ]
+    const head = `{${annotations.map((annotation) => `${annotation},`).join('')}"value":[`
     this.#bytes += head.length
     this.#parts.unshift(head)
   }

@@ -13,6 +13,7 @@ import { handleCreate, handleDelete, handleUpdate } from './write-handlers.ts'
 import { handleMethod } from './method-handler.ts'
 import { poolSession, type Session } from '../../persistence/session.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
+import { DEFAULT_FORMAT, formatOption, negotiate, type JsonFormat, type Media } from './negotiate.ts'
 
 export type ApiContext = Context & { state: ApiState }
 
@@ -22,6 +23,10 @@ export interface RequestScope {
   readonly state: ApiState
   readonly session: Session
   readonly target: Target
+  /** What the answer is written as (negotiate.ts): XML or text for $metadata and $count, else JSON. */
+  readonly media: Media
+  /** The JSON parameters the client asked for: odata.metadata, IEEE754Compatible. */
+  readonly format: JsonFormat
 }
 
 export function odataRoutes(router: Router<ApiState>, services: Services): void {
@@ -29,8 +34,10 @@ export function odataRoutes(router: Router<ApiState>, services: Services): void 
     const path = ctx.path.replace(/^\/api\/?/i, '')
     const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
     const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.querystring) })
-    const scope: RequestScope = { services, state: ctx.state, session, target }
     const method = ctx.method
+    // A DELETE answers without a body, whatever the client accepts.
+    const { media, json } = method === 'DELETE' ? { media: 'json' as const, json: DEFAULT_FORMAT } : negotiate(ctx.get('Accept'), formatOption(ctx.querystring), offeredMedia(target))
+    const scope: RequestScope = { services, state: ctx.state, session, target, media, format: json }
     if (target.kind === 'method') return handleMethod(ctx as ApiContext, scope, target)
     if (method === 'GET' || method === 'HEAD') return handleRead(ctx as ApiContext, scope)
     if (target.kind === 'collection' && !target.parent && !target.count && method === 'POST') return handleCreate(ctx as ApiContext, scope, target.entity)
@@ -57,6 +64,14 @@ const HEAVY_OPTION = /(?:^|&)(?:\$|%24)?(?:filter|expand|count|apply|orderby|sea
 function isHeavyRead(method: string, target: Target, querystring: string): boolean {
   if ((method !== 'GET' && method !== 'HEAD') || target.kind !== 'collection') return false
   return target.count || HEAVY_OPTION.test(querystring)
+}
+
+/** What a resource can be written as, in the service's order of preference. */
+function offeredMedia(target: Target): readonly Media[] {
+  if (target.kind === 'metadata') return ['xml', 'json']
+  // A count is plain text; a client asking for JSON gets it too, as many send one Accept for all.
+  if (target.kind === 'collection' && target.count) return ['text', 'json']
+  return ['json']
 }
 
 function allowedMethods(target: Target): string[] {

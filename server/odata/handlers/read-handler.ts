@@ -27,19 +27,20 @@ import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
 import type { PlannedRead } from './read-plans.ts'
-
-const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=true'
+import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
+import type { JsonOutput } from '../sql/sql-builder.ts'
+import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 
 export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<void> {
   const { target, services } = scope
   if (target.kind === 'serviceDocument' || target.kind === 'metadata') authorize(scope.state.access, { kind: 'model' })
   if (target.kind === 'serviceDocument') {
-    ctx.type = JSON_TYPE
+    ctx.type = jsonContentType(scope.format)
     ctx.body = serviceDocument(services.model, serviceRoot(ctx, services))
     return
   }
   if (target.kind === 'metadata') {
-    const json = ctx.query.$format === 'json' || (ctx.accepts('application/xml', 'application/json') === 'application/json' && !/xml/.test(ctx.get('Accept')))
+    const json = scope.media === 'json'
     const document = metadataDocument(services, json ? 'json' : 'xml', ctx.response.get('OData-Version') === '4.01' ? '4.01' : '4.0')
     ctx.type = json ? 'application/json; charset=utf-8' : 'application/xml; charset=utf-8'
     ctx.body = document
@@ -54,36 +55,73 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
   }
   if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
   const inputs = { keys: pathKeys(target), root: serviceRoot(ctx, services) }
-  const planned = services.readPlans.read(scope.state.access, readShape(target, ctx.querystring), inputs, (given) =>
-    planRead(scope, withPathKeys(target, given.keys), ctx.querystring, given.root),
+  const pageSize = target.kind === 'collection' ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
+  const shape = readShape(target, ctx.querystring, scope.format) + (pageSize ? ` page ${pageSize}` : '')
+  const planned = services.readPlans.read(scope.state.access, shape, inputs, (given) =>
+    planRead(scope, withPathKeys(target, given.keys), ctx.querystring, given.root, pageSize),
   )
   if (!planned.single) {
-    ctx.type = JSON_TYPE
-    ctx.body = await runCollectionRead(scope, planned, ctx)
+    const body = await runCollectionRead(scope, planned, ctx)
+    // A $top, or $apply, makes the answer one page: the preference did not apply.
+    if (pageSize && planned.nextSkip !== undefined) ctx.set('Preference-Applied', `odata.maxpagesize=${pageSize}`)
+    ctx.type = jsonContentType(scope.format)
+    ctx.body = headless(ctx, body)
     return
   }
   const found = await runEntityRead(scope, planned)
   if (!found) throw RequestError.notFound(`${target.entity.setName}(${(target.kind === 'entity' && target.key) || '…'}) does not exist.`)
   ctx.set('ETag', found.etag)
-  ctx.type = JSON_TYPE
+  if (matchesNoneOf(ctx.get('If-None-Match'), found.etag)) {
+    ctx.status = 304
+    return
+  }
+  ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
+}
+
+/**
+ * `If-None-Match` of a GET (RFC 9110 13.1.2): true when the entity's current ETag is among
+ * the client's, or the client sent `*`, so the client's copy is current (304). Weak
+ * comparison, as a GET allows.
+ */
+function matchesNoneOf(ifNoneMatch: string, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  if (ifNoneMatch.trim() === '*') return true
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '')
+  return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag))
+}
+
+/** A HEAD answers the headers of a GET: a streamed body is stopped (its statement with it) and not sent. */
+function headless(ctx: ApiContext, body: string | Readable): string | Readable {
+  if (ctx.method !== 'HEAD' || typeof body === 'string') return body
+  body.destroy()
+  return ''
 }
 
 type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
 
 /** Parse → bind → authorize → compile of a collection or entity read, for a root and the path's keys. */
-function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string): PlannedRead {
+function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string, pageSize?: number): PlannedRead {
   const { MaxNodeCount, MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
   const options = parseReadOptions(querystring, MaxNodeCount)
-  const read = bindRead(scope, target, options)
+  const bound = bindRead(scope, target, options)
+  // Prefer: odata.maxpagesize shrinks a server-driven page (one without $top or $apply).
+  const read = bound.kind === 'collection' && pageSize && bound.pageSize !== undefined ? { ...bound, pageSize } : bound
+  const json = jsonOutput(scope)
   if (read.kind === 'collection') {
     requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined), maxBytes })
+    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined), maxBytes, json })
     return { single: false, read: read.read, ...compiled }
   }
   requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
   const entityContext = contextUrl(root, target.entity, options.select, false, true)
-  return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes }) }
+  return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes, json }) }
+}
+
+/** How the statement writes its JSON: the negotiated format, and the names full metadata needs. */
+export function jsonOutput(scope: RequestScope): JsonOutput {
+  const { naming } = scope.services
+  return { format: scope.format, typeName: (entity) => `${NAMESPACE}.${entity.name}`, publicName: naming.toPublic }
 }
 
 /**
@@ -123,9 +161,10 @@ function defaultSelect(scope: RequestScope): DefaultSelect {
 }
 
 /** What makes two reads the same statement but for their keys: the path's shape and the query options. */
-function readShape(target: ReadTarget, querystring: string): string {
+function readShape(target: ReadTarget, querystring: string, format: JsonFormat): string {
   const parent = target.parent ? `${target.parent.navigation.entity.name}.${target.parent.navigation.name}` : ''
-  return `${target.kind} ${target.entity.name} ${parent}?${querystring}`
+  const written = format === DEFAULT_FORMAT ? '' : ` ${format.metadata}${format.ieee754 ? ' ieee754' : ''}`
+  return `${target.kind} ${target.entity.name} ${parent}${written}?${querystring}`
 }
 
 function pathKeys(target: ReadTarget): string[] {
@@ -182,7 +221,8 @@ async function runCollectionRead(scope: RequestScope, statement: ReadStatement, 
     ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: statement.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
     : wholeCursor(await session.query<Record<string, unknown>>(statement.sql, statement.params))
   const shape = {
-    context: statement.context,
+    context: scope.format.metadata === 'none' ? undefined : statement.context,
+    countAsText: scope.format.ieee754,
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
     finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : (body: string) => body,

@@ -33,13 +33,15 @@ import type {
 } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
-import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
+import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 
 /** What a read statement is compiled for: its context URL and the byte budget of its answer. */
 export interface ReadOutput {
   readonly context: string
   /** ApiOptions:MaxResponseBytes; a larger entity comes as a null body. */
   readonly maxBytes: number
+  /** odata.metadata and IEEE754Compatible of the answer; minimal without. */
+  readonly json?: JsonOutput
 }
 
 /**
@@ -56,7 +58,7 @@ export interface CompiledRead extends CompiledQuery {
 }
 
 export function compileCollectionRead(read: BoundCollectionRead, output: ReadOutput): CompiledRead {
-  const builder = new SqlBuilder()
+  const builder = new SqlBuilder(output.json)
   const context = output.context
   // With $count=true, an empty page is one row (the count's).
   const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
@@ -125,11 +127,11 @@ function pageOfRows(alias: string, fromWhere: string, order: SortKeys, limit: nu
 
 /** One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none. */
 export function compileEntityRead(read: BoundEntityByKey, output: ReadOutput): CompiledQuery {
-  const builder = new SqlBuilder()
-  const context = builder.param(output.context, 'string')
+  const builder = new SqlBuilder(output.json)
+  const leading = builder.json.format.metadata === 'none' ? [] : [`'@odata.context', ${builder.param(output.context, 'string')}`]
   const alias = builder.alias(read.read.range)
   const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.param(read.key, 'guid')}`
-  const row = rowJson(builder, read.read, [`'@odata.context', ${context}`])
+  const row = rowJson(builder, read.read, leading)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
   const entity = `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
   return { sql: itemRows(entity, output.maxBytes, undefined, ['etag']), params: builder.params }
@@ -185,17 +187,39 @@ function isTotalOrder(orderby: readonly BoundOrderby[], entity: EntityModel): bo
 function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] = []): string {
   const alias = builder.alias(read.range)
   const pairs = [...leading]
-  if (read.etag) pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
-  for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property)}`)
-  for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property)}`)
+  const { format } = builder.json
+  if (format.metadata === 'full') pairs.push(...entityLinks(builder.json, read.range.entity, alias))
+  if (read.etag && format.metadata !== 'none') pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
+  for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property, format.ieee754)}`)
+  for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property, false)}`)
+  if (format.metadata === 'full') pairs.push(...navigationLinks(builder.json, read.range.entity, alias))
   for (const expand of read.expand) pairs.push(...expandJson(builder, alias, expand))
   return buildObject(pairs)
 }
 
-function columnJson(alias: string, property: ScalarProperty): string {
+/** odata.metadata=full: the entity's type, id and edit link, relative to the context URL's service root. */
+function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): string[] {
+  const id = `${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`
+  return [`'@odata.type', ${modelString(`#${json.typeName(entity)}`)}`, `'@odata.id', ${id}`, `'@odata.editLink', ${id}`]
+}
+
+/** odata.metadata=full: a navigation link for each navigation property, expanded or not. */
+function navigationLinks(json: JsonOutput, entity: EntityModel, alias: string): string[] {
+  const links: string[] = []
+  for (const property of entity.properties.values()) {
+    if (property.kind === 'scalar') continue
+    const name = json.publicName(property.name)
+    links.push(`${modelString(`${name}@odata.navigationLink`)}, ${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`)
+  }
+  return links
+}
+
+function columnJson(alias: string, property: ScalarProperty, ieee754: boolean): string {
   const column = `${alias}.${ident(property.column!)}`
   // An encrypted value is text until the read path decrypts it after the statement.
   if (property.type === 'DateTimeOffset' && !property.decl.encrypted) return jsonValue(column, 'dateTimeOffset')
+  // IEEE754Compatible=true: a decimal as a string keeps digits a JavaScript number would lose.
+  if (ieee754 && property.type === 'Decimal' && !property.decl.encrypted) return `${column}::text`
   return column
 }
 
@@ -216,7 +240,8 @@ function expandJson(builder: SqlBuilder, parentAlias: string, expand: BoundExpan
   if (expand.count) {
     const countJoins = new JoinSet(builder)
     const countWhere = conditions(builder, countJoins, expand.filter, undefined, alias, [link])
-    pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, (select count(*) from ${table} ${countJoins.sql()} ${countWhere})`)
+    const count = `(select count(*) from ${table} ${countJoins.sql()} ${countWhere})`
+    pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, ${builder.json.format.ieee754 ? `${count}::text` : count}`)
   }
   return pairs
 }

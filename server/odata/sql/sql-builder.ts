@@ -3,6 +3,8 @@
 // and identifiers only ever come from the model.
 
 import type { Range, ValueType } from '../semantic/bound.ts'
+import type { EntityModel } from '../../model/model.ts'
+import { DEFAULT_FORMAT, type JsonFormat } from '../handlers/negotiate.ts'
 
 export interface CompiledQuery {
   readonly sql: string
@@ -42,10 +44,27 @@ export function modelString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`
 }
 
+/**
+ * How the JSON a statement builds is written (odata.metadata, IEEE754Compatible), and the
+ * names full metadata writes: an entity's qualified type, a property's public name.
+ */
+export interface JsonOutput {
+  readonly format: JsonFormat
+  typeName(entity: EntityModel): string
+  publicName(name: string): string
+}
+
+const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, typeName: (entity) => entity.name, publicName: (name) => name }
+
 export class SqlBuilder {
   readonly params: unknown[] = []
+  readonly json: JsonOutput
   #aliases = new Map<number, string>()
   #joinCounter = 0
+
+  constructor(json: JsonOutput = MINIMAL) {
+    this.json = json
+  }
 
   param(value: unknown, type: ValueType): string {
     this.params.push(value)
