@@ -6,7 +6,7 @@
 // a collection's answer is written as its rows come, within ApiOptions:MaxResponseBytes
 // (collection-answer.ts).
 
-import { QueryError, RequestError } from '../../errors.ts'
+import { QueryError, RequestError, type ServiceError } from '../../errors.ts'
 import { MAX_TREE_DEPTH, measureQuery } from '../parser/node-count.ts'
 import { treeTooDeep } from '../parser/parse-errors.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
@@ -18,7 +18,8 @@ import type { Target } from '../semantic/bind-path.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { applyList, projectedContextUrl, selectList, serviceRoot } from '../serializer/urls.ts'
+import { KEY } from '../../model/model.ts'
 import { collectionItems, entityItems, requireWithinItems } from '../semantic/result-size.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
@@ -48,12 +49,14 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
   }
   if (target.kind === 'collection' && target.count) {
     const count = compileCount(bindRead(scope, target, parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)))
-    const [row] = await scope.session.query<{ body: string }>(count.sql, count.params)
+    const [row] = await scope.session.query<{ body: string | null }>(count.sql, count.params)
+    if (row.body === null) throw parentNotFound(target)
     ctx.type = 'text/plain'
     ctx.body = row.body
     return
   }
   if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
+  if (target.kind === 'property') return readProperty(ctx, scope, target)
   const inputs = { keys: pathKeys(target), root: serviceRoot(ctx, services) }
   const pageSize = target.kind === 'collection' ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
   const shape = readShape(target, ctx.querystring, scope.format) + (pageSize ? ` page ${pageSize}` : '')
@@ -77,6 +80,60 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
   }
   ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
+}
+
+/** `…/$ref`: the entities as their ids alone; $select and $expand have nothing to shape. */
+function referencesOnly(read: BoundRead, options: QueryOptionsSyntax): BoundRead {
+  if (options.select || options.expand) throw QueryError.invalid('$select and $expand do not apply to references ($ref).')
+  const refs = { ...read.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true }
+  return { ...read, read: refs }
+}
+
+type PropertyTarget = Extract<Target, { kind: 'property' }>
+
+/**
+ * `Customers(<key>)/Name`: `{"@odata.context":…,"value":…}`; `/Name/$value`: the value as
+ * text. A null value is 204 (OData 4.01 Protocol 11.2.6). The entity is read as a $select of
+ * the property, with decimals as text so no digit is lost on the way through Node.
+ */
+async function readProperty(ctx: ApiContext, scope: RequestScope, target: PropertyTarget): Promise<void> {
+  const { services } = scope
+  const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
+  if (options.select || options.expand || options.compute) throw QueryError.invalid('A property is read whole: $select, $expand and $compute do not apply to it.')
+  const name = services.naming.toPublic(target.property.name)
+  const entityTarget = { kind: 'entity' as const, entity: target.entity, key: target.key, parent: target.parent }
+  const read = bindRead(scope, entityTarget, { ...options, select: [{ kind: 'selectPath', path: [name], position: 0 }] }) as BoundEntityByKey
+  const json: JsonOutput = { ...jsonOutput(scope), format: { metadata: 'none', ieee754: true } }
+  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = services.config.ApiOptions
+  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
+  const found = await runEntityRead(scope, { read: read.read, context: '', ...compileEntityRead(read, { context: '', maxBytes, json }) })
+  if (!found) throw target.parent ? parentNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
+  ctx.set('ETag', found.etag)
+  const value: unknown = JSON.parse(found.body)[name]
+  if (value === null || value === undefined) {
+    ctx.status = 204
+    return
+  }
+  if (target.raw) {
+    ctx.type = 'text/plain; charset=utf-8'
+    ctx.body = headless(ctx, String(value))
+    return
+  }
+  // A decimal arrives as its text: written bare it is the exact JSON number.
+  const written = target.property.type === 'Decimal' && !scope.format.ieee754 && typeof value === 'string' ? value : JSON.stringify(value)
+  const path = target.parent
+    ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}`
+    : `${target.entity.setName}(${target.key})`
+  const context = scope.format.metadata === 'none' ? '' : `"@odata.context":${JSON.stringify(`${serviceRoot(ctx, services)}$metadata#${path}/${name}`)},`
+  ctx.type = jsonContentType(scope.format)
+  ctx.body = headless(ctx, `{${context}"value":${written}}`)
+}
+
+/** `Customers(<key>)/Orders` for a customer that does not exist. */
+function parentNotFound(target: Target): ServiceError {
+  const parent = 'parent' in target ? target.parent : undefined
+  if (!parent) return RequestError.notFound('The resource does not exist.')
+  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key}) does not exist.`)
 }
 
 /**
@@ -106,15 +163,18 @@ function planRead(scope: RequestScope, target: ReadTarget, querystring: string, 
   const options = parseReadOptions(querystring, MaxNodeCount)
   const bound = bindRead(scope, target, options)
   // Prefer: odata.maxpagesize shrinks a server-driven page (one without $top or $apply).
-  const read = bound.kind === 'collection' && pageSize && bound.pageSize !== undefined ? { ...bound, pageSize } : bound
+  const paged = bound.kind === 'collection' && pageSize && bound.pageSize !== undefined ? { ...bound, pageSize } : bound
+  const read = target.ref ? referencesOnly(paged, options) : paged
   const json = jsonOutput(scope)
   if (read.kind === 'collection') {
     requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined), maxBytes, json })
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options.select, options.expand, defaultKey(scope))
+    const context = target.ref ? `${root}$metadata#Collection($ref)` : projectedContextUrl(root, target.entity, projection)
+    const compiled = compileCollectionRead(read, { context, maxBytes, json })
     return { single: false, read: read.read, ...compiled }
   }
   requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  const entityContext = contextUrl(root, target.entity, options.select, false, true)
+  const entityContext = target.ref ? `${root}$metadata#$ref` : projectedContextUrl(root, target.entity, selectList(options.select, options.expand, defaultKey(scope)), true)
   return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes, json }) }
 }
 
@@ -160,11 +220,16 @@ function defaultSelect(scope: RequestScope): DefaultSelect {
   return scope.services.config.ApiOptions.DefaultSelect as DefaultSelect
 }
 
+/** What a read without $select projects, for its context URL: the key's public name, or everything. */
+function defaultKey(scope: RequestScope): string | undefined {
+  return defaultSelect(scope) === 'Key' ? scope.services.naming.toPublic(KEY) : undefined
+}
+
 /** What makes two reads the same statement but for their keys: the path's shape and the query options. */
 function readShape(target: ReadTarget, querystring: string, format: JsonFormat): string {
   const parent = target.parent ? `${target.parent.navigation.entity.name}.${target.parent.navigation.name}` : ''
   const written = format === DEFAULT_FORMAT ? '' : ` ${format.metadata}${format.ieee754 ? ' ieee754' : ''}`
-  return `${target.kind} ${target.entity.name} ${parent}${written}?${querystring}`
+  return `${target.kind}${target.ref ? ' $ref' : ''} ${target.entity.name} ${parent}${written}?${querystring}`
 }
 
 function pathKeys(target: ReadTarget): string[] {
@@ -227,6 +292,7 @@ async function runCollectionRead(scope: RequestScope, statement: ReadStatement, 
     // Asked once per read, not per entity: most reads pass their rows through untouched.
     finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : (body: string) => body,
     nextLink: () => (ctx && statement.nextSkip !== undefined ? nextLink(ctx, services, statement.nextSkip) : undefined),
+    parentMissing: () => parentNotFound(scope.target),
   }
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
 }

@@ -182,9 +182,18 @@ function bindExpands(
       }
       continue
     }
-    if (item.suffix) throw QueryError.invalid(`$expand=${item.path.join('/')}/$${item.suffix} is not supported; expand the navigation itself.`)
     if (item.path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${item.path[0]}($expand=${item.path.slice(1).join('/')}).`)
-    once(bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels, root))
+    const expand = bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels, root)
+    if (item.suffix === 'ref') {
+      // Orders/$ref: the related entities as their ids alone.
+      once({ ...expand, read: { ...expand.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true } })
+    } else if (item.suffix === 'count') {
+      // Orders/$count: the number of related entities alone, as Orders@odata.count.
+      if (expand.navigation.kind !== 'collection') throw QueryError.invalid(`$expand=${item.path[0]}/$count: ${item.path[0]} is a single entity; $count counts collections.`)
+      once({ ...expand, read: { ...expand.read, select: [], virtuals: [], needs: [], expand: [] }, count: true, countOnly: true })
+    } else {
+      once(expand)
+    }
   }
   return expands
 }

@@ -142,6 +142,8 @@ export interface BoundEntityRead {
   readonly needs: readonly BoundSelectItem[]
   readonly expand: readonly BoundExpand[]
   readonly etag: boolean
+  /** Entity references only (`$ref`, `$expand=Orders/$ref`): each entity as its `@odata.id`. */
+  readonly ref?: boolean
 }
 
 export interface BoundExpand {
@@ -154,6 +156,8 @@ export interface BoundExpand {
   readonly top?: number
   readonly skip?: number
   readonly count: boolean
+  /** `$expand=Orders/$count`: only `Orders@odata.count`, no members. */
+  readonly countOnly?: boolean
 }
 
 export interface BoundAggregation {

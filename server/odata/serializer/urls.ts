@@ -3,7 +3,8 @@
 
 import type { EntityModel } from '../../model/model.ts'
 import type { Services } from '../../services.ts'
-import type { SelectItemSyntax } from '../parser/syntax.ts'
+import type { ExpandItemSyntax, SelectItemSyntax } from '../parser/syntax.ts'
+import type { BoundApplyStage } from '../semantic/bound.ts'
 import type { ApiContext } from '../handlers/odata-routes.ts'
 
 export function serviceRoot(ctx: ApiContext, services: Services): string {
@@ -22,4 +23,51 @@ export function contextUrl(
   const names = select?.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
   const projection = aggregated ? '()' : names?.length ? `(${names.join(',')})` : ''
   return `${root}$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
+}
+
+/** `root$metadata#Customers(Name,Orders(Number))[/$entity]`; no list when `projection` is empty. */
+export function projectedContextUrl(root: string, entity: EntityModel, projection: readonly string[], single = false): string {
+  return `${root}$metadata#${entity.setName}${projection.length ? `(${projection.join(',')})` : ''}${single ? '/$entity' : ''}`
+}
+
+/**
+ * The select list of a read's context URL (OData 4.01 Protocol 10.9): the selected properties,
+ * each expanded navigation with its own list, and without $select the default projection
+ * (`key`: the key alone, DefaultSelect Key; undefined: every property, DefaultSelect All).
+ *   $select=Name&$expand=Orders($select=Number)  →  Name,Orders(Number)
+ *   $expand=Orders (DefaultSelect Key)           →  Guid,Orders(Guid)
+ */
+export function selectList(select: readonly SelectItemSyntax[] | undefined, expand: readonly ExpandItemSyntax[] | undefined, key: string | undefined): string[] {
+  const expanded = (expand ?? []).flatMap((item) => {
+    if (item.kind !== 'expandPath' || item.suffix) return []
+    return [`${item.path.join('/')}(${selectList(item.options.select, item.options.expand, key).join(',')})`]
+  })
+  if (select?.length) return [...selectNames(select), ...expanded]
+  if (key !== undefined) return [key, ...expanded]
+  return expanded.length ? ['*', ...expanded] : []
+}
+
+function selectNames(select: readonly SelectItemSyntax[]): string[] {
+  return select.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
+}
+
+/**
+ * The select list of an aggregated read (OData Data Aggregation 3.x): the grouping
+ * properties (nested as the answer nests them) and the aggregated and computed aliases.
+ *   groupby((Customer/Country),aggregate(Total with sum as Revenue))  →  Customer(Country),Revenue
+ */
+export function applyList(stages: readonly BoundApplyStage[], key: string): string[] {
+  const aggregate = stages.find((stage) => stage.kind === 'aggregate')
+  if (!aggregate) return [key, ...stages.flatMap((stage) => (stage.kind === 'compute' ? stage.items.map((item) => item.alias) : []))]
+  interface Node { readonly children: Map<string, Node> }
+  const root: Node = { children: new Map() }
+  for (const group of aggregate.groupBy) {
+    let node = root
+    for (const segment of group.path) {
+      if (!node.children.has(segment)) node.children.set(segment, { children: new Map() })
+      node = node.children.get(segment)!
+    }
+  }
+  const write = (node: Node): string[] => [...node.children].map(([name, child]) => (child.children.size ? `${name}(${write(child).join(',')})` : name))
+  return [...write(root), ...aggregate.aggregations.map((aggregation) => aggregation.alias)]
 }

@@ -65,14 +65,17 @@ export function compileCollectionRead(read: BoundCollectionRead, output: ReadOut
   if (read.apply) return { context, maxRows: rows(read.top), ...compileApply(builder, read, output.maxBytes) }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
-  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
+  // One parameter for the parent's key wherever it is used, so the read plans see it once.
+  const parentKey = read.parent && builder.param(read.parent.key, 'guid')
+  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
   const from = `from ${ident(read.entity.table)} ${alias}`
   let count: string | undefined
   if (read.count) {
     const countJoins = new JoinSet(builder)
-    const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
+    const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
     count = `select count(*) ${from} ${countJoins.sql()} ${countWhere}`
   }
+  const withParent = (compiled: CompiledRead): CompiledRead => (read.parent ? { ...compiled, sql: unlessParentMissing(read.parent, parentKey!, compiled.sql) } : compiled)
   const order = sortKeys(builder, joins, read.orderby, read.entity, alias)
   const page = (limit: number | undefined) => pageOfRows(alias, `${from} ${joins.sql()} ${where}`, order, limit, read.skip)
   const row = rowJson(builder, read.read)
@@ -82,10 +85,20 @@ export function compileCollectionRead(read: BoundCollectionRead, output: ReadOut
     const size = read.pageSize
     const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(size + 1)}) q`
     const items = `select case when ${alias}."@n" <= ${size} then ${row}::text end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
-    return { sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size, maxRows: rows(size + 1) }
+    return withParent({ sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size, maxRows: rows(size + 1) })
   }
   const items = `select ${row}::text as body from (${page(read.top)}) ${alias} order by ${order.outer(alias)}`
-  return { sql: itemRows(items, output.maxBytes, count), params: builder.params, context, maxRows: rows(read.top) }
+  return withParent({ sql: itemRows(items, output.maxBytes, count), params: builder.params, context, maxRows: rows(read.top) })
+}
+
+/**
+ * `Customers(<key>)/Orders` when that customer does not exist: one row whose `missing` is
+ * true (the handler answers 404), where an empty page would be a customer without orders.
+ * A nested loop over the single check row keeps the order of the page.
+ */
+function unlessParentMissing(parent: ParentLink, key: string, rows: string): string {
+  const exists = `exists (select 1 from ${ident(parent.navigation.entity.table)} p where p."Guid" = ${key})`
+  return `select m.missing, r.* from (select not ${exists} as missing) m left join lateral (${rows}) r on not m.missing`
 }
 
 /**
@@ -137,18 +150,23 @@ export function compileEntityRead(read: BoundEntityByKey, output: ReadOutput): C
   return { sql: itemRows(entity, output.maxBytes, undefined, ['etag']), params: builder.params }
 }
 
+/** The count as `body`; null when the path's parent entity does not exist. */
 export function compileCount(read: BoundCollectionRead): CompiledQuery {
   const builder = new SqlBuilder()
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
-  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-  return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params }
+  const parentKey = read.parent && builder.param(read.parent.key, 'guid')
+  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
+  const count = `select count(*)::text from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+  if (!read.parent) return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params }
+  const parentTable = ident(read.parent.navigation.entity.table)
+  return { sql: `select case when exists (select 1 from ${parentTable} p where p."Guid" = ${parentKey}) then (${count}) end as body`, params: builder.params }
 }
 
 /** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
-function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string): string[] {
+export function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string, keyParam?: string): string[] {
   if (!parent) return []
-  const key = builder.param(parent.key, 'guid')
+  const key = keyParam ?? builder.param(parent.key, 'guid')
   const navigation = parent.navigation
   if (navigation.kind === 'collection') return [`${alias}.${ident(navigation.inverse.column)} = ${key}`]
   return [`${alias}."Guid" = (select p.${ident(navigation.column)} from ${ident(navigation.entity.table)} p where p."Guid" = ${key})`]
@@ -188,6 +206,7 @@ function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] =
   const alias = builder.alias(read.range)
   const pairs = [...leading]
   const { format } = builder.json
+  if (read.ref) return buildObject([...pairs, `'@odata.id', ${modelString(`${read.range.entity.setName}(`)} || ${alias}."Guid" || ')'`])
   if (format.metadata === 'full') pairs.push(...entityLinks(builder.json, read.range.entity, alias))
   if (read.etag && format.metadata !== 'none') pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
   for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property, format.ieee754)}`)
@@ -236,7 +255,7 @@ function expandJson(builder: SqlBuilder, parentAlias: string, expand: BoundExpan
   const where = conditions(builder, joins, expand.filter, undefined, alias, [link])
   const order = sortKeys(builder, joins, expand.orderby, navigation.target, alias)
   const page = pageOfRows(alias, `from ${table} ${joins.sql()} ${where}`, order, expand.top, expand.skip)
-  const pairs = [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
+  const pairs = expand.countOnly ? [] : [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
   if (expand.count) {
     const countJoins = new JoinSet(builder)
     const countWhere = conditions(builder, countJoins, expand.filter, undefined, alias, [link])
