@@ -12,7 +12,7 @@ import { treeTooDeep } from '../parser/parse-errors.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
@@ -168,13 +168,13 @@ function planRead(scope: RequestScope, target: ReadTarget, querystring: string, 
   const json = jsonOutput(scope)
   if (read.kind === 'collection') {
     requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options.select, options.expand, defaultKey(scope))
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope))
     const context = target.ref ? `${root}$metadata#Collection($ref)` : projectedContextUrl(root, target.entity, projection)
     const compiled = compileCollectionRead(read, { context, maxBytes, json })
     return { single: false, read: read.read, ...compiled }
   }
   requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  const entityContext = target.ref ? `${root}$metadata#$ref` : projectedContextUrl(root, target.entity, selectList(options.select, options.expand, defaultKey(scope)), true)
+  const entityContext = target.ref ? `${root}$metadata#$ref` : projectedContextUrl(root, target.entity, selectList(options, defaultKey(scope)), true)
   return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes, json }) }
 }
 
@@ -203,12 +203,14 @@ function bindCollection(scope: RequestScope, target: Extract<Target, { kind: 'co
 
 function bindEntity(scope: RequestScope, target: Extract<Target, { kind: 'entity' }>, options: QueryOptionsSyntax): BoundEntityByKey {
   const context = bindContextFor(scope, options)
+  const range = context.nextRange(target.entity)
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
   const read: BoundEntityByKey = {
     kind: 'entity',
     entity: target.entity,
     key: target.key,
     parent: target.parent,
-    read: bindEntityRead(context, context.nextRange(target.entity), options.select, options.expand, defaultSelect(scope), 1),
+    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect(scope), 1, range, computed),
   }
   if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
     throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')

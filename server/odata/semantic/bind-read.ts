@@ -2,17 +2,18 @@
 // options), $filter, $orderby, paging and $count, and checks the limits:
 //   MaxTop (a $top above it), MaxExpansionDepth (nested $expand), MaxNodeCount (see countNodes).
 
-import { QueryError, ServiceError } from '../../errors.ts'
+import { QueryError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
 import type {
+  ComputeItemSyntax,
   ExpandItemSyntax,
   ExpandOptionsSyntax,
   OrderbyItemSyntax,
   QueryOptionsSyntax,
   SelectItemSyntax,
 } from '../parser/syntax.ts'
-import type { BoundCollectionRead, BoundEntityRead, BoundExpand, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
+import type { BoundCollectionRead, BoundComputedItem, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
@@ -25,9 +26,10 @@ export function bindCollectionRead(
   options: QueryOptionsSyntax,
   defaultSelect: DefaultSelect,
 ): BoundCollectionRead {
-  if (options.compute) throw new ServiceError('NotImplemented', '$compute is not supported; compute values inside $apply, as in $apply=compute(Price mul 2 as Double).', { target: '$compute' })
   const range = context.nextRange(entity)
-  const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter' }
+  if (options.compute && options.apply) throw QueryError.invalid('$compute cannot be combined with $apply: compute inside it, as in $apply=compute(Price mul 2 as Double).', '$compute')
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
+  const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter', computed }
   if (options.top !== undefined && options.top > context.limits.maxTop) {
     throw QueryError.limitExceeded('MaxTop', options.top, context.limits.maxTop)
   }
@@ -40,7 +42,7 @@ export function bindCollectionRead(
   return {
     kind: 'collection',
     entity,
-    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1),
+    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed),
     // After $apply, $filter and $orderby see what it produced (Data Aggregation 3.3).
     filter: options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter),
     orderby: bindOrderby(context, orderScope, options.orderby),
@@ -61,6 +63,8 @@ export function bindEntityRead(
   depth: number,
   /** `$it` in nested options: the instance of the collection the resource path reads. */
   root: Range = range,
+  /** The entity's `$compute` aliases (bindCompute), selectable like properties. */
+  computed?: ReadonlyMap<string, BoundExpression>,
 ): BoundEntityRead {
   const entity = range.entity
   const chosen = new Map<string, ScalarProperty>()
@@ -70,12 +74,15 @@ export function bindEntityRead(
   }
   add(entity.properties.get(KEY) as ScalarProperty)
   const { own, expands } = selectThroughNavigations(context, entity, select, expand)
+  // Without $select, every computed value is in the answer: the client asked for it by name.
+  const computedItems: BoundComputedItem[] = own ? [] : [...(computed ?? [])].map(([alias, expression]) => ({ alias, expression }))
   if (!own) {
     if (defaultSelect === 'All') all()
   } else {
     for (const item of own) {
       if (item.kind === 'selectAll') all()
       else if (item.kind === 'selectOperations') continue
+      else if (item.path.length === 1 && computed?.has(item.path[0])) computedItems.push({ alias: item.path[0], expression: computed.get(item.path[0])! })
       else {
         if (item.path.length > 1) {
           throw QueryError.invalid(`$select=${item.path.join('/')}: ${entity.setName}.${item.path[0]} is not a navigation property, so '${item.path.slice(0, 2).join('/')}' cannot follow it.`, item.path[0])
@@ -111,7 +118,28 @@ export function bindEntityRead(
     needs: [...needs.values()],
     expand: bindExpands(context, entity, expands, defaultSelect, depth, root),
     etag: true,
+    ...(computedItems.length ? { computed: computedItems } : {}),
   }
+}
+
+/**
+ * `$compute=Price mul Quantity as Amount,…` (OData 4.01 URL Conventions 5.1.5): each alias
+ * bound against the entity, in order (a later item may use an earlier alias). The names then
+ * serve $select, $filter and $orderby, which replace an alias by its expression.
+ */
+export function bindCompute(context: BindContext, scope: ExpressionScope, items: readonly ComputeItemSyntax[] | undefined): ReadonlyMap<string, BoundExpression> | undefined {
+  if (!items) return undefined
+  const computed = new Map<string, BoundExpression>()
+  const properties = publicProperties(scope.it.entity, context.naming)
+  for (const item of items) {
+    if (properties.has(item.alias) || computed.has(item.alias)) {
+      throw QueryError.invalid(`$compute: '${item.alias}' is already a name of ${scope.it.entity.setName}; choose another alias.`, item.alias)
+    }
+    const expression = bindExpression(context, { ...scope, computed }, item.expression)
+    if (expression.kind === 'referenceKey') throw QueryError.invalid(`$compute: ${item.alias} must be a value, not a navigation property.`, item.alias)
+    computed.set(item.alias, expression)
+  }
+  return computed
 }
 
 /**
@@ -214,7 +242,8 @@ function bindExpand(
   const range = context.nextRange(navigation.target)
   // Unqualified names are the expanded entity's; $it stays the resource path's instance
   // (OData 4.01 URL Conventions 5.1.1.12.3: Customers?$expand=Orders($filter=$it/City eq ShipTo/City)).
-  const scope: ExpressionScope = { it: range, root, variables: new Map(), option: '$filter' }
+  const computed = bindCompute(context, { it: range, root, variables: new Map(), option: '$compute' }, options.compute)
+  const scope: ExpressionScope = { it: range, root, variables: new Map(), option: '$filter', computed }
   let nested = options.expand
   if (levels !== undefined) {
     // $levels on a recursive navigation (Role/Children): expand the same navigation again.
@@ -225,7 +254,7 @@ function bindExpand(
     }
     if (remaining > 0) nested = [...(nested ?? []), { kind: 'expandPath', path: [name], suffix: undefined, options: { ...options, levels: remaining }, position: 0 }]
   }
-  const read = bindEntityRead(context, range, options.select, nested, defaultSelect, depth + 1, root)
+  const read = bindEntityRead(context, range, options.select, nested, defaultSelect, depth + 1, root, computed)
   if (navigation.kind === 'reference') {
     if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.count) {
       throw QueryError.invalid(`$expand=${name}: ${name} is a single entity; $filter, $orderby, $top, $skip and $count apply to collections only.`)

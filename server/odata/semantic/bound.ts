@@ -144,6 +144,14 @@ export interface BoundEntityRead {
   readonly etag: boolean
   /** Entity references only (`$ref`, `$expand=Orders/$ref`): each entity as its `@odata.id`. */
   readonly ref?: boolean
+  /** `$compute` aliases the answer carries, each computed by the statement. */
+  readonly computed?: readonly BoundComputedItem[]
+}
+
+/** `$compute=Total mul 2 as Double`: a value of each entity under a name of the request's choosing. */
+export interface BoundComputedItem {
+  readonly alias: string
+  readonly expression: BoundExpression
 }
 
 export interface BoundExpand {

@@ -3,7 +3,7 @@
 
 import type { EntityModel } from '../../model/model.ts'
 import type { Services } from '../../services.ts'
-import type { ExpandItemSyntax, SelectItemSyntax } from '../parser/syntax.ts'
+import type { ComputeItemSyntax, ExpandItemSyntax, SelectItemSyntax } from '../parser/syntax.ts'
 import type { BoundApplyStage } from '../semantic/bound.ts'
 import type { ApiContext } from '../handlers/odata-routes.ts'
 
@@ -37,14 +37,23 @@ export function projectedContextUrl(root: string, entity: EntityModel, projectio
  *   $select=Name&$expand=Orders($select=Number)  →  Name,Orders(Number)
  *   $expand=Orders (DefaultSelect Key)           →  Guid,Orders(Guid)
  */
-export function selectList(select: readonly SelectItemSyntax[] | undefined, expand: readonly ExpandItemSyntax[] | undefined, key: string | undefined): string[] {
-  const expanded = (expand ?? []).flatMap((item) => {
+export function selectList(options: ProjectionOptions, key: string | undefined): string[] {
+  const expanded = (options.expand ?? []).flatMap((item) => {
     if (item.kind !== 'expandPath' || item.suffix) return []
-    return [`${item.path.join('/')}(${selectList(item.options.select, item.options.expand, key).join(',')})`]
+    return [`${item.path.join('/')}(${selectList(item.options, key).join(',')})`]
   })
-  if (select?.length) return [...selectNames(select), ...expanded]
-  if (key !== undefined) return [key, ...expanded]
-  return expanded.length ? ['*', ...expanded] : []
+  if (options.select?.length) return [...selectNames(options.select), ...expanded]
+  // Without $select, the $compute values are in the answer too (bind-read.ts).
+  const computed = (options.compute ?? []).map((item) => item.alias)
+  if (key !== undefined) return [key, ...computed, ...expanded]
+  return computed.length || expanded.length ? ['*', ...computed, ...expanded] : []
+}
+
+/** The options that shape an entity, at the top level or in $expand. */
+interface ProjectionOptions {
+  readonly select?: readonly SelectItemSyntax[]
+  readonly expand?: readonly ExpandItemSyntax[]
+  readonly compute?: readonly ComputeItemSyntax[]
 }
 
 function selectNames(select: readonly SelectItemSyntax[]): string[] {

@@ -211,6 +211,7 @@ function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] =
   if (read.etag && format.metadata !== 'none') pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
   for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property, format.ieee754)}`)
   for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property, false)}`)
+  for (const item of read.computed ?? []) pairs.push(`${modelString(item.alias)}, ${computedJson(builder, item.expression, format.ieee754)}`)
   if (format.metadata === 'full') pairs.push(...navigationLinks(builder.json, read.range.entity, alias))
   for (const expand of read.expand) pairs.push(...expandJson(builder, alias, expand))
   return buildObject(pairs)
@@ -231,6 +232,19 @@ function navigationLinks(json: JsonOutput, entity: EntityModel, alias: string): 
     links.push(`${modelString(`${name}@odata.navigationLink`)}, ${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`)
   }
   return links
+}
+
+/**
+ * A $compute value of the row. Paths through references join their tables inside a scalar
+ * subquery correlated to the row, as the row's JSON has no FROM of its own to join them to.
+ *   $compute=Customer/Name as Buyer  →  (select j0."Name" from (select) v left join "Customer" j0 on j0."Guid" = t0."Customer_Guid")
+ */
+function computedJson(builder: SqlBuilder, expression: BoundExpression, ieee754: boolean): string {
+  const joins = new JoinSet(builder)
+  const value = compileExpression({ builder, joins }, expression)
+  const joined = joins.sql() ? `(select ${value} from (select) v ${joins.sql()})` : value
+  if (ieee754 && expression.type === 'decimal') return `(${joined})::text`
+  return jsonValue(joined, expression.type)
 }
 
 function columnJson(alias: string, property: ScalarProperty, ieee754: boolean): string {
