@@ -76,6 +76,17 @@ export class ScalarBuilder {
   encrypted(): ScalarBuilder {
     return this.with({ encrypted: true })
   }
+  /**
+   * Found by `$search`: the entity's searchable text properties feed one full-text index.
+   *
+   * ### Examples
+   * ```ts
+   * Name: p.properNoun().required().searchable(),   // GET /api/Customers?$search=lovelace
+   * ```
+   */
+  searchable(): ScalarBuilder {
+    return this.with({ searchable: true })
+  }
 }
 
 export class ReferenceBuilder {

@@ -36,6 +36,8 @@ export interface ScalarDecl {
   readonly virtual: boolean
   /** Stored encrypted with the tenant's EncryptionKey; cannot be filtered or sorted on. */
   readonly encrypted: boolean
+  /** Part of the entity's full-text index, found by $search (text properties only). */
+  readonly searchable?: boolean
 }
 
 export interface ReferenceDecl {

@@ -4,8 +4,9 @@
 // unit of work use the same names.
 
 import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
+import { quoteIdentifier } from './sql.ts'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import { KEY, SEARCH_COLUMN, searchableProperties, VERSION_COLUMN } from '../model/model.ts'
 
 const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string> = {
   Text: textType,
@@ -77,10 +78,13 @@ function entitySchema(entity: EntityModel): EntitySchema {
     }
   }
   properties[VERSION_COLUMN] = { name: VERSION_COLUMN, fieldName: VERSION_COLUMN, type: 'integer', version: true } as Partial<EntityProperty>
+  const searchable = searchableProperties(entity)
+  if (searchable.length > 0) properties[SEARCH_COLUMN] = searchColumn(searchable)
   const uniques = entity.naturalKey.length > 0
     ? [{ name: `${entity.table}_natural_key`, properties: entity.naturalKey as string[] }]
     : []
-  const indexes = entity.indexes.map((keys, i) => ({ name: `${entity.table}_index_${i + 1}`, properties: keys as string[] }))
+  const indexes: { name: string; properties: string[]; type?: string }[] = entity.indexes.map((keys, i) => ({ name: `${entity.table}_index_${i + 1}`, properties: keys as string[] }))
+  if (searchable.length > 0) indexes.push({ name: `${entity.table}_search`, properties: [SEARCH_COLUMN], type: 'gin' })
   return new EntitySchema({
     name: entity.name,
     tableName: entity.table,
@@ -88,4 +92,25 @@ function entitySchema(entity: EntityModel): EntitySchema {
     uniques,
     indexes,
   })
+}
+
+/**
+ * The words of the searchable properties as one tsvector, kept by PostgreSQL (a stored
+ * generated column) and indexed with GIN for $search. The 'simple' configuration lower-cases
+ * words without stemming or stop words, whatever the language of the data, so a search finds
+ * the words as written; a word is a run of letters and digits, in the data and in the query
+ * (sql/compile-expression.ts) alike.
+ */
+function searchColumn(searchable: readonly ScalarProperty[]): Partial<EntityProperty> {
+  const text = searchable.map((property) => `coalesce(${quoteIdentifier(property.column!)}::text, '')`).join(` || ' ' || `)
+  // Words are runs of letters and digits (an e-mail address is its parts), as in the query.
+  const words = `regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')`
+  return {
+    name: SEARCH_COLUMN,
+    fieldName: SEARCH_COLUMN,
+    columnType: 'tsvector',
+    type: 'unknown',
+    nullable: true,
+    generated: `(to_tsvector('simple'::regconfig, ${words})) stored`,
+  } as Partial<EntityProperty>
 }

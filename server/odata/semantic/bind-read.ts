@@ -4,16 +4,17 @@
 
 import { QueryError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
-import { KEY } from '../../model/model.ts'
+import { KEY, searchableProperties } from '../../model/model.ts'
 import type {
   ComputeItemSyntax,
   ExpandItemSyntax,
   ExpandOptionsSyntax,
   OrderbyItemSyntax,
   QueryOptionsSyntax,
+  SearchSyntax,
   SelectItemSyntax,
 } from '../parser/syntax.ts'
-import type { BoundCollectionRead, BoundComputedItem, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
+import type { BoundCollectionRead, BoundComputedItem, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSearch, BoundSelectItem, Range } from './bound.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
@@ -38,20 +39,38 @@ export function bindCollectionRead(
     throw QueryError.invalid('$select and $expand cannot be combined with $apply: the aggregation defines the result shape.')
   }
   const skip = options.skiptoken !== undefined ? parseSkiptoken(options.skiptoken) : (options.skip ?? 0)
+  const search = options.search && bindSearch(context, range, options.search)
+  const filter = options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter)
   const orderScope: ExpressionScope = { ...scope, option: '$orderby', applied: apply?.names }
   return {
     kind: 'collection',
     entity,
     read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed),
-    // After $apply, $filter and $orderby see what it produced (Data Aggregation 3.3).
-    filter: options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter),
+    // After $apply, $filter and $orderby see what it produced (Data Aggregation 3.3); $search
+    // looks at the entities, so with $apply it is the pipeline's first step.
+    filter: search && !apply ? both(search, filter) : filter,
     orderby: bindOrderby(context, orderScope, options.orderby),
     top: options.top,
     skip,
     pageSize: options.top === undefined && !apply ? context.limits.maxTop : undefined,
     count: options.count ?? false,
-    apply: apply?.stages,
+    apply: apply && search ? [{ kind: 'filter', predicate: search }, ...apply.stages] : apply?.stages,
   }
+}
+
+/**
+ * `$search=…`: a condition on the entity's full-text column, which exists only when its
+ * plugin marks properties searchable (`p.text().searchable()`); otherwise 400 naming it.
+ */
+export function bindSearch(context: BindContext, range: Range, search: SearchSyntax): BoundSearch {
+  if (searchableProperties(range.entity).length === 0) {
+    throw QueryError.invalid(`$search: ${range.entity.setName} has no searchable properties; its plugin marks them with .searchable().`, range.entity.setName)
+  }
+  return { kind: 'search', range, search, type: 'boolean' }
+}
+
+function both(left: BoundExpression, right: BoundExpression | undefined): BoundExpression {
+  return right ? { kind: 'binary', op: 'and', left, right, type: 'boolean' } : left
 }
 
 export function bindEntityRead(
@@ -256,8 +275,8 @@ function bindExpand(
   }
   const read = bindEntityRead(context, range, options.select, nested, defaultSelect, depth + 1, root, computed)
   if (navigation.kind === 'reference') {
-    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.count) {
-      throw QueryError.invalid(`$expand=${name}: ${name} is a single entity; $filter, $orderby, $top, $skip and $count apply to collections only.`)
+    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.count || options.search) {
+      throw QueryError.invalid(`$expand=${name}: ${name} is a single entity; $filter, $search, $orderby, $top, $skip and $count apply to collections only.`)
     }
     return { navigation, publicName: context.naming.toPublic(navigation.name), read, orderby: [], count: false }
   }
@@ -265,7 +284,7 @@ function bindExpand(
     navigation,
     publicName: context.naming.toPublic(navigation.name),
     read,
-    filter: options.filter && bindCondition(context, scope, options.filter),
+    filter: options.search ? both(bindSearch(context, range, options.search), options.filter && bindCondition(context, scope, options.filter)) : options.filter && bindCondition(context, scope, options.filter),
     orderby: bindOrderby(context, { ...scope, option: '$orderby' }, options.orderby),
     top: options.top,
     skip: options.skip,

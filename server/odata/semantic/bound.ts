@@ -4,7 +4,7 @@
 // nodes; nothing here knows SQL.
 
 import type { CollectionProperty, EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
-import type { AggregateMethod, BinaryOperator, FunctionName } from '../parser/syntax.ts'
+import type { AggregateMethod, BinaryOperator, FunctionName, SearchSyntax } from '../parser/syntax.ts'
 
 /** Primitive types as the compiler needs them (the SQL cast of a parameter follows from it). */
 export type ValueType =
@@ -32,6 +32,7 @@ export type BoundExpression =
   | BoundCount
   | BoundList
   | BoundAggregateRef
+  | BoundSearch
 
 export interface BoundLiteral {
   readonly kind: 'literal'
@@ -120,6 +121,14 @@ export interface BoundAggregateRef {
   readonly kind: 'aggregateRef'
   readonly name: string
   readonly type: ValueType
+}
+
+/** `$search`: the entity of `range` matches the search in its searchable properties. */
+export interface BoundSearch {
+  readonly kind: 'search'
+  readonly range: Range
+  readonly search: SearchSyntax
+  readonly type: 'boolean'
 }
 
 export interface BoundOrderby {
