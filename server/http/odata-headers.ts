@@ -22,7 +22,8 @@ export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
   if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
   if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
     const type = ctx.get('Content-Type')
-    if (type && !/^application\/json\b/i.test(type)) throw RequestError.unsupportedMediaType(type)
+    // A multipart $batch is valid OData: the route answers it 501 like the JSON one, not 415.
+    if (type && !/^application\/json\b/i.test(type) && !/\/\$batch$/.test(ctx.path)) throw RequestError.unsupportedMediaType(type)
   }
   const odataVersion = ctx.get('OData-Version')
   if (odataVersion && Number.parseFloat(odataVersion) > 4.01) {

@@ -3,7 +3,7 @@
 // refused unless confirmed, and the refusal says what would be lost.
 
 import type { MikroORM } from '@mikro-orm/postgresql'
-import type { Model } from '../model/model.ts'
+import { SEARCH_COLUMN, type Model } from '../model/model.ts'
 import { INTERNAL_TABLES } from '../persistence/internal-tables.ts'
 
 export interface MigrationPlan {
@@ -51,6 +51,8 @@ export async function planMigration(orm: MikroORM, model: Model): Promise<Migrat
   }
   for (const statement of statements) {
     const column = DROP_COLUMN.exec(statement)
+    // The search column holds nothing of its own: PostgreSQL computes it from the row again.
+    if (column?.[2] === SEARCH_COLUMN) continue
     if (column) {
       const rows = await rowsOf(column[1], `"${column[2]}" is not null`)
       if (rows > 0) losses.push(`column "${column[1]}"."${column[2]}" with ${rows} values would be dropped`)

@@ -190,6 +190,18 @@ describe('valid writes the service does not make', () => {
     expect((await get(`Customers(${ada})/Orders/$count`)).text).toBe('3')
   })
 
+  it.each([
+    ['POST', '$batch', 'multipart/mixed; boundary=batch_1', '--batch_1\r\nContent-Type: application/http\r\n\r\nGET Customers HTTP/1.1\r\n\r\n--batch_1--\r\n'],
+    ['POST', '$batch', 'application/json', '{"requests":[{"id":"1","method":"GET","url":"Customers"}]}'],
+    ['GET', '$crossjoin(Customers,Orders)', undefined, undefined],
+    ['GET', '$all', undefined, undefined],
+    ['GET', 'Customers?$index=1', undefined, undefined],
+  ])('%s %s (valid OData the service lacks) is 501, not 404, 405 or 415', async (method, path, type, body) => {
+    const answer = await call(`${api}/${path}`, { method, token, body, headers: type ? { 'Content-Type': type } : {} })
+    expect(answer.status, answer.text).toBe(501)
+    expect(answer.body.error.code).toBe('NotImplemented')
+  })
+
   it('still answers 405 to what OData does not define', async () => {
     expect((await call(`${api}/Customers/$count`, { method: 'POST', token, body: {} })).status).toBe(405)
   })

@@ -5,6 +5,8 @@
 // properties is 400 naming it; and the migration that made the index is stable.
 
 import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -144,5 +146,26 @@ describe('$search', () => {
     )
     const reports = JSON.parse(stdout) as { tenant: string; statements: number }[]
     expect(reports.map((r) => r.statements)).toEqual([0])
+  })
+
+  it('follows a change of the searchable properties with a migration that loses nothing', async () => {
+    // The same plugin with Summary no longer searchable: the column is computed anew.
+    const dir = mkdtempSync(join(tmpdir(), 'entityctl-search-'))
+    try {
+      writeFileSync(join(dir, 'library.ts'), readFileSync(join(PLUGINS, 'library.ts'), 'utf8').replace('Summary: p.multilineText().searchable()', 'Summary: p.multilineText()'))
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile(join(ROOT, 'bin/entityctl'), ['--config', server.configPath, 'migrate', '--json'], { env: { ...process.env, CI: '1', Server__PluginsDir: dir }, timeout: 60_000 }, (error, out, err) =>
+          error ? reject(new Error(`${error.message}\n${out}\n${err}`)) : resolve(out),
+        ),
+      )
+      expect((JSON.parse(stdout) as { statements: number }[])[0].statements).toBeGreaterThan(0)
+      // This server still runs the old model: its index now holds names only.
+      const summaryOnly = books.filter((b) => !tokens(b.Name).includes('river') && b.Summary && tokens(b.Summary).includes('river'))
+      expect(summaryOnly.length).toBeGreaterThan(0)
+      const answer = await get('Books?$search=river&$select=Guid')
+      expect(guids(answer)).toEqual(books.filter((b) => tokens(b.Name).includes('river')).map((b) => b.Guid).sort())
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
