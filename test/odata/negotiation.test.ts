@@ -39,6 +39,12 @@ describe('IEEE754Compatible=true', () => {
     expect(answer.body.value[0]['Orders@odata.count']).toBe('1')
   })
 
+  it('writes aggregated decimals and counts as strings', async () => {
+    const answer = await get(`Customers?$apply=aggregate(CreditLimit with sum as Sum,$count as N)`, { Accept: 'application/json;IEEE754Compatible=true' })
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.value).toEqual([{ Sum: '1234567918.75', N: '7' }])
+  })
+
   it('takes the parameter from $format too, and keeps numbers without it', async () => {
     const asText = await get(`Customers(${ada()})?$select=CreditLimit&$format=application/json;IEEE754Compatible=true`)
     expect(asText.body.CreditLimit).toBe('1234567890.25')
