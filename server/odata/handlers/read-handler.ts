@@ -1,5 +1,7 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
-// next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
+// next link), one entity (with its ETag; 304 for a current If-None-Match), one property (or its
+// raw $value), references ($ref), or a plain-text count. The JSON is written as negotiate.ts
+// decided (odata.metadata, IEEE754Compatible). A read is a straight line:
 // parse → bind → authorize → compile → one statement → (virtual properties) → body. Parse,
 // bind, authorize and compile run once per shape of read and caller (read-plans.ts). A read
 // that could answer with more than ApiOptions:MaxResultItems entities is refused when planned;
