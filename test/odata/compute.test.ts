@@ -43,7 +43,7 @@ describe('$compute', () => {
       .map((o) => ({ Number: o.Number, Double: total(o) * 2, Next: o.Number + 1 }))
       .filter((o) => o.Double > 10)
       .sort((a, b) => b.Double - a.Double || a.Number - b.Number)
-    expect(answer.body.value.map(({ Number, Double, Next }: any) => ({ Number, Double: Number_(Double), Next }))).toEqual(expected)
+    expect(answer.body.value.map((o: any) => ({ Number: o.Number, Double: asNumber(o.Double), Next: o.Next }))).toEqual(expected)
     expect(decodeURIComponent(answer.body['@odata.context'])).toMatch(/#Orders\(Number,Double,Next\)$/)
   })
 
@@ -83,6 +83,6 @@ describe('$compute', () => {
   })
 })
 
-function Number_(value: unknown): number {
+function asNumber(value: unknown): number {
   return typeof value === 'string' ? Number(value) : (value as number)
 }

@@ -2,11 +2,11 @@
 // next link), one entity (with its ETag; 304 for a current If-None-Match), one property (or its
 // raw $value), references ($ref), or a plain-text count. The JSON is written as negotiate.ts
 // decided (odata.metadata, IEEE754Compatible). A read is a straight line:
-// parse → bind → authorize → compile → one statement → (virtual properties) → body. Parse,
-// bind, authorize and compile run once per shape of read and caller (read-plans.ts). A read
-// that could answer with more than ApiOptions:MaxResultItems entities is refused when planned;
-// a collection's answer is written as its rows come, within ApiOptions:MaxResponseBytes
-// (collection-answer.ts).
+// parse → bind → authorize → plan → compile → one statement → (virtual properties) → body.
+// Parse, bind, authorize, plan and compile run once per shape of read and caller
+// (plan/read-plan-cache.ts). A read that could answer with more than
+// ApiOptions:MaxResultItems entities is refused when planned; a collection's answer is written
+// as its rows come, within ApiOptions:MaxResponseBytes (collection-answer.ts).
 
 import { QueryError, RequestError, type ServiceError } from '../../errors.ts'
 import { MAX_TREE_DEPTH, measureQuery } from '../parser/node-count.ts'
@@ -14,25 +14,26 @@ import { treeTooDeep } from '../parser/parse-errors.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindTargetRead, type DefaultSelect, type ReadTarget } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
-import type { Target } from '../semantic/bind-path.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
-import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
+import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
+import type { PreparedRead } from '../plan/read-plan-cache.ts'
+import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
-import { applyList, projectedContextUrl, selectList, serviceRoot } from '../serializer/urls.ts'
+import { entityAnswer } from '../serializer/entity-answer.ts'
+import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
 import { KEY } from '../../model/model.ts'
-import { collectionItems, entityItems, requireWithinItems } from '../semantic/result-size.ts'
+import type { Target } from '../semantic/bind-path.ts'
+import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
+import type { JsonOutput } from '../sql/sql-builder.ts'
+import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
-import type { PlannedRead } from './read-plans.ts'
-import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
-import type { JsonOutput } from '../sql/sql-builder.ts'
-import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 
 export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<void> {
   const { target, services } = scope
@@ -49,32 +50,30 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
     ctx.body = document
     return
   }
-  if (target.kind === 'collection' && target.count) {
-    const count = compileCount(bindRead(scope, target, parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)))
-    const [row] = await scope.session.query<{ body: string | null }>(count.sql, count.params)
+  if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
+  if (target.kind === 'property') return readProperty(ctx, scope, target)
+  const pageSize = target.kind === 'collection' && !target.count ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
+  const shape = readShape(target, ctx.querystring, scope.format) + (pageSize ? ` page ${pageSize}` : '')
+  const prepared = services.readPlans.read(scope.state.access, shape, pathKeys(target), () => prepareRead(scope, target, ctx.querystring, pageSize))
+  const { plan, statement } = prepared
+  if (plan.kind === 'count') {
+    const [row] = await scope.session.query<{ body: string | null }>(statement.sql, statement.params)
     if (row.body === null) throw parentNotFound(target)
     ctx.type = 'text/plain'
     ctx.body = row.body
     return
   }
-  if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
-  if (target.kind === 'property') return readProperty(ctx, scope, target)
-  const inputs = { keys: pathKeys(target), root: serviceRoot(ctx, services) }
-  const pageSize = target.kind === 'collection' ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
-  const shape = readShape(target, ctx.querystring, scope.format) + (pageSize ? ` page ${pageSize}` : '')
-  const planned = services.readPlans.read(scope.state.access, shape, inputs, (given) =>
-    planRead(scope, withPathKeys(target, given.keys), ctx.querystring, given.root, pageSize),
-  )
-  if (!planned.single) {
-    const body = await runCollectionRead(scope, planned, ctx)
+  const context = serviceRoot(ctx, services) + prepared.contextPath
+  if (plan.kind === 'collection') {
+    const body = await runCollectionRead(scope, plan, statement, context, ctx)
     // A $top, or $apply, makes the answer one page: the preference did not apply.
-    if (pageSize && planned.nextSkip !== undefined) ctx.set('Preference-Applied', `odata.maxpagesize=${pageSize}`)
+    if (pageSize && plan.serverPage) ctx.set('Preference-Applied', `odata.maxpagesize=${pageSize}`)
     ctx.type = jsonContentType(scope.format)
     ctx.body = headless(ctx, body)
     return
   }
-  const found = await runEntityRead(scope, planned)
-  if (!found) throw RequestError.notFound(`${target.entity.setName}(${(target.kind === 'entity' && target.key) || '…'}) does not exist.`)
+  const found = await runEntityRead(scope, plan, statement, context)
+  if (!found) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.kind === 'entity' ? target.key : '…'}) does not exist.`)
   ctx.set('ETag', found.etag)
   if (matchesNoneOf(ctx.get('If-None-Match'), found.etag)) {
     ctx.status = 304
@@ -84,11 +83,47 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
   ctx.body = found.body
 }
 
+/** Parse → bind → authorize → plan → compile of a collection, a count or one entity. */
+function prepareRead(scope: RequestScope, target: ReadTarget, querystring: string, pageSize?: number): PreparedRead {
+  const { MaxNodeCount, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
+  const options = parseReadOptions(querystring, MaxNodeCount)
+  const bound = bindRead(scope, target, options)
+  const read = target.ref ? referencesOnly(bound, options) : bound
+  const json = jsonOutput(scope)
+  if (read.kind === 'collection') {
+    if (target.kind === 'collection' && target.count) {
+      const plan = planCount(read)
+      return { plan, statement: compileCount(plan), contextPath: '' }
+    }
+    const plan = planCollectionRead(read, { ...planLimits(scope), pageSize })
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope))
+    const contextPath = target.ref ? '$metadata#Collection($ref)' : projectedContextPath(target.entity, projection)
+    return { plan, statement: compileCollectionRead(plan, maxBytes, json), contextPath }
+  }
+  const plan = planEntityRead(read, planLimits(scope))
+  const contextPath = target.ref ? '$metadata#$ref' : projectedContextPath(target.entity, selectList(options, defaultKey(scope)), true)
+  return { plan, statement: compileEntityRead(plan, maxBytes, json), contextPath }
+}
+
+function planLimits(scope: RequestScope): ReadPlanLimits {
+  const { MaxTop, MaxResultItems } = scope.services.config.ApiOptions
+  return { maxTop: MaxTop, maxResultItems: MaxResultItems }
+}
+
+/** How the statement writes its JSON: the negotiated format, and the names full metadata needs. */
+function jsonOutput(scope: RequestScope): JsonOutput {
+  return { format: scope.format, typeName: (entity) => `${NAMESPACE}.${entity.name}`, publicName: scope.services.naming.toPublic }
+}
+
+/** What a read without $select projects, for its context URL: the key's public name, or everything. */
+function defaultKey(scope: RequestScope): string | undefined {
+  return defaultSelect(scope) === 'Key' ? scope.services.naming.toPublic(KEY) : undefined
+}
+
 /** `…/$ref`: the entities as their ids alone; $select and $expand have nothing to shape. */
 function referencesOnly(read: BoundRead, options: QueryOptionsSyntax): BoundRead {
   if (options.select || options.expand) throw QueryError.invalid('$select and $expand do not apply to references ($ref).')
-  const refs = { ...read.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true }
-  return { ...read, read: refs }
+  return { ...read, read: { ...read.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true } }
 }
 
 type PropertyTarget = Extract<Target, { kind: 'property' }>
@@ -106,12 +141,14 @@ async function readProperty(ctx: ApiContext, scope: RequestScope, target: Proper
   const entityTarget = { kind: 'entity' as const, entity: target.entity, key: target.key, parent: target.parent }
   const read = bindRead(scope, entityTarget, { ...options, select: [{ kind: 'selectPath', path: [name], position: 0 }] }) as BoundEntityByKey
   const json: JsonOutput = { ...jsonOutput(scope), format: { metadata: 'none', ieee754: true } }
-  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = services.config.ApiOptions
-  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  const found = await runEntityRead(scope, { read: read.read, context: '', ...compileEntityRead(read, { context: '', maxBytes, json }) })
-  if (!found) throw target.parent ? parentNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
-  ctx.set('ETag', found.etag)
-  const value: unknown = JSON.parse(found.body)[name]
+  const plan = planEntityRead(read, planLimits(scope))
+  const statement = compileEntityRead(plan, services.config.ApiOptions.MaxResponseBytes, json)
+  logStatement(scope, statement.sql)
+  const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
+  if (!row) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
+  if (row.body === null) throw tooLarge(services.config.ApiOptions.MaxResponseBytes, 0)
+  ctx.set('ETag', row.etag)
+  const value: unknown = JSON.parse(finishEntities(row.body, read.read, scope.session.tenant.cipher, true))[name]
   if (value === null || value === undefined) {
     ctx.status = 204
     return
@@ -138,6 +175,13 @@ function parentNotFound(target: Target): ServiceError {
   return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key}) does not exist.`)
 }
 
+/** `Orders(<key>)/Customer` with no answer: the order does not exist, or has no customer. */
+function parentOrNavigationNotFound(target: Target): ServiceError {
+  const parent = 'parent' in target ? target.parent : undefined
+  if (!parent) return parentNotFound(target)
+  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key})/${parent.navigation.name} does not exist.`)
+}
+
 /**
  * `If-None-Match` of a GET (RFC 9110 13.1.2): true when the entity's current ETag is among
  * the client's, or the client sent `*`, so the client's copy is current (304). Weak
@@ -157,66 +201,14 @@ function headless(ctx: ApiContext, body: string | Readable): string | Readable {
   return ''
 }
 
-type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
-
-/** Parse → bind → authorize → compile of a collection or entity read, for a root and the path's keys. */
-function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string, pageSize?: number): PlannedRead {
-  const { MaxNodeCount, MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
-  const options = parseReadOptions(querystring, MaxNodeCount)
-  const bound = bindRead(scope, target, options)
-  // Prefer: odata.maxpagesize shrinks a server-driven page (one without $top or $apply).
-  const paged = bound.kind === 'collection' && pageSize && bound.pageSize !== undefined ? { ...bound, pageSize } : bound
-  const read = target.ref ? referencesOnly(paged, options) : paged
-  const json = jsonOutput(scope)
-  if (read.kind === 'collection') {
-    requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope))
-    const context = target.ref ? `${root}$metadata#Collection($ref)` : projectedContextUrl(root, target.entity, projection)
-    const compiled = compileCollectionRead(read, { context, maxBytes, json })
-    return { single: false, read: read.read, ...compiled }
-  }
-  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  const entityContext = target.ref ? `${root}$metadata#$ref` : projectedContextUrl(root, target.entity, selectList(options, defaultKey(scope)), true)
-  return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes, json }) }
-}
-
-/** How the statement writes its JSON: the negotiated format, and the names full metadata needs. */
-export function jsonOutput(scope: RequestScope): JsonOutput {
-  const { naming } = scope.services
-  return { format: scope.format, typeName: (entity) => `${NAMESPACE}.${entity.name}`, publicName: naming.toPublic }
-}
-
 /**
  * Binds a collection, a count or one entity with the query options, and authorizes it: every
- * read passes here before it is compiled. A plan keeps the outcome for its caller only
- * (read-plans.ts), so the check holds for the plan's reuse.
+ * read passes here before it is planned. The cache keeps the outcome for its caller only
+ * (plan/read-plan-cache.ts), so the check holds for its reuse.
  */
-function bindRead(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead
-function bindRead(scope: RequestScope, target: ReadTarget, options: QueryOptionsSyntax): BoundRead
 function bindRead(scope: RequestScope, target: ReadTarget, options: QueryOptionsSyntax): BoundRead {
-  const read = target.kind === 'collection' ? bindCollection(scope, target, options) : bindEntity(scope, target, options)
+  const read = bindTargetRead(bindContextFor(scope, options), target, options, defaultSelect(scope))
   authorize(scope.state.access, { kind: 'read', read })
-  return read
-}
-
-function bindCollection(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead {
-  return { ...bindCollectionRead(bindContextFor(scope, options), target.entity, options, defaultSelect(scope)), parent: target.parent }
-}
-
-function bindEntity(scope: RequestScope, target: Extract<Target, { kind: 'entity' }>, options: QueryOptionsSyntax): BoundEntityByKey {
-  const context = bindContextFor(scope, options)
-  const range = context.nextRange(target.entity)
-  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
-  const read: BoundEntityByKey = {
-    kind: 'entity',
-    entity: target.entity,
-    key: target.key,
-    parent: target.parent,
-    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect(scope), 1, range, computed),
-  }
-  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
-    throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
-  }
   return read
 }
 
@@ -224,26 +216,18 @@ function defaultSelect(scope: RequestScope): DefaultSelect {
   return scope.services.config.ApiOptions.DefaultSelect as DefaultSelect
 }
 
-/** What a read without $select projects, for its context URL: the key's public name, or everything. */
-function defaultKey(scope: RequestScope): string | undefined {
-  return defaultSelect(scope) === 'Key' ? scope.services.naming.toPublic(KEY) : undefined
-}
-
-/** What makes two reads the same statement but for their keys: the path's shape and the query options. */
+/** What makes two reads the same statement but for their keys: the path's shape, the query options and the JSON format. */
 function readShape(target: ReadTarget, querystring: string, format: JsonFormat): string {
   const parent = target.parent ? `${target.parent.navigation.entity.name}.${target.parent.navigation.name}` : ''
+  const kind = target.kind === 'collection' && target.count ? 'count' : target.kind
   const written = format === DEFAULT_FORMAT ? '' : ` ${format.metadata}${format.ieee754 ? ' ieee754' : ''}`
-  return `${target.kind}${target.ref ? ' $ref' : ''} ${target.entity.name} ${parent}${written}?${querystring}`
+  return `${kind}${target.ref ? ' $ref' : ''} ${target.entity.name} ${parent}${written}?${querystring}`
 }
 
+/** The keys of the resource path, in the order the plan takes them (read-plan.ts, pathKeys). */
 function pathKeys(target: ReadTarget): string[] {
-  return [target.parent?.key, target.kind === 'entity' ? target.key : undefined].filter((key): key is string => Boolean(key))
-}
-
-function withPathKeys(target: ReadTarget, keys: readonly string[]): ReadTarget {
-  const parent = target.parent && { ...target.parent, key: keys[0] }
-  if (target.kind === 'collection') return { ...target, parent }
-  return { ...target, parent, key: target.key ? keys[keys.length - 1] : target.key }
+  if (target.parent) return [target.parent.key]
+  return target.kind === 'entity' ? [target.key] : []
 }
 
 export function parseReadOptions(querystring: string, maxNodeCount: number): QueryOptionsSyntax {
@@ -264,49 +248,48 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 }
 
 /**
- * Runs a collection read; its answer is a string, or a stream when it is longer than a batch
- * and `ctx` can take one. Adds @odata.nextLink when the server paged it.
+ * Plans and runs a collection read (a method's result); its answer is a string, or a stream
+ * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
  */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
-  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
-  requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-  return runCollectionRead(scope, { read: read.read, ...compileCollectionRead(read, { context, maxBytes }) }, ctx)
+  const plan = planCollectionRead(read, planLimits(scope))
+  return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context, ctx)
 }
 
+/** Plans and runs a read of one entity (a write's or a method's reply). */
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
-  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
-  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  return runEntityRead(scope, { read: read.read, context, ...compileEntityRead(read, { context, maxBytes }) })
+  const plan = planEntityRead(read, planLimits(scope))
+  return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context)
 }
 
-/** A read's statement with what finishing its body needs. */
-type ReadStatement = Omit<PlannedRead, 'single'>
-
-async function runCollectionRead(scope: RequestScope, statement: ReadStatement, ctx?: ApiContext): Promise<string | Readable> {
+async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
   logStatement(scope, statement.sql)
   const { session, services, state } = scope
+  const read = plan.entity.read
   // A workflow keeps its answers whole (they are stored): its session has no cursor.
   const cursor = session.cursor
-    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: statement.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
+    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: plan.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
     : wholeCursor(await session.query<Record<string, unknown>>(statement.sql, statement.params))
+  const nextSkip = plan.serverPage?.nextSkip
   const shape = {
-    context: scope.format.metadata === 'none' ? undefined : statement.context,
+    context: scope.format.metadata === 'none' ? undefined : context,
     countAsText: scope.format.ieee754,
+    parentMissing: () => parentNotFound(scope.target),
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
-    finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : (body: string) => body,
-    nextLink: () => (ctx && statement.nextSkip !== undefined ? nextLink(ctx, services, statement.nextSkip) : undefined),
-    parentMissing: () => parentNotFound(scope.target),
+    finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, session.tenant.cipher, true) : (body: string) => body,
+    nextLink: () => (ctx && nextSkip !== undefined ? nextLink(ctx, services, nextSkip) : undefined),
   }
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
 }
 
-async function runEntityRead(scope: RequestScope, statement: ReadStatement): Promise<{ body: string; etag: string } | undefined> {
+async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: CompiledRead, context: string): Promise<{ body: string; etag: string } | undefined> {
   logStatement(scope, statement.sql)
   const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
   if (!row) return undefined
   if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
-  return { body: finishEntities(row.body, statement.read, scope.session.tenant.cipher, true), etag: row.etag }
+  const body = finishEntities(row.body, plan.entity.read, scope.session.tenant.cipher, true)
+  return { body: scope.format.metadata === 'none' ? body : entityAnswer(context, body), etag: row.etag }
 }
 
 /** Rows already read whole, as a cursor of one batch (text values, as a cursor gives them). */

@@ -31,7 +31,7 @@ export function bindApply(context: BindContext, range: Range, transformations: r
       }
       case 'search':
         if (names) throw QueryError.invalid('$apply: search() after an aggregation is not supported; search before it.')
-        stages.push({ kind: 'filter', predicate: bindSearch(context, range, transformation.search) })
+        stages.push({ kind: 'filter', predicate: bindSearch(range, transformation.search) })
         break
       case 'compute': {
         if (names) throw QueryError.invalid('$apply: compute() after an aggregation is not supported; compute before it.')

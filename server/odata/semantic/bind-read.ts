@@ -14,12 +14,38 @@ import type {
   SearchSyntax,
   SelectItemSyntax,
 } from '../parser/syntax.ts'
-import type { BoundCollectionRead, BoundComputedItem, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSearch, BoundSelectItem, Range } from './bound.ts'
+import type { BoundCollectionRead, BoundComputedItem, BoundEntityByKey, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSearch, BoundSelectItem, Range } from './bound.ts'
+import type { Target } from './bind-path.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
 
 export type DefaultSelect = 'Key' | 'All'
+
+/** A resource path that reads entities: a collection (or its $count), or one entity. */
+export type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
+
+/**
+ * The read a resource path and its query options ask for:
+ *   Orders?$filter=Total gt 100        →  collection of Order, filter Total gt 100
+ *   Customers(<key>)/Orders?$top=5     →  collection of Order, parent Customer.Orders = <key>, top 5
+ *   Orders(<key>)?$select=Number       →  entity Order <key>, select Guid, Number
+ */
+export function bindTargetRead(context: BindContext, target: ReadTarget, options: QueryOptionsSyntax, defaultSelect: DefaultSelect): BoundCollectionRead | BoundEntityByKey {
+  if (target.kind === 'collection') return { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
+  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
+    throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
+  }
+  const range = context.nextRange(target.entity)
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
+  return {
+    kind: 'entity',
+    entity: target.entity,
+    key: target.key,
+    parent: target.parent,
+    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed),
+  }
+}
 
 export function bindCollectionRead(
   context: BindContext,
@@ -39,20 +65,20 @@ export function bindCollectionRead(
     throw QueryError.invalid('$select and $expand cannot be combined with $apply: the aggregation defines the result shape.')
   }
   const skip = options.skiptoken !== undefined ? parseSkiptoken(options.skiptoken) : (options.skip ?? 0)
-  const search = options.search && bindSearch(context, range, options.search)
+  const read = bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed)
+  const search = options.search && bindSearch(range, options.search)
   const filter = options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter)
   const orderScope: ExpressionScope = { ...scope, option: '$orderby', applied: apply?.names }
   return {
     kind: 'collection',
     entity,
-    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed),
+    read,
     // After $apply, $filter and $orderby see what it produced (Data Aggregation 3.3); $search
     // looks at the entities, so with $apply it is the pipeline's first step.
     filter: search && !apply ? both(search, filter) : filter,
     orderby: bindOrderby(context, orderScope, options.orderby),
     top: options.top,
     skip,
-    pageSize: options.top === undefined && !apply ? context.limits.maxTop : undefined,
     count: options.count ?? false,
     apply: apply && search ? [{ kind: 'filter', predicate: search }, ...apply.stages] : apply?.stages,
   }
@@ -62,7 +88,7 @@ export function bindCollectionRead(
  * `$search=…`: a condition on the entity's full-text column, which exists only when its
  * plugin marks properties searchable (`p.text().searchable()`); otherwise 400 naming it.
  */
-export function bindSearch(context: BindContext, range: Range, search: SearchSyntax): BoundSearch {
+export function bindSearch(range: Range, search: SearchSyntax): BoundSearch {
   if (searchableProperties(range.entity).length === 0) {
     throw QueryError.invalid(`$search: ${range.entity.setName} has no searchable properties; its plugin marks them with .searchable().`, range.entity.setName)
   }
@@ -284,7 +310,7 @@ function bindExpand(
     navigation,
     publicName: context.naming.toPublic(navigation.name),
     read,
-    filter: options.search ? both(bindSearch(context, range, options.search), options.filter && bindCondition(context, scope, options.filter)) : options.filter && bindCondition(context, scope, options.filter),
+    filter: options.search ? both(bindSearch(range, options.search), options.filter && bindCondition(context, scope, options.filter)) : options.filter && bindCondition(context, scope, options.filter),
     orderby: bindOrderby(context, { ...scope, option: '$orderby' }, options.orderby),
     top: options.top,
     skip: options.skip,

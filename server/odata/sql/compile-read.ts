@@ -1,6 +1,8 @@
-// Bound reads → SQL whose JSON PostgreSQL builds (json_build_object/json_agg), so Node
+// Read plans → SQL whose JSON PostgreSQL builds (json_build_object/json_agg), so Node
 // parses nothing. Expanded navigations are correlated subqueries, each with its own filter,
-// order and page, so a read is one statement whatever its depth: no N+1.
+// order and page, so a read is one statement whatever its depth: no N+1. The plan
+// (plan/read-plan.ts) has decided the order, its tie-break, the page and the count; this
+// module prints them and decides nothing of its own.
 //
 // A collection read answers one row per entity of its page, in order, its JSON as `body`
 // with its length in bytes as `size`, so the handler can stream the page to the socket and
@@ -17,101 +19,65 @@
 //                  order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j
 //
 // `offset 0` keeps the JSON from being computed twice (once per use of j.body); the scan of
-// j keeps the order of its subquery. With $count=true the count comes as `count` on every
-// row, and as the only column of a single row when the page is empty.
+// j keeps the order of its subquery. With $count=true the filtered relation is written once,
+// as a `not materialized` CTE that PostgreSQL plans into both the count and the page; the
+// count comes as `count` on every row, and as the only column of a single row when the page
+// is empty. The @odata.context URL is not part of the statement: the handler writes it.
 
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../../model/model.ts'
-import type {
-  BoundCollectionRead,
-  BoundEntityByKey,
-  BoundEntityRead,
-  BoundExpand,
-  BoundExpression,
-  BoundOrderby,
-  ParentLink,
-} from '../semantic/bound.ts'
+import { VERSION_COLUMN } from '../../model/model.ts'
+import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, PlannedExpand, SortKey } from '../plan/read-plan.ts'
+import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
+import { buildObject, itemRows } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 
-/** What a read statement is compiled for: its context URL and the byte budget of its answer. */
-export interface ReadOutput {
-  readonly context: string
-  /** ApiOptions:MaxResponseBytes; a larger entity comes as a null body. */
-  readonly maxBytes: number
-  /** odata.metadata and IEEE754Compatible of the answer; minimal without. */
-  readonly json?: JsonOutput
-}
-
 /**
- * A collection read's statement: rows of `size` and `body` (null when the entity alone is over
- * the budget); `count` with $count=true; `more` (its body null) after a full server-driven page.
+ * A read's statement: for a collection, rows of `size` and `body` (null when the entity alone
+ * is over the budget), `count` with $count=true and `more` (its body null) after a full
+ * server-driven page; for one entity, `size`, `body` and `etag`.
  */
 export interface CompiledRead extends CompiledQuery {
-  /** @odata.context of the answer, written by the handler. */
-  readonly context: string
-  /** Server-driven paging: where the next page starts, if `more`. */
-  readonly nextSkip?: number
-  /** The most rows the statement returns; undefined when only the data bounds them ($apply without $top). */
-  readonly maxRows?: number
+  /** keySlots[i]: the index in `params` of the resource path's key i (SqlBuilder.pathKey). */
+  readonly keySlots: readonly number[]
 }
 
-export function compileCollectionRead(read: BoundCollectionRead, output: ReadOutput): CompiledRead {
-  const builder = new SqlBuilder(output.json)
-  const context = output.context
-  // With $count=true, an empty page is one row (the count's).
-  const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
-  if (read.apply) return { context, maxRows: rows(read.top), ...compileApply(builder, read, output.maxBytes) }
+/**
+ * `maxBytes`: ApiOptions:MaxResponseBytes; a larger entity comes as a null body. `json`: how
+ * the entities are written (odata.metadata, IEEE754Compatible); minimal without.
+ */
+export function compileCollectionRead(plan: CollectionPlan, maxBytes: number, json?: JsonOutput): CompiledRead {
+  const builder = new SqlBuilder(json)
+  const read = plan.source
+  if (read.apply) return { ...compileApply(builder, plan, maxBytes), keySlots: builder.keySlots }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
-  // One parameter for the parent's key wherever it is used, so the read plans see it once.
-  const parentKey = read.parent && builder.param(read.parent.key, 'guid')
+  // The parent's key is one parameter wherever it is used, so a cached plan fills it once.
+  const parentKey = read.parent && builder.pathKey(read.parent.key, 0)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
-  const from = `from ${ident(read.entity.table)} ${alias}`
-  let count: string | undefined
-  if (read.count) {
-    const countJoins = new JoinSet(builder)
-    const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
-    count = `select count(*) ${from} ${countJoins.sql()} ${countWhere}`
-  }
-  const withParent = (compiled: CompiledRead): CompiledRead => (read.parent ? { ...compiled, sql: unlessParentMissing(read.parent, parentKey!, compiled.sql) } : compiled)
-  const order = sortKeys(builder, joins, read.orderby, read.entity, alias)
-  const page = (limit: number | undefined) => pageOfRows(alias, `${from} ${joins.sql()} ${where}`, order, limit, read.skip)
-  const row = rowJson(builder, read.read)
-  if (read.pageSize !== undefined) {
+  const order = sortKeys(builder, joins, plan.order)
+  const relation = `from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+  // With a count, the filtered relation (filter, joins, sort keys) is written once and read twice.
+  const filtered = plan.count ? '"@filtered"' : undefined
+  const page = (limit: number | undefined) =>
+    filtered
+      ? `select ${alias}.* from ${filtered} ${alias} order by ${order.outer(alias)}${pageClause({ limit, offset: plan.page.offset })}`
+      : pageOfRows(alias, relation, order, { limit, offset: plan.page.offset })
+  const count = filtered && `select count(*) from ${filtered}`
+  const withCte = (sql: string) => (filtered ? `with ${filtered} as not materialized (select ${alias}.*, ${order.columns} ${relation}) ${sql}` : sql)
+  const withFiltered = (sql: string) => (read.parent ? unlessParentMissing(read.parent, parentKey!, withCte(sql)) : withCte(sql))
+  const row = rowJson(builder, plan.entity)
+  if (plan.serverPage) {
     // One row more than a page tells whether a next page exists (its JSON is not built);
     // the handler then adds @odata.nextLink.
-    const size = read.pageSize
-    const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(size + 1)}) q`
+    const size = plan.serverPage.size
+    const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(plan.page.limit)}) q`
     const items = `select case when ${alias}."@n" <= ${size} then ${row}::text end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
-    return withParent({ sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size, maxRows: rows(size + 1) })
+    return { sql: withFiltered(itemRows(items, maxBytes, count, ['more'])), params: builder.params, keySlots: builder.keySlots }
   }
-  const items = `select ${row}::text as body from (${page(read.top)}) ${alias} order by ${order.outer(alias)}`
-  return withParent({ sql: itemRows(items, output.maxBytes, count), params: builder.params, context, maxRows: rows(read.top) })
-}
-
-/**
- * `Customers(<key>)/Orders` when that customer does not exist: one row whose `missing` is
- * true (the handler answers 404), where an empty page would be a customer without orders.
- * A nested loop over the single check row keeps the order of the page.
- */
-function unlessParentMissing(parent: ParentLink, key: string, rows: string): string {
-  const exists = `exists (select 1 from ${ident(parent.navigation.entity.table)} p where p."Guid" = ${key})`
-  return `select m.missing, r.* from (select not ${exists} as missing) m left join lateral (${rows}) r on not m.missing`
-}
-
-/**
- * The rows of a collection answer from `items` (ordered rows with a `body`): each with its
- * size, its body only when within `maxBytes`, and the count beside when there is one.
- */
-export function itemRows(items: string, maxBytes: number, count?: string, extra: readonly string[] = []): string {
-  const columns = ['octet_length(j.body) as size', `case when octet_length(j.body) <= ${Math.floor(maxBytes)} then j.body end as body`, ...extra.map((c) => `j.${ident(c)}`)]
-  const rows = `select ${columns.join(', ')} from (${items} offset 0) j`
-  if (count === undefined) return rows
-  // Left join: an empty page is one row with the count alone. A nested loop over the single
-  // count row keeps the order of the page.
-  return `select c.count, p.* from (${count}) c(count) left join lateral (${rows}) p on true`
+  const items = `select ${row}::text as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
+  return { sql: withFiltered(itemRows(items, maxBytes, count)), params: builder.params, keySlots: builder.keySlots }
 }
 
 /**
@@ -124,8 +90,12 @@ interface SortKeys {
   outer(alias: string): string
 }
 
-function sortKeys(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): SortKeys {
-  const keys = orderItems(builder, joins, orderby, entity, alias)
+function sortKeys(builder: SqlBuilder, joins: JoinSet, order: readonly SortKey[]): SortKeys {
+  const keys = order.map((key) => {
+    const target = { builder, joins }
+    const sql = enumOrdinal(target, key.expression) ?? compileExpression(target, key.expression)
+    return { sql, modifiers: `${key.descending ? ' desc' : ''}${key.nulls ? ` nulls ${key.nulls}` : ''}` }
+  })
   return {
     inner: keys.map((k) => `${k.sql}${k.modifiers}`).join(', '),
     columns: keys.map((k, i) => `${k.sql} as "@o${i}"`).join(', '),
@@ -134,39 +104,54 @@ function sortKeys(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOr
 }
 
 /** The rows of one page, plain (no JSON yet), with their sort keys. */
-function pageOfRows(alias: string, fromWhere: string, order: SortKeys, limit: number | undefined, offset: number | undefined): string {
-  return `select ${alias}.*, ${order.columns} ${fromWhere} order by ${order.inner}${limit !== undefined ? ` limit ${limit}` : ''}${offset ? ` offset ${offset}` : ''}`
+function pageOfRows(alias: string, relation: string, order: SortKeys, page: Page): string {
+  return `select ${alias}.*, ${order.columns} ${relation} order by ${order.inner}${pageClause(page)}`
+}
+
+function pageClause(page: Page): string {
+  return `${page.limit !== undefined ? ` limit ${page.limit}` : ''}${page.offset ? ` offset ${page.offset}` : ''}`
+}
+
+/**
+ * `Customers(<key>)/Orders` when that customer does not exist: one row whose `missing` is
+ * true (the handler answers 404), where an empty page would be a customer without orders.
+ * A nested loop over the single check row keeps the order of the page.
+ */
+function unlessParentMissing(parent: ParentLink, key: string, rows: string): string {
+  const exists = `exists (select 1 from ${ident(parent.navigation.entity.table)} p where p."Guid" = ${key})`
+  return `select m.missing, r.* from (select not ${exists} as missing) m left join lateral (${rows}) r on not m.missing`
 }
 
 /** One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none. */
-export function compileEntityRead(read: BoundEntityByKey, output: ReadOutput): CompiledQuery {
-  const builder = new SqlBuilder(output.json)
-  const leading = builder.json.format.metadata === 'none' ? [] : [`'@odata.context', ${builder.param(output.context, 'string')}`]
+export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: JsonOutput): CompiledRead {
+  const builder = new SqlBuilder(json)
+  const read = plan.source
   const alias = builder.alias(read.read.range)
-  const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.param(read.key, 'guid')}`
-  const row = rowJson(builder, read.read, leading)
+  const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
+  const row = rowJson(builder, plan.entity)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
   const entity = `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
-  return { sql: itemRows(entity, output.maxBytes, undefined, ['etag']), params: builder.params }
+  return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 
-/** The count as `body`; null when the path's parent entity does not exist. */
-export function compileCount(read: BoundCollectionRead): CompiledQuery {
+/** `Orders/$count`: one row, its `body` the count as text; null when the path's parent entity does not exist. */
+export function compileCount(plan: CountPlan): CompiledRead {
   const builder = new SqlBuilder()
+  const read: BoundCollectionRead = plan.source
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
-  const parentKey = read.parent && builder.param(read.parent.key, 'guid')
+  const parentKey = read.parent && builder.pathKey(read.parent.key, 0)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
   const count = `select count(*)::text from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
-  if (!read.parent) return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params }
+  if (!read.parent) return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params, keySlots: builder.keySlots }
   const parentTable = ident(read.parent.navigation.entity.table)
-  return { sql: `select case when exists (select 1 from ${parentTable} p where p."Guid" = ${parentKey}) then (${count}) end as body`, params: builder.params }
+  return { sql: `select case when exists (select 1 from ${parentTable} p where p."Guid" = ${parentKey}) then (${count}) end as body`, params: builder.params, keySlots: builder.keySlots }
 }
 
 /** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
-export function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string, keyParam?: string): string[] {
+function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string, keyParam?: string): string[] {
   if (!parent) return []
-  const key = keyParam ?? builder.param(parent.key, 'guid')
+  const key = keyParam ?? builder.pathKey(parent.key, 0)
   const navigation = parent.navigation
   if (navigation.kind === 'collection') return [`${alias}.${ident(navigation.inverse.column)} = ${key}`]
   return [`${alias}."Guid" = (select p.${ident(navigation.column)} from ${ident(navigation.entity.table)} p where p."Guid" = ${key})`]
@@ -179,41 +164,20 @@ function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression
   return parts.length ? `where ${parts.join(' and ')}` : ''
 }
 
-/** Sort keys with OData's null order (nulls first ascending) and the key appended for stable paging. */
-function orderItems(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): { sql: string; modifiers: string }[] {
-  const items = orderby.map(({ expression, descending }) => {
-    const nullable = !(expression.kind === 'property' && expression.via.length === 0 && (expression.property.decl.required || expression.property.name === KEY))
-    const nulls = nullable ? (descending ? ' nulls last' : ' nulls first') : ''
-    const target = { builder, joins }
-    return { sql: enumOrdinal(target, expression) ?? compileExpression(target, expression), modifiers: `${descending ? ' desc' : ''}${nulls}` }
-  })
-  if (!isTotalOrder(orderby, entity)) items.push({ sql: `${alias}."Guid"`, modifiers: '' })
-  return items
-}
-
-/** An order that ends in a unique, non-null key needs no tie-breaker. */
-function isTotalOrder(orderby: readonly BoundOrderby[], entity: EntityModel): boolean {
-  return orderby.some(({ expression }) => {
-    if (expression.kind !== 'property' || expression.via.length > 0) return false
-    const name = expression.property.name
-    if (name === KEY) return true
-    return entity.naturalKey.length === 1 && entity.naturalKey[0] === name && expression.property.decl.required
-  })
-}
-
 /** The JSON object of one entity: selected columns, etag, hidden inputs of virtuals, expands. */
-function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: string[] = []): string {
+function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
+  const read = planned.read
   const alias = builder.alias(read.range)
-  const pairs = [...leading]
+  if (read.ref) return buildObject([`'@odata.id', ${modelString(`${read.range.entity.setName}(`)} || ${alias}."Guid" || ')'`])
+  const pairs: string[] = []
   const { format } = builder.json
-  if (read.ref) return buildObject([...pairs, `'@odata.id', ${modelString(`${read.range.entity.setName}(`)} || ${alias}."Guid" || ')'`])
   if (format.metadata === 'full') pairs.push(...entityLinks(builder.json, read.range.entity, alias))
   if (read.etag && format.metadata !== 'none') pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
   for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property, format.ieee754)}`)
   for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property, false)}`)
   for (const item of read.computed ?? []) pairs.push(`${modelString(item.alias)}, ${computedJson(builder, item.expression, format.ieee754)}`)
   if (format.metadata === 'full') pairs.push(...navigationLinks(builder.json, read.range.entity, alias))
-  for (const expand of read.expand) pairs.push(...expandJson(builder, alias, expand))
+  for (const expand of planned.expands) pairs.push(...expandJson(builder, alias, expand))
   return buildObject(pairs)
 }
 
@@ -256,33 +220,23 @@ function columnJson(alias: string, property: ScalarProperty, ieee754: boolean): 
   return column
 }
 
-function expandJson(builder: SqlBuilder, parentAlias: string, expand: BoundExpand): string[] {
+function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedExpand): string[] {
+  const { expand } = planned
   const navigation = expand.navigation
   const alias = builder.alias(expand.read.range)
   const table = `${ident(navigation.target.table)} ${alias}`
-  const row = rowJson(builder, expand.read)
+  const row = rowJson(builder, planned.entity)
   if (navigation.kind === 'reference') {
     return [`${modelString(expand.publicName)}, (select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)})`]
   }
   const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, expand.filter, undefined, alias, [link])
-  const order = sortKeys(builder, joins, expand.orderby, navigation.target, alias)
-  const page = pageOfRows(alias, `from ${table} ${joins.sql()} ${where}`, order, expand.top, expand.skip)
+  const order = sortKeys(builder, joins, planned.order)
+  // The members' relation, compiled once: the page reads it, and so does the count.
+  const relation = `from ${table} ${joins.sql()} ${where}`
+  const page = pageOfRows(alias, relation, order, planned.page)
   const pairs = expand.countOnly ? [] : [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
-  if (expand.count) {
-    const countJoins = new JoinSet(builder)
-    const countWhere = conditions(builder, countJoins, expand.filter, undefined, alias, [link])
-    const count = `(select count(*) from ${table} ${countJoins.sql()} ${countWhere})`
-    pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, ${builder.json.format.ieee754 ? `${count}::text` : count}`)
-  }
+  if (planned.count) pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, (select count(*)${builder.json.format.ieee754 ? '::text' : ''} ${relation})`)
   return pairs
-}
-
-/** json_build_object takes at most 100 arguments; wider entities are merged from chunks. */
-export function buildObject(pairs: readonly string[]): string {
-  if (pairs.length <= 50) return `json_build_object(${pairs.join(', ')})`
-  const chunks: string[] = []
-  for (let i = 0; i < pairs.length; i += 50) chunks.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(', ')})`)
-  return `(${chunks.join(' || ')})::json`
 }
