@@ -87,6 +87,17 @@ export class ScalarBuilder {
   renamedFrom(previousName: string): ScalarBuilder {
     return this.with({ renamedFrom: previousName })
   }
+  /**
+   * Found by `$search`: the entity's searchable text properties feed one full-text index.
+   *
+   * ### Examples
+   * ```ts
+   * Name: p.properNoun().required().searchable(),   // GET /api/Customers?$search=lovelace
+   * ```
+   */
+  searchable(): ScalarBuilder {
+    return this.with({ searchable: true })
+  }
 }
 
 export class ReferenceBuilder {

@@ -59,6 +59,13 @@ export const SECTIONS = {
     MaxBodyBytes: { type: 'integer', default: 1048576, min: 1024, max: 1073741824, doc: 'Largest request body (413 above).' },
     MaxBodyEntities: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of entities one write body creates or binds, nested ones included (400 QueryLimitExceeded above).' },
     MaxCollectionMembers: { type: 'integer', default: 500, min: 1, max: 1000000, doc: 'Largest number of members of one collection in a write body, e.g. the Lines of a deep-inserted order (400 QueryLimitExceeded above).' },
+    'Cors:AllowedOrigins': {
+      type: 'string',
+      default: '',
+      doc: 'Comma-separated origins (`https://app.example.com`) whose browser pages may call the API across origins, or `*` for any. Empty: CORS is off, and responses carry no CORS headers.',
+    },
+    'Cors:AllowCredentials': { type: 'boolean', default: false, doc: 'true: CORS answers allow credentials the browser manages itself (cookies, HTTP authentication it prompted for); not needed for a bearer token set by the page. Not allowed with `*`.' },
+    'Cors:MaxAgeSeconds': { type: 'integer', default: 600, min: 0, max: 86400, doc: 'How long a browser may reuse the answer to a preflight (`Access-Control-Max-Age`).' },
     RoleCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached roles and responsibilities of a user; 0 disables the cache.' },
     ResponsibilityCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached PAT scope; 0 disables the cache.' },
   },

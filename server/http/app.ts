@@ -1,5 +1,5 @@
 // The Koa application: middleware order on one screen. A request flows one way:
-// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → headers → router →
+// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → cors → headers → router →
 // (auth routes | explorer | authenticate → workflow → handler).
 
 import Koa from 'koa'
@@ -10,6 +10,7 @@ import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
 import { clientDisconnect } from './client-disconnect.ts'
 import { odataHeaders } from './odata-headers.ts'
+import { cors } from './cors.ts'
 import { bodyReadError, readJsonBody } from './json-body.ts'
 import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
@@ -49,6 +50,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   app.use(requestLog(services.logger, services.metrics))
   app.use(clientDisconnect)
   app.use(errorBoundary)
+  app.use(cors(services.config.ApiOptions))
   app.use(odataHeaders)
   // The JSON body is read by authenticate once it accepts the credentials, or at once for
   // sign-in and refresh (json-body.ts).

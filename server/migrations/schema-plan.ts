@@ -12,7 +12,7 @@
 
 import { MikroORM } from '@mikro-orm/postgresql'
 import type pg from 'pg'
-import type { Model } from '../model/model.ts'
+import { SEARCH_COLUMN, type Model } from '../model/model.ts'
 import { entitySchemas, managedIndexNames, MANAGED_COMMENT, type PendingRenames } from '../persistence/entity-schemas.ts'
 import { quoteIdentifier } from '../persistence/sql.ts'
 
@@ -232,6 +232,8 @@ async function readCatalog(client: pg.Client): Promise<Catalog> {
 
 async function lossOf(client: pg.Client, statement: string, declared: ReadonlySet<string>): Promise<string[]> {
   const column = DROP_COLUMN.exec(statement)
+  // The search column holds nothing of its own: PostgreSQL computes it from the row again.
+  if (column?.[2] === SEARCH_COLUMN) return []
   if (column) {
     const rows = await countRows(client, column[1], column[2])
     return rows > 0 ? [`column "${column[1]}"."${column[2]}" with ${rows} values would be dropped`] : []

@@ -30,6 +30,9 @@ const SCALAR_TYPES = new Set([
 ])
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 const RESERVED_PARAMETERS = new Set(['filter', 'orderby', 'select', 'expand', 'top', 'skip', 'count', 'apply', 'search', 'format', 'skiptoken', 'compute', 'levels', 'index', 'id', 'schemaversion', 'deltatoken'])
+/** The types whose values $search finds words in. */
+const TEXT_TYPES = new Set(['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'])
+
 const GUID_DECL: ScalarDecl = { kind: 'scalar', type: 'Guid', required: true, virtual: false, encrypted: false, label: 'Id' }
 const TITLE_DECL: ScalarDecl = { kind: 'scalar', type: 'Text', required: false, virtual: false, encrypted: false, label: 'Title' }
 
@@ -157,6 +160,9 @@ function bindProperty(
         throw fail('a decimal needs an integer precision and a scale not larger than it')
       }
       if (decl.virtual && decl.encrypted) throw fail('a virtual property is not stored, so it cannot be encrypted')
+      if (decl.searchable && (decl.virtual || decl.encrypted || !TEXT_TYPES.has(decl.type))) {
+        throw fail('only a stored, unencrypted text property can be searchable')
+      }
       if (decl.virtual && !entity.rules.computed.has(name)) throw fail('a virtual property needs a computed rule')
       const property: ScalarProperty = { kind: 'scalar', name, type: decl.type, decl, column: decl.virtual ? undefined : name, entity }
       return property

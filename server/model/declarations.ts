@@ -38,6 +38,8 @@ export interface ScalarDecl {
   readonly encrypted: boolean
   /** The name this property had before: its column is renamed, keeping its values. */
   readonly renamedFrom?: string
+  /** Part of the entity's full-text index, found by $search (text properties only). */
+  readonly searchable?: boolean
 }
 
 export interface ReferenceDecl {

@@ -104,6 +104,14 @@ export interface PluginSource {
   readonly version?: string
 }
 
+/** The generated tsvector column of an entity with searchable properties; never public, read by $search. */
+export const SEARCH_COLUMN = '_Search'
+
+/** The properties `$search` looks in, in declaration order; none: the entity cannot be searched. */
+export function searchableProperties(entity: EntityModel): ScalarProperty[] {
+  return [...entity.properties.values()].filter((property): property is ScalarProperty => property.kind === 'scalar' && property.decl.searchable === true)
+}
+
 /** The column holding the row version; never public, surfaced as @odata.etag. */
 export const VERSION_COLUMN = '_Version'
 export const KEY = 'Guid'

@@ -5,8 +5,9 @@
 // MANAGED_COMMENT: what entityctl created, and may therefore drop, is marked in the database.
 
 import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
+import { quoteIdentifier } from './sql.ts'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import { KEY, SEARCH_COLUMN, searchableProperties, VERSION_COLUMN } from '../model/model.ts'
 
 const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string> = {
   Text: textType,
@@ -62,6 +63,7 @@ export function managedIndexNames(entity: EntityModel): string[] {
   const names = [`${entity.table}_pkey`]
   if (entity.naturalKey.length > 0) names.push(`${entity.table}_natural_key`)
   entity.indexes.forEach((_, i) => names.push(`${entity.table}_index_${i + 1}`))
+  if (searchableProperties(entity).length > 0) names.push(`${entity.table}_search`)
   for (const property of entity.properties.values()) {
     if (property.kind === 'reference') names.push(`${entity.table}_${property.column}_index`)
   }
@@ -109,10 +111,13 @@ function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchem
     }
   }
   properties[VERSION_COLUMN] = { name: VERSION_COLUMN, fieldName: VERSION_COLUMN, type: 'integer', version: true } as Partial<EntityProperty>
+  const searchable = searchableProperties(entity)
+  if (searchable.length > 0) properties[SEARCH_COLUMN] = searchColumn(searchable)
   const uniques = entity.naturalKey.length > 0
     ? [{ name: `${table}_natural_key`, properties: entity.naturalKey as string[] }]
     : []
-  const indexes = entity.indexes.map((keys, i) => ({ name: `${table}_index_${i + 1}`, properties: keys as string[] }))
+  const indexes: { name: string; properties: string[]; type?: string }[] = entity.indexes.map((keys, i) => ({ name: `${table}_index_${i + 1}`, properties: keys as string[] }))
+  if (searchable.length > 0) indexes.push({ name: `${table}_search`, properties: [SEARCH_COLUMN], type: 'gin' })
   return new EntitySchema({
     name: entity.name,
     tableName: table,
@@ -121,4 +126,25 @@ function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchem
     uniques,
     indexes,
   })
+}
+
+/**
+ * The words of the searchable properties as one tsvector, kept by PostgreSQL (a stored
+ * generated column) and indexed with GIN for $search. The 'simple' configuration lower-cases
+ * words without stemming or stop words, whatever the language of the data, so a search finds
+ * the words as written; a word is a run of letters and digits, in the data and in the query
+ * (sql/compile-expression.ts) alike.
+ */
+function searchColumn(searchable: readonly ScalarProperty[]): Partial<EntityProperty> {
+  const text = searchable.map((property) => `coalesce(${quoteIdentifier(property.column!)}::text, '')`).join(` || ' ' || `)
+  // Words are runs of letters and digits (an e-mail address is its parts), as in the query.
+  const words = `regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')`
+  return {
+    name: SEARCH_COLUMN,
+    fieldName: SEARCH_COLUMN,
+    columnType: 'tsvector',
+    type: 'unknown',
+    nullable: true,
+    generated: `(to_tsvector('simple'::regconfig, ${words})) stored`,
+  } as Partial<EntityProperty>
 }

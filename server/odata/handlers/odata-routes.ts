@@ -3,7 +3,7 @@
 
 import type Router from '@koa/router'
 import type { Context } from 'koa'
-import { RequestError } from '../../errors.ts'
+import { RequestError, ServiceError } from '../../errors.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import type { OdataServices } from './odata-services.ts'
 import { parseResourcePath } from '../parser/resource-path-parser.ts'
@@ -13,6 +13,7 @@ import { handleCreate, handleDelete, handleUpdate } from './write-handlers.ts'
 import { handleMethod } from './method-handler.ts'
 import { poolSession, type Session } from '../../persistence/session.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
+import { DEFAULT_FORMAT, formatOption, negotiate, type JsonFormat, type Media } from './negotiate.ts'
 
 export type ApiContext = Context & { state: ApiState }
 
@@ -22,6 +23,10 @@ export interface RequestScope {
   readonly state: ApiState
   readonly session: Session
   readonly target: Target
+  /** What the answer is written as (negotiate.ts): XML or text for $metadata and $count, else JSON. */
+  readonly media: Media
+  /** The JSON parameters the client asked for: odata.metadata, IEEE754Compatible. */
+  readonly format: JsonFormat
 }
 
 export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
@@ -29,15 +34,20 @@ export function odataRoutes(router: Router<ApiState>, services: OdataServices): 
     const path = ctx.path.replace(/^\/api\/?/i, '')
     const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
     const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.querystring) })
-    const scope: RequestScope = { services, state: ctx.state, session, target }
     const method = ctx.method
+    // A DELETE answers without a body, whatever the client accepts.
+    const { media, json } = method === 'DELETE' ? { media: 'json' as const, json: DEFAULT_FORMAT } : negotiate(ctx.get('Accept'), formatOption(ctx.querystring), offeredMedia(target))
+    const scope: RequestScope = { services, state: ctx.state, session, target, media, format: json }
     if (target.kind === 'method') return handleMethod(ctx as ApiContext, scope, target)
     if (method === 'GET' || method === 'HEAD') return handleRead(ctx as ApiContext, scope)
-    if (target.kind === 'collection' && !target.parent && !target.count && method === 'POST') return handleCreate(ctx as ApiContext, scope, target.entity)
-    if (target.kind === 'entity' && !target.parent && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
+    const plain = (target.kind === 'collection' || target.kind === 'entity') && !target.parent && !target.ref
+    if (plain && target.kind === 'collection' && !target.count && method === 'POST') return handleCreate(ctx as ApiContext, scope, target.entity)
+    if (plain && target.kind === 'entity' && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
       return handleUpdate(ctx as ApiContext, scope, target.entity, target.key, method === 'PUT' ? 'put' : 'patch')
     }
-    if (target.kind === 'entity' && !target.parent && method === 'DELETE') return handleDelete(ctx as ApiContext, scope, target.entity, target.key)
+    if (plain && target.kind === 'entity' && method === 'DELETE') return handleDelete(ctx as ApiContext, scope, target.entity, target.key)
+    const unsupported = unsupportedWrite(target, method)
+    if (unsupported) throw new ServiceError('NotImplemented', `${method} ${unsupported} is valid OData this service does not support yet.`, { target: method })
     throw RequestError.methodNotAllowed(method, ctx.path, allowedMethods(target))
   })
 }
@@ -59,12 +69,42 @@ function isHeavyRead(method: string, target: Target, querystring: string): boole
   return target.count || HEAVY_OPTION.test(querystring)
 }
 
+/** What a resource can be written as, in the service's order of preference. */
+function offeredMedia(target: Target): readonly Media[] {
+  if (target.kind === 'metadata') return ['xml', 'json']
+  // A count is plain text; a client asking for JSON gets it too, as many send one Accept for all.
+  if (target.kind === 'collection' && target.count) return ['text', 'json']
+  if (target.kind === 'property' && target.raw) return ['text']
+  return ['json']
+}
+
+/**
+ * Writes OData defines on a path that this service does not make (yet): what they are, for a
+ * 501 rather than a 405 that would call a valid request wrong. Undefined for the others.
+ */
+function unsupportedWrite(target: Target, method: string): string | undefined {
+  const write = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE'
+  if (!write) return undefined
+  switch (target.kind) {
+    case 'collection':
+      if (target.ref) return method === 'POST' ? 'to a collection of references (adding a link)' : undefined
+      return target.parent && !target.count && method === 'POST' ? 'to a collection-valued navigation (creating a related entity)' : undefined
+    case 'entity':
+      if (target.ref) return method === 'PUT' || method === 'DELETE' ? 'of a reference (setting or removing a link)' : undefined
+      return target.parent && method !== 'POST' ? 'of an entity reached through a navigation property' : undefined
+    case 'property':
+      return method === 'PUT' || method === 'DELETE' ? 'of a single property' : undefined
+    default:
+      return undefined
+  }
+}
+
 function allowedMethods(target: Target): string[] {
   switch (target.kind) {
     case 'collection':
-      return target.parent || target.count ? ['GET'] : ['GET', 'POST']
+      return target.parent || target.count || target.ref ? ['GET'] : ['GET', 'POST']
     case 'entity':
-      return target.parent ? ['GET'] : ['GET', 'PATCH', 'PUT', 'DELETE']
+      return target.parent || target.ref ? ['GET'] : ['GET', 'PATCH', 'PUT', 'DELETE']
     default:
       return ['GET']
   }

@@ -57,7 +57,10 @@ export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes
     stage.aggregations.forEach((a, i) => refs.set(a.alias, `s.a${i}`))
     const columns = [...groups.map((g, i) => `${g} as g${i}`), ...aggregates.map((a, i) => `${a} as a${i}`)]
     const values = groups.map((g, i) => jsonValue(g, stage.groupBy[i].expression.type))
-    const json = buildObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => `${modelString(a.alias)}, ${jsonValue(aggregates[i], a.type)}`)])
+    // IEEE754Compatible=true: sums and averages (Edm.Decimal) and counts (Edm.Int64) as strings.
+    const aggregateJson = (sql: string, aggregation: BoundAggregation) =>
+      builder.json.format.ieee754 && (aggregation.type === 'decimal' || aggregation.method === 'count' || aggregation.method === 'countdistinct') ? `(${sql})::text` : jsonValue(sql, aggregation.type)
+    const json = buildObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => `${modelString(a.alias)}, ${aggregateJson(aggregates[i], a)}`)])
     inner = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
   }
   const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }

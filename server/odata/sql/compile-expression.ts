@@ -9,7 +9,8 @@
 //   hour(LastLogin) eq 5                →  extract(hour from (t0."LastLogin" at time zone 'UTC'))::int = $1::int
 // Paths through references become LEFT JOINs, collected per statement level by a JoinSet.
 
-import type { ReferenceProperty } from '../../model/model.ts'
+import { SEARCH_COLUMN, type ReferenceProperty } from '../../model/model.ts'
+import type { SearchSyntax } from '../parser/syntax.ts'
 import type { BoundExpression, BoundLiteral, Range, ValueType } from '../semantic/bound.ts'
 import { ident, jsonValue, sqlType, type SqlBuilder } from './sql-builder.ts'
 
@@ -63,6 +64,8 @@ export function compileExpression(target: ExpressionTarget, node: BoundExpressio
       return `${joins.aliasOf(node.range, node.via)}.${ident(node.reference.column)}`
     case 'aggregateRef':
       return target.aggregateRef!(node.name)
+    case 'search':
+      return `${joins.aliasOf(node.range, [])}.${ident(SEARCH_COLUMN)} @@ ${compileSearch(builder, node.search)}`
     case 'not':
       return `(${compile(node.operand)}) is not true`
     case 'negate':
@@ -252,5 +255,25 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
     case 'ceiling': return `ceil(${sql(0)})`
     case 'cast': return compileCast(sql(0), args[0].type, (args[1] as BoundLiteral).value as ValueType)
     default: throw new Error(`no SQL for function ${name}`)
+  }
+}
+
+/**
+ * A search as a tsquery over the entity's generated `_Search` column (persistence/
+ * entity-schemas.ts), with the same 'simple' configuration, each word and phrase a parameter:
+ *   blue OR "light green" NOT red  →  (plainto_tsquery('simple', $1) || (phraseto_tsquery('simple', $2) && (!!plainto_tsquery('simple', $3))))
+ * (each $n split into words as the column splits them)
+ */
+function compileSearch(builder: SqlBuilder, search: SearchSyntax): string {
+  switch (search.kind) {
+    case 'searchTerm': {
+      // A word is a run of letters and digits, split by the column's own expression: light-green is light and green.
+      const words = `regexp_replace(${builder.param(search.text, 'string')}, '[^[:alnum:]]+', ' ', 'g')`
+      return `${search.phrase ? 'phraseto_tsquery' : 'plainto_tsquery'}('simple', ${words})`
+    }
+    case 'searchNot':
+      return `(!!${compileSearch(builder, search.operand)})`
+    case 'searchBinary':
+      return `(${compileSearch(builder, search.left)} ${search.op === 'and' ? '&&' : '||'} ${compileSearch(builder, search.right)})`
   }
 }

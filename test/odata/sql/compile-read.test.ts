@@ -63,7 +63,8 @@ const CASES: [url: string, sql: string, params: unknown[], keySlots: number[]][]
   ],
   [
     `Customers(${K})/Orders?$select=Number&$top=5`,
-    `${ROWS} from (select json_build_object(${ETAG('t0')}, 'Guid', t0."Guid", 'Number', t0."Number")::text as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0  where t0."Customer_Guid" = $1::uuid order by t0."Guid" limit 5) t0 order by t0."@o0" offset 0) j`,
+    // The parent is checked first: a missing customer is one row `missing` (404), not an empty page.
+    `select m.missing, r.* from (select not exists (select 1 from "Customer" p where p."Guid" = $1::uuid) as missing) m left join lateral (${ROWS} from (select json_build_object(${ETAG('t0')}, 'Guid', t0."Guid", 'Number', t0."Number")::text as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0  where t0."Customer_Guid" = $1::uuid order by t0."Guid" limit 5) t0 order by t0."@o0" offset 0) j) r on not m.missing`,
     [K],
     [0],
   ],
@@ -79,7 +80,7 @@ const CASES: [url: string, sql: string, params: unknown[], keySlots: number[]][]
     [K],
     [0],
   ],
-  [`Customers(${K})/Orders/$count?$filter=Total gt 100`, `select count(*)::text as body from "Order" t0  where t0."Customer_Guid" = $1::uuid and t0."Total" > $2::numeric`, [K, '100'], [0]],
+  [`Customers(${K})/Orders/$count?$filter=Total gt 100`, `select case when exists (select 1 from "Customer" p where p."Guid" = $1::uuid) then (select count(*)::text from "Order" t0  where t0."Customer_Guid" = $1::uuid and t0."Total" > $2::numeric) end as body`, [K, '100'], [0]],
 ]
 
 describe('compile: plan → SQL text and parameters', () => {
