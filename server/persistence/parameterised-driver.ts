@@ -7,24 +7,26 @@
 import { CompiledQuery } from 'kysely'
 import { isRaw, type Configuration, type Transaction } from '@mikro-orm/core'
 import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql'
+import { SqlParameters } from './sql-parameters.ts'
 
 interface NativeQuery {
   readonly text: string
   readonly values: unknown[]
 }
 
-/** `select … where "Guid" in (?) and "_Version" = ?` with [['a','b'], 3] → `… in ($1, $2) and … = $3`. */
-export function toNativeQuery(sql: string, params: readonly unknown[], quoteIdentifier: (id: string) => string): NativeQuery {
-  const values: unknown[] = []
+/**
+ * `select … where "Guid" in (?) and "_Version" = ?` with [['a','b'], 3] → `… in ($1, $2) and … = $3`.
+ * A raw fragment among the values is translated into the same collector, so its placeholders
+ * continue the statement's numbering.
+ */
+export function toNativeQuery(sql: string, params: readonly unknown[], quoteIdentifier: (id: string) => string, collector = new SqlParameters()): NativeQuery {
   let text = ''
   let next = 0
   const bind = (value: unknown): string => {
-    if (isRaw(value)) return toNativeQueryInto(value.sql, value.params, quoteIdentifier, values)
+    if (isRaw(value)) return toNativeQuery(value.sql, value.params, quoteIdentifier, collector).text
     if (Array.isArray(value)) return value.map(bind).join(', ')
-    if (value !== null && typeof value === 'object' && !(value instanceof Date) && !ArrayBuffer.isView(value)) {
-      values.push(JSON.stringify(value))
-    } else values.push(typeof value === 'bigint' ? value.toString() : value)
-    return `$${values.length}`
+    if (value !== null && typeof value === 'object' && !(value instanceof Date) && !ArrayBuffer.isView(value)) return collector.add(JSON.stringify(value))
+    return collector.add(typeof value === 'bigint' ? value.toString() : value)
   }
   let pos = 0
   while (pos < sql.length) {
@@ -44,14 +46,7 @@ export function toNativeQuery(sql: string, params: readonly unknown[], quoteIden
       pos = at + 1
     }
   }
-  return { text, values }
-
-  function toNativeQueryInto(inner: string, innerParams: readonly unknown[], quote: (id: string) => string, into: unknown[]): string {
-    const nested = toNativeQuery(inner, innerParams, quote)
-    const offset = into.length
-    into.push(...nested.values)
-    return nested.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)
-  }
+  return { text, values: collector.values }
 }
 
 class ParameterisedConnection extends PostgreSqlConnection {

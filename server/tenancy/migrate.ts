@@ -5,6 +5,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql'
 import type { Model } from '../model/model.ts'
 import { INTERNAL_TABLES } from '../persistence/internal-tables.ts'
+import { quoteIdentifier as quote } from '../persistence/sql.ts'
 
 export interface MigrationPlan {
   /** Schema changes the plugins ask for (internal tables are ensured on every run). */
@@ -35,8 +36,10 @@ export async function planMigration(orm: MikroORM, model: Model): Promise<Migrat
   const statements = splitStatements(ddl)
   const connection = orm.em.getConnection()
   const losses: string[] = []
-  const rowsOf = async (table: string, where = 'true') => {
-    const [row] = await connection.execute<{ n: string }[]>(`select count(*) as n from "${table}" where ${where}`)
+  // Names come from the database and MikroORM's DDL: quoted, like every identifier we write into SQL.
+  const rowsOf = async (table: string, notNullColumn?: string) => {
+    const where = notNullColumn === undefined ? 'true' : `${quote(notNullColumn)} is not null`
+    const [row] = await connection.execute<{ n: string }[]>(`select count(*) as n from ${quote(table)} where ${where}`)
     return Number(row.n)
   }
   // Tables of entities that no plugin declares any more (internal tables start with _).
@@ -46,19 +49,19 @@ export async function planMigration(orm: MikroORM, model: Model): Promise<Migrat
   for (const { table_name: table } of existing) {
     if (table.startsWith('_') || table.startsWith('mikro_orm') || known.has(table)) continue
     const rows = await rowsOf(table)
-    statements.push(`drop table "${table}" cascade`)
+    statements.push(`drop table ${quote(table)} cascade`)
     if (rows > 0) losses.push(`table "${table}" (no plugin declares it any more) with ${rows} rows would be dropped`)
   }
   for (const statement of statements) {
     const column = DROP_COLUMN.exec(statement)
     if (column) {
-      const rows = await rowsOf(column[1], `"${column[2]}" is not null`)
+      const rows = await rowsOf(column[1], column[2])
       if (rows > 0) losses.push(`column "${column[1]}"."${column[2]}" with ${rows} values would be dropped`)
       continue
     }
     const altered = ALTER_TYPE.exec(statement)
     if (altered) {
-      const rows = await rowsOf(altered[1], `"${altered[2]}" is not null`)
+      const rows = await rowsOf(altered[1], altered[2])
       if (rows > 0) losses.push(`column "${altered[1]}"."${altered[2]}" with ${rows} values would change type (${statement.slice(altered[0].length - 5)})`)
       continue
     }

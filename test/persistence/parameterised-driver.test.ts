@@ -14,6 +14,7 @@ describe('toNativeQuery', () => {
     ['select data \\? ? from t', ['key'], 'select data ? $1 from t', ['key']],
     ['update t set j = ?', [{ a: 1 }], 'update t set j = $1', ['{"a":1}']],
     ['where a = ? and b = ?', [raw('lower(?)', ['X']), 5], 'where a = lower($1) and b = $2', ['X', 5]],
+    ['where b = ? and a = ?', [5, raw('lower(?)', ['X'])], 'where b = $1 and a = lower($2)', [5, 'X']],
     ['insert into t values (?, ?)', [null, 10n], 'insert into t values ($1, $2)', [null, '10']],
   ])('%s', (sql, params, text, values) => {
     expect(toNativeQuery(sql, params as unknown[], quote)).toEqual({ text, values })
