@@ -5,7 +5,7 @@
 
 import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import { indexKey, KEY, VERSION_COLUMN } from '../model/model.ts'
 
 const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string> = {
   Text: textType,
@@ -80,7 +80,7 @@ function entitySchema(entity: EntityModel): EntitySchema {
   const uniques = entity.naturalKey.length > 0
     ? [{ name: `${entity.table}_natural_key`, properties: entity.naturalKey as string[] }]
     : []
-  const indexes = entity.indexes.map((keys, i) => ({ name: `${entity.table}_index_${i + 1}`, properties: keys as string[] }))
+  const indexes = entity.indexes.map((keys, i) => indexOptions(entity, `${entity.table}_index_${i + 1}`, keys))
   return new EntitySchema({
     name: entity.name,
     tableName: entity.table,
@@ -88,4 +88,21 @@ function entitySchema(entity: EntityModel): EntitySchema {
     uniques,
     indexes,
   })
+}
+
+/**
+ * A declared index. Keys with a direction (`'OrderDate desc'`) are columns sorted as `$orderby`
+ * sorts them, nulls first ascending and last descending (compile-read.ts), so the index
+ * delivers that order; an index of plain names stays a list of properties, as it always was.
+ */
+function indexOptions(entity: EntityModel, name: string, keys: readonly string[]) {
+  const parsed = keys.map((text) => indexKey(text)!)
+  if (parsed.every((key) => !key.direction)) return { name, properties: parsed.map((key) => key.property) }
+  const columns = parsed.map((key) => {
+    const property = entity.properties.get(key.property)!
+    const column = property.kind === 'collection' ? key.property : (property.column ?? key.property)
+    if (!key.direction) return { name: column }
+    return key.direction === 'desc' ? { name: column, sort: 'DESC' as const, nulls: 'LAST' as const } : { name: column, sort: 'ASC' as const, nulls: 'FIRST' as const }
+  })
+  return { name, columns }
 }

@@ -17,8 +17,8 @@ export type Options = {
   tenant: string
   username: string
   password: string
-  /** `--plugins-dir`: entityctl's Server:PluginsDir; undefined: the project's plugins/. */
-  pluginsDir: string | undefined
+  /** `--plugins-dir`: entityctl's Server:PluginsDir; by default the bench plugin (test/bench/plugin). */
+  pluginsDir: string
   serverUrl: string
   workloadDir: string
   /** Connections to PostgreSQL per system: the floor's pool and entityctl's PoolSizePerTenant. */
@@ -57,8 +57,8 @@ const USAGE = `npm run bench -- [options]
   --entityctl-database <d> that server's tenant database: cleaned, vacuumed, statements counted
   --tenant --username --password   its credentials (default bench / bench / bench-password); the
                            tenant also names the databases (entityctl_<tenant>, <tenant>_floor)
-  --plugins-dir <dir>      entityctl's plugins folder (default: the project's plugins/; the smoke
-                           test gives the suite's copy of the demo, test/fixtures/demo-plugins)
+  --plugins-dir <dir>      entityctl's plugins folder (default: test/bench/plugin, the demo with
+                           the indexes of WORKLOAD.md §3a, which the floor's tables have too)
   --database-url <url>     PostgreSQL server (default $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
   --workload-dir <dir>     WORKLOAD.md, workload.json, gen-dataset.mjs (default $BENCH_WORKLOAD_DIR or test/bench/workload)
   --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant
@@ -138,7 +138,7 @@ export function parseOptions(argv: string[]): Options {
     tenant: values.tenant,
     username: values.username,
     password: values.password,
-    pluginsDir: values['plugins-dir'],
+    pluginsDir: resolve(values['plugins-dir'] ?? join(BENCH_DIR, 'plugin')),
     serverUrl: values['database-url'] ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     workloadDir: resolve(values['workload-dir'] ?? process.env.BENCH_WORKLOAD_DIR ?? join(BENCH_DIR, 'workload')),
     poolSize: values['pool-size'] !== undefined ? positive(values['pool-size'], 'pool-size') : 8,
