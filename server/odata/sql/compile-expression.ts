@@ -196,6 +196,29 @@ function likeParam(target: ExpressionTarget, literal: BoundLiteral, before: stri
   return target.builder.param(`${before}${escaped}${after}`, 'string')
 }
 
+/**
+ * startswith(Name,'A') → `t0."Name" like 'A%' and t0."Name" >= 'A' and t0."Name" < 'B'` (as
+ * parameters). The range says the same as the pattern in code point order (text collates
+ * "C"), and unlike a pattern that is a parameter it lets a generic plan scan an index on
+ * the column from the prefix on, in order. No upper bound after a prefix ending in U+10FFFF.
+ */
+function startsWith(target: ExpressionTarget, sql: string, prefix: BoundLiteral): string {
+  const text = String(prefix.value)
+  const parts = [`${sql} like ${likeParam(target, prefix, '', '%')}`, `${sql} >= ${target.builder.param(text, 'string')}`]
+  const above = successor(text)
+  if (above !== undefined) parts.push(`${sql} < ${target.builder.param(above, 'string')}`)
+  return `(${parts.join(' and ')})`
+}
+
+/** The first string after every string that starts with `prefix`, in code point order. */
+function successor(prefix: string): string | undefined {
+  const points = [...prefix]
+  const last = points.pop()?.codePointAt(0)
+  if (last === undefined || last === 0x10ffff) return undefined
+  const next = last === 0xd7ff ? 0xe000 : last + 1
+  return points.join('') + String.fromCodePoint(next)
+}
+
 /** A DateTimeOffset casts from its UTC time, and to text as the body writes it (with Z). */
 function compileCast(sql: string, from: ValueType, to: ValueType): string {
   if (from !== 'dateTimeOffset' || to === 'dateTimeOffset') return `(${sql})::${sqlType(to)}`
@@ -215,7 +238,7 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
     }
     case 'startswith': {
       const pattern = literal(1)
-      return pattern ? `${sql(0)} like ${likeParam(target, pattern, '', '%')}` : `starts_with(${sql(0)}, ${sql(1)})`
+      return pattern ? startsWith(target, sql(0), pattern) : `starts_with(${sql(0)}, ${sql(1)})`
     }
     case 'endswith': {
       const pattern = literal(1)
