@@ -40,6 +40,8 @@ export type Options = {
   heavy: boolean
   /** Orders per tenant of the heavy run. */
   heavyOrders: number
+  /** `--scale n`: the dataset n times the workload's (scaled-dataset.mjs); 1 is gen-dataset.mjs's own. */
+  scale: number
 }
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
@@ -64,6 +66,8 @@ const USAGE = `npm run bench -- [options]
   --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant
                            (default 8; with --tenants, entityctl's own default)
   --keep-databases         do not drop the bench_ databases at the end
+  --scale <n>              the dataset n times larger (10: 1,000,000 orders, ~4,000,000 lines;
+                           .work/data-x<n>), answers checked against its own expected results
 
 Other measurements (entityctl alone, instead of the comparison):
   --soak [s]               soak: the workload's Q1, Q3, Q4 and W2 with hostile requests beside
@@ -110,6 +114,7 @@ export function parseOptions(argv: string[]): Options {
       'max-connections': { type: 'string' },
       heavy: { type: 'boolean', default: false },
       'heavy-orders': { type: 'string' },
+      scale: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   })
@@ -151,7 +156,14 @@ export function parseOptions(argv: string[]): Options {
     maxConnections: values['max-connections'] !== undefined ? positive(values['max-connections'], 'max-connections') : undefined,
     heavy: values.heavy,
     heavyOrders: values['heavy-orders'] !== undefined ? positive(values['heavy-orders'], 'heavy-orders') : 3000,
+    scale: values.scale !== undefined ? wholeScale(values.scale) : 1,
   }
+}
+
+function wholeScale(text: string): number {
+  const value = Number(text)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--scale must be a whole number of at least 1, not "${text}"`)
+  return value
 }
 
 /** `--soak` without a number (last, or before another flag) means the default duration. */
