@@ -9,7 +9,7 @@ import { CliError } from './cli-error.ts'
 
 export function configFileOf(command: Command, options: { mayCreate?: boolean } = {}): string {
   const path = configPath(command.optsWithGlobals().config)
-  let stat
+  let stat: ReturnType<typeof statSync>
   try {
     stat = statSync(path)
   } catch {

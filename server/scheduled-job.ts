@@ -2,7 +2,14 @@
 // be run on demand (tests, the CLI). Its failures are logged, never thrown at the scheduler.
 
 import cron from 'node-cron'
-import type { Services } from './services.ts'
+import type { Logger } from 'pino'
+import type { Config } from './config/load-config.ts'
+
+/** What a job needs: the schedule, and a log for its failures. */
+export interface JobServices {
+  readonly config: Config
+  readonly logger: Logger
+}
 
 export interface ScheduledJob<T> {
   /** Runs the job now, or joins the run already in progress. */
@@ -11,7 +18,7 @@ export interface ScheduledJob<T> {
   stop(): Promise<void>
 }
 
-export function scheduleJob<T>(services: Services, name: string, work: () => Promise<T>): ScheduledJob<T> {
+export function scheduleJob<T>(services: JobServices, name: string, work: () => Promise<T>): ScheduledJob<T> {
   const { config, logger } = services
   if (!cron.validate(config.Housekeeping.Schedule)) {
     throw new Error(`Configuration Housekeeping:Schedule: '${config.Housekeeping.Schedule}' is not a valid cron expression.`)

@@ -2,6 +2,11 @@
 // brings every tenant's schema up to date, and serves HTTP until SIGINT/SIGTERM, when it
 // lets in-flight requests finish, closes the pools and stops the embedded database. With
 // Server:MetricsPort set, a second listener serves the Prometheus metrics.
+//
+// It is the composition root: createServices builds every long-lived service once, and each
+// subsystem is handed what it declares it needs (auth/auth-services.ts,
+// odata/handlers/odata-services.ts, workflows/workflow-services.ts, scheduled-job.ts). No
+// subsystem imports this file.
 
 import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
@@ -11,13 +16,18 @@ import type { Model } from './model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { migrateAllTenants } from './tenancy/tenant-admin.ts'
-import { createApp } from './http/app.ts'
+import { createApp, type AppServices } from './http/app.ts'
 import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
 import { prettyLine } from './http/pretty-log.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
-import { PrometheusMetrics } from './metrics/metrics.ts'
+import { NO_METRICS, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
+import { namingPolicy } from './model/naming.ts'
+import { AccessService } from './auth/access-service.ts'
+import { AccessTokens } from './auth/access-tokens.ts'
+import { SignInThrottle } from './auth/sign-in-throttle.ts'
+import { ReadPlanCache } from './odata/plan/read-plan-cache.ts'
 import { listenForScrapes, type MetricsListener } from './metrics/metrics-listener.ts'
 
 export interface StartOptions {
@@ -60,7 +70,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     tenants = new TenantRegistry(config, model, database.url)
     await migrateAllTenants(config, model, tenants, logger)
     const metrics = config.Server.MetricsPort > 0 ? new PrometheusMetrics(tenants) : undefined
-    const { app, services } = createApp({ config, model, tenants, logger, metrics })
+    const services = createServices({ config, model, tenants, logger, metrics })
+    const app = createApp(services)
     const server = createHttpServer(app.callback(), config, logger)
     const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
     const host = options.host ?? config.Server.Host
@@ -78,7 +89,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await scrapes?.close()
       await workflowSweep.stop()
       await housekeeping.stop()
-      await services.close?.()
+      await services.close()
       await tenants!.close()
       await database.stop()
       logger.info('stopped')
@@ -134,6 +145,38 @@ function once(work: () => Promise<void>): () => Promise<void> {
 }
 
 export type { DatabaseServer }
+
+/** What the server is built from: configuration, the model, the tenants, the log, and the metrics (absent: none). */
+export interface ServiceDeps {
+  readonly config: Config
+  readonly model: Model
+  readonly tenants: TenantRegistry
+  readonly logger: Logger
+  readonly metrics?: Metrics
+}
+
+/** The long-lived services, built once per server; each subsystem is handed the part it declares (AuthServices, OdataServices, WorkflowServices, JobServices). */
+export interface Services extends AppServices {
+  /** Releases what the services hold (listeners, timers); called on shutdown. */
+  close(): Promise<void>
+}
+
+/** The composition root: builds every service once and wires them to each other. */
+export function createServices(deps: ServiceDeps): Services {
+  const access = new AccessService(deps)
+  return {
+    ...deps,
+    naming: namingPolicy(deps.config.ApiOptions.EnableLowerCamelCase),
+    access,
+    readPlans: new ReadPlanCache(),
+    metrics: deps.metrics ?? NO_METRICS,
+    auth: {
+      tokens: new AccessTokens(deps.config.JWT, (tenant) => deps.tenants.has(tenant)),
+      throttle: new SignInThrottle(deps.config.SignIn),
+    },
+    close: () => access.close(),
+  }
+}
 
 /** Resolves once the logger's buffered lines are written (or the write failed: nothing to wait for). */
 function flushed(logger: Logger): Promise<void> {

@@ -90,6 +90,6 @@ it.skipIf(!HAS_CURL)('runs the five-minute tour as written: every request answer
 
 /** A compact JSON snippet as a pattern that also matches it with spaces after its : and , between tokens. */
 function spaced(compact: string): RegExp {
-  const tokens = compact.split(/(?<=[:,])(?=["\[{0-9a-z-])/)
+  const tokens = compact.split(/(?<=[:,])(?=["[{0-9a-z-])/)
   return new RegExp(tokens.map((token) => token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:$/, ' ?: ?').replace(/,$/, ', ?')).join(''))
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import { loadConfig, projectPath } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import type { Model } from '../../server/model/model.ts'
-import { startServer, type RunningServer } from '../../server/start.ts'
+import { startServer } from '../../server/start.ts'
 import { configFileOf } from '../config-file.ts'
 import { unreachable } from '../database-hint.ts'
 

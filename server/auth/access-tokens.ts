@@ -62,7 +62,7 @@ export class AccessTokens {
       if (cached.expiresAt > Date.now() && this.#isKnownTenant(cached.tenant)) return cached
       this.#verified.delete(token)
     }
-    let payload
+    let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
     try {
       ;({ payload } = await jwtVerify(token, this.#key, {
         algorithms: ['HS256'],

@@ -9,7 +9,7 @@
 
 import type Router from '@koa/router'
 import type { ApiState } from '../http/api-state.ts'
-import type { Services } from '../services.ts'
+import type { AuthServices } from './auth-services.ts'
 import { AuthError } from '../errors.ts'
 import { authenticate } from './authenticate.ts'
 import { clientAddressResolver } from './client-address.ts'
@@ -18,7 +18,7 @@ import { loadRoleTree, publicRoleTree } from './role-tree.ts'
 import { refresh, signIn } from './sign-in.ts'
 import { authorize } from '../odata/semantic/authorize.ts'
 
-export function authRoutes(router: Router<ApiState>, services: Services): void {
+export function authRoutes(router: Router<ApiState>, services: AuthServices): void {
   const clientAddressOf = clientAddressResolver(services.config.Server.TrustedProxies)
 
   router.post('/auth/signin', async (ctx) => {

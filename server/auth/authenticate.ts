@@ -9,12 +9,12 @@
 
 import type { RouterMiddleware } from '@koa/router'
 import type { ApiState } from '../http/api-state.ts'
-import type { Services } from '../services.ts'
+import type { AuthServices } from './auth-services.ts'
 import type { TenantLease } from '../tenancy/tenant-registry.ts'
 import { AuthError } from '../errors.ts'
 import { parseSecret } from './secrets.ts'
 
-export function authenticate(services: Services): RouterMiddleware<ApiState> {
+export function authenticate(services: AuthServices): RouterMiddleware<ApiState> {
   return async (ctx, next) => {
     // Routes that authenticate themselves (auth-routes.ts) also pass the router-wide stage.
     if (ctx.state.access) return next()

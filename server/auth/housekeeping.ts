@@ -7,7 +7,7 @@
 //   await housekeeping.stop()                           // on shutdown, before closing pools
 
 import { scheduleJob, type ScheduledJob } from '../scheduled-job.ts'
-import type { Services } from '../services.ts'
+import type { AuthServices } from './auth-services.ts'
 import { throttleWindowSeconds } from './sign-in-throttle.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 
@@ -26,11 +26,11 @@ export interface PurgeReport {
   readonly ran: boolean
 }
 
-export function startHousekeeping(services: Services): Housekeeping {
+export function startHousekeeping(services: AuthServices): Housekeeping {
   return scheduleJob(services, 'housekeeping', () => purgeAll(services))
 }
 
-async function purgeAll(services: Services): Promise<PurgeReport[]> {
+async function purgeAll(services: AuthServices): Promise<PurgeReport[]> {
   const reports: PurgeReport[] = []
   for (const tenant of services.config.Tenants.keys()) {
     try {
@@ -46,12 +46,12 @@ async function purgeAll(services: Services): Promise<PurgeReport[]> {
   return reports
 }
 
-async function purgeTenant(services: Services, tenant: string): Promise<PurgeReport> {
+async function purgeTenant(services: AuthServices, tenant: string): Promise<PurgeReport> {
   const purged = await services.tenants.use(tenant, (db) => purgeDatabase(services, tenant, db))
   return purged ?? { tenant, pats: 0, refreshTokens: 0, throttles: 0, ran: false }
 }
 
-async function purgeDatabase(services: Services, tenant: string, db: TenantDatabase): Promise<PurgeReport> {
+async function purgeDatabase(services: AuthServices, tenant: string, db: TenantDatabase): Promise<PurgeReport> {
   const retention = services.config.Housekeeping.RetentionDays
   const window = throttleWindowSeconds(services.config.SignIn)
   const client = await db.pool.connect()

@@ -9,13 +9,13 @@
 import type Router from '@koa/router'
 import type { RouterContext, RouterMiddleware } from '@koa/router'
 import type { ApiState } from '../http/api-state.ts'
-import type { Services } from '../services.ts'
+import type { AuthServices } from './auth-services.ts'
 import { AuthError, RequestError } from '../errors.ts'
 import type { AccessContext } from './access-context.ts'
 import { issuePat, listPats, readPatRequest, regeneratePat, revokePat } from './pats.ts'
 import { bodyObject } from './request-body.ts'
 
-export function patRoutes(router: Router<ApiState>, services: Services, authenticated: RouterMiddleware<ApiState>): void {
+export function patRoutes(router: Router<ApiState>, services: AuthServices, authenticated: RouterMiddleware<ApiState>): void {
   router.post('/user/pats', authenticated, async (ctx) => {
     const { access, db } = interactive(ctx)
     const request = readPatRequest(bodyObject(ctx.request.body))

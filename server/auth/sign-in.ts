@@ -11,7 +11,7 @@ import type pg from 'pg'
 import { TENANT_NAME } from '../config/load-config.ts'
 import { AuthError, RequestError } from '../errors.ts'
 import { newGuid } from '../persistence/guid.ts'
-import type { Services } from '../services.ts'
+import type { AuthServices } from './auth-services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { DECOY_HASH, verifyPassword } from './passwords.ts'
 import { bodyObject, exactFields, requiredString } from './request-body.ts'
@@ -27,7 +27,7 @@ export interface TokenPair {
 }
 
 /** `clientAddress`: whom the request came from (client-address.ts), for the throttle. */
-export async function signIn(services: Services, body: unknown, clientAddress: string): Promise<TokenPair> {
+export async function signIn(services: AuthServices, body: unknown, clientAddress: string): Promise<TokenPair> {
   const fields = bodyObject(body)
   exactFields(fields, ['TenantId', 'Username', 'Password'], services.naming.toPublic)
   const tenant = requiredString(fields, 'TenantId', 100)
@@ -66,7 +66,7 @@ export async function signIn(services: Services, body: unknown, clientAddress: s
   }
 }
 
-export async function refresh(services: Services, body: unknown): Promise<TokenPair> {
+export async function refresh(services: AuthServices, body: unknown): Promise<TokenPair> {
   // No length limit here: any string is a candidate, and whatever is not a refresh token of
   // ours (an access token, say) is refused by parseSecret with the same 401 as a used one.
   const fields = bodyObject(body)
@@ -80,7 +80,7 @@ export async function refresh(services: Services, body: unknown): Promise<TokenP
 }
 
 /** Uses the token and issues its successor; undefined (family revoked as needed) when it may not be used. */
-async function rotate(services: Services, db: TenantDatabase, client: pg.PoolClient, hash: Buffer): Promise<TokenPair | undefined> {
+async function rotate(services: AuthServices, db: TenantDatabase, client: pg.PoolClient, hash: Buffer): Promise<TokenPair | undefined> {
   const { rows: claimed } = await client.query<{ userGuid: string; familyId: string }>(
     `update "_RefreshToken" set "UsedAt" = now()
       where "TokenHash" = $1 and "UsedAt" is null and "RevokedAt" is null and "ExpiresAt" > now()
@@ -106,7 +106,7 @@ async function rotate(services: Services, db: TenantDatabase, client: pg.PoolCli
 }
 
 async function issueTokens(
-  services: Services,
+  services: AuthServices,
   db: TenantDatabase,
   userGuid: string,
   familyId: string,

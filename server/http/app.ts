@@ -5,10 +5,6 @@
 import Koa from 'koa'
 import Router from '@koa/router'
 import { koaBody } from 'koa-body'
-import type { Logger } from 'pino'
-import type { Config } from '../config/load-config.ts'
-import type { Model } from '../model/model.ts'
-import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
 import type { ApiState } from './api-state.ts'
 import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
@@ -22,22 +18,17 @@ import { odataRoutes } from '../odata/handlers/odata-routes.ts'
 import { openApiRoute } from '../odata/openapi/openapi-route.ts'
 import { explorerRoutes } from '../explorer/explorer-routes.ts'
 import { workflowRoutes } from '../workflows/workflow-routes.ts'
-import { createServices, type Services } from '../services.ts'
-import type { Metrics } from '../metrics/metrics.ts'
+import type { WorkflowServices } from '../workflows/workflow-services.ts'
 import { healthRoutes } from './health.ts'
 import { Readiness } from './readiness.ts'
 
-export interface AppDeps {
-  readonly config: Config
-  readonly model: Model
-  readonly tenants: TenantRegistry
-  readonly logger: Logger
-  /** What the stages count; absent: nothing (Server:MetricsPort 0). */
-  readonly metrics?: Metrics
-}
+/**
+ * What the routes are handed by the composition root (server/start.ts): the union of what
+ * auth, the OData routes and the workflows need (a workflow request passes through all three).
+ */
+export type AppServices = WorkflowServices
 
-export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Services } {
-  const services = createServices(deps)
+export function createApp(services: AppServices): Koa<ApiState> {
   const app = new Koa<ApiState>({ proxy: false })
   app.silent = true
 
@@ -50,8 +41,8 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   openApiRoute(router, services)
   odataRoutes(router, services)
 
-  app.use(healthRoutes(new Readiness(deps.tenants)))
-  app.use(requestLog(deps.logger, services.metrics))
+  app.use(healthRoutes(new Readiness(services.tenants)))
+  app.use(requestLog(services.logger, services.metrics))
   app.use(clientDisconnect)
   app.use(errorBoundary)
   app.use(odataHeaders)
@@ -64,7 +55,7 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
         multipart: false,
         urlencoded: false,
         text: false,
-        jsonLimit: deps.config.ApiOptions.MaxBodyBytes,
+        jsonLimit: services.config.ApiOptions.MaxBodyBytes,
         jsonStrict: false,
         parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
         onError: (error, ctx) => {
@@ -77,5 +68,5 @@ export function createApp(deps: AppDeps): { app: Koa<ApiState>; services: Servic
   app.use(async (ctx) => {
     throw RequestError.notFound(`No resource at ${ctx.path}; the service root is /api/.`)
   })
-  return { app, services }
+  return app
 }

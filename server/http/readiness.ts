@@ -57,7 +57,10 @@ export class Readiness {
         )
         return new Set(rows.map((row) => row.datname))
       }),
-      ...[...byUrl.keys()].map((url) => ask(url, async (client) => (await client.query('select 1'), true))),
+      ...[...byUrl.keys()].map((url) => ask(url, async (client) => {
+        await client.query('select 1')
+        return true
+      })),
     ])
     const unavailable = onServer.filter((tenant) => !accepting?.has(tenant.Database)).map((tenant) => tenant.name)
     ;[...byUrl.values()].forEach((names, i) => {

@@ -173,7 +173,7 @@ function bindProperty(
       if (!target) throw fail(`collection of unknown entity '${decl.target}'`)
       if (!decl.via) throw fail(`say which reference of ${decl.target} points back: p.many('${decl.target}').via('<reference>')`)
       const inverse = target.properties.get(decl.via)
-      if (!inverse || inverse.kind !== 'reference' || inverse.target !== entity) {
+      if (inverse?.kind !== 'reference' || inverse.target !== entity) {
         throw fail(`${decl.target}.${decl.via} must be a reference to ${entity.name}`)
       }
       const property: CollectionProperty = { kind: 'collection', name, decl, target, inverse, entity }

@@ -78,13 +78,13 @@ export function withDeclarationPosition(error: PluginError): PluginError {
     }
     return undefined
   }
-  const escape = (name: string) => name.replace(/[^\w]/g, '\\$&')
+  const escapeRegExp = (name: string) => name.replace(/[^\w]/g, '\\$&')
   let found = error.where.startsWith('responsibility ')
-    ? find(new RegExp(`\\b${escape(first)}\\s*:`), 0)
-    : find(new RegExp(`\\bentity\\(\\s*['"\`]${escape(first)}['"\`]`), 0)
+    ? find(new RegExp(`\\b${escapeRegExp(first)}\\s*:`), 0)
+    : find(new RegExp(`\\bentity\\(\\s*['"\`]${escapeRegExp(first)}['"\`]`), 0)
   for (const part of rest) {
     if (!found) break
-    const next = find(new RegExp(`\\b${escape(part)}\\s*:`), found.line - 1)
+    const next = find(new RegExp(`\\b${escapeRegExp(part)}\\s*:`), found.line - 1)
     if (next) found = next
   }
   if (!found || !/^[\w.]+$/.test(first)) return error

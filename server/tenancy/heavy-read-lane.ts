@@ -43,7 +43,10 @@ export class HeavyReadLane {
         settle()
         reject(signal!.reason)
       }
-      const timer = timeoutMs > 0 ? setTimeout(() => (settle(), reject(RequestError.noConnection(timeoutMs / 1000))), timeoutMs) : undefined
+      const timer = timeoutMs > 0 ? setTimeout(() => {
+        settle()
+        reject(RequestError.noConnection(timeoutMs / 1000))
+      }, timeoutMs) : undefined
       signal?.addEventListener('abort', abandon, { once: true })
       this.#waiting.push(grant)
     })

@@ -7,7 +7,7 @@
 //   await sweep.stop()                           // on shutdown, before closing pools
 
 import { scheduleJob, type ScheduledJob } from '../scheduled-job.ts'
-import type { Services } from '../services.ts'
+import type { WorkflowServices as Services } from './workflow-services.ts'
 import { purgeExpiredWorkflows } from './workflow-store.ts'
 import { plainSql } from '../persistence/sql.ts'
 

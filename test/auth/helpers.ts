@@ -45,8 +45,14 @@ export async function cli(configPath: string, ...args: string[]): Promise<CliRun
   let stderr = ''
   const out = process.stdout.write
   const err = process.stderr.write
-  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write
-  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write
+  process.stdout.write = ((chunk: string) => {
+    stdout += chunk
+    return true
+  }) as typeof process.stdout.write
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk
+    return true
+  }) as typeof process.stderr.write
   let code: number
   try {
     code = await main(['--config', configPath, ...args])

@@ -18,6 +18,7 @@ import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { createApp } from '../../server/http/app.ts'
+import { createServices } from '../../server/start.ts'
 import type { Permission, PropertyDecl } from '../../server/model/declarations.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import type { EntityModel, Model } from '../../server/model/model.ts'
@@ -154,7 +155,8 @@ afterAll(async () => {
 /** The app's router, built as `entityctl serve` builds it (its pools are never opened). */
 async function routerOf(config: ReturnType<typeof loadConfig>, model: Model): Promise<Router> {
   const tenants = new TenantRegistry(config, model, testDatabaseUrl())
-  const { app, services } = createApp({ config, model, tenants, logger: pino({ level: 'silent' }) })
+  const services = createServices({ config, model, tenants, logger: pino({ level: 'silent' }) })
+  const app = createApp(services)
   const dispatch = app.middleware.find((middleware) => 'router' in middleware) as unknown as { router: Router }
   await services.close()
   await tenants.close()

@@ -7,7 +7,7 @@ import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { startWireProxy, type WireProxy } from '../bench/pg-wire-proxy.ts'
-import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 
 /** Asks `probe` again until `done` holds of its answer (readyz keeps an answer for a second). */
 async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {

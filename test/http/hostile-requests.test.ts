@@ -77,7 +77,7 @@ afterAll(async () => server?.stop())
 
 /** Sends one request and fails with what is wrong about its answer. */
 async function check(request: HostileRequest): Promise<void> {
-  let answer
+  let answer: Awaited<ReturnType<typeof sendRaw>>
   try {
     answer = await sendRaw(server.url, request, REQUEST_TIMEOUT_MS)
   } catch (error) {

@@ -13,6 +13,9 @@ import { ADMIN, call, startTestServer, type TestServer } from '../support/test-s
 
 const CHROMIUM = '/usr/bin/chromium'
 const bin = fileURLToPath(new URL('../../bin/entityctl', import.meta.url))
+// A sign-in (a password hash, a refused one too) can take seconds on a busy machine; expect.poll's
+// default of one second made the status checks fail there.
+const STATUS_WAIT = { timeout: 15_000 }
 
 let server: TestServer
 let token: string
@@ -156,7 +159,7 @@ describe.skipIf(noChromium)(`the explorer in headless Chromium (${CHROMIUM})`, (
     await page.fill('#password', ADMIN.password)
     await page.click('#signin-button')
     expect(await listedSets(page)).toEqual(expect.arrayContaining(['Customers', 'Orders', 'OrderLines', 'Products', 'Users', 'Roles', 'Sign-in']))
-    await expect.poll(() => page.textContent('#status')).toMatch(/^Signed in/)
+    await expect.poll(() => page.textContent('#status'), STATUS_WAIT).toMatch(/^Signed in/)
     const answer = await executeGetCustomers(page)
     expect(answer).toMatch(/^200 /)
     expect(answer).toContain('Explorer Customer GmbH')
@@ -171,10 +174,10 @@ describe.skipIf(noChromium)(`the explorer in headless Chromium (${CHROMIUM})`, (
     await page.fill('#username', ADMIN.username)
     await page.fill('#password', 'not-the-password')
     await page.click('#signin-button')
-    await expect.poll(() => page.textContent('#status')).toBe('Sign-in failed: unknown tenant, user or password.')
+    await expect.poll(() => page.textContent('#status'), STATUS_WAIT).toBe('Sign-in failed: unknown tenant, user or password.')
     await page.fill('#token', 'not-a-token')
     await page.click('#token-button')
-    await expect.poll(() => page.textContent('#status')).toMatch(/did not load \(401\)/)
+    await expect.poll(() => page.textContent('#status'), STATUS_WAIT).toMatch(/did not load \(401\)/)
     // A personal access token goes as Basic pat:<secret>.
     const pat = await call(`${server.api}/user/pats`, { method: 'POST', token, body: { name: 'explorer', expirationDays: 1, responsibilityIds: [] } })
     expect(pat.status, pat.text).toBe(200)

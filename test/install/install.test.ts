@@ -95,7 +95,7 @@ describe('install.sh', () => {
     expect(second.status).toBe(0)
     expect(second.out).toContain('exists: kept as is')
     expect(second.out).toContain('nothing changed: entityctl is already installed')
-    expect(readFileSync(path, 'utf8')).toBe(JSON.stringify(config, null, 2) + '\n')
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(config, null, 2)}\n`)
   })
 
   test('fetches Node 24 from the npm registry when the system node is too old, once', () => {

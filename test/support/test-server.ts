@@ -139,7 +139,7 @@ export async function call(
     body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
   })
   const text = await response.text()
-  let body: any = undefined
+  let body: any
   try {
     body = text ? JSON.parse(text) : undefined
   } catch {

@@ -8,7 +8,7 @@ import pino from 'pino'
 import { loadConfig, type Config } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import type { Model } from '../../server/model/model.ts'
-import { createServices } from '../../server/services.ts'
+import { createServices } from '../../server/start.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 

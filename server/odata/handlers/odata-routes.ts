@@ -5,7 +5,7 @@ import type Router from '@koa/router'
 import type { Context } from 'koa'
 import { RequestError } from '../../errors.ts'
 import type { ApiState } from '../../http/api-state.ts'
-import type { Services } from '../../services.ts'
+import type { OdataServices } from './odata-services.ts'
 import { parseResourcePath } from '../parser/resource-path-parser.ts'
 import { bindPath, type Target } from '../semantic/bind-path.ts'
 import { handleRead } from './read-handler.ts'
@@ -18,13 +18,13 @@ export type ApiContext = Context & { state: ApiState }
 
 /** Everything a handler needs for one request, resolved once. */
 export interface RequestScope {
-  readonly services: Services
+  readonly services: OdataServices
   readonly state: ApiState
   readonly session: Session
   readonly target: Target
 }
 
-export function odataRoutes(router: Router<ApiState>, services: Services): void {
+export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
   router.all('/{*path}', async (ctx) => {
     const path = ctx.path.replace(/^\/api\/?/i, '')
     const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)

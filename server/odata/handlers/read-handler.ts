@@ -1,10 +1,10 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
 // next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
-// parse → bind → authorize → compile → one statement → (virtual properties) → body. Parse,
-// bind, authorize and compile run once per shape of read and caller (read-plans.ts). A read
-// that could answer with more than ApiOptions:MaxResultItems entities is refused when planned;
-// a collection's answer is written as its rows come, within ApiOptions:MaxResponseBytes
-// (collection-answer.ts).
+// parse → bind → authorize → plan → compile → one statement → (virtual properties) → body.
+// Parse, bind, authorize, plan and compile run once per shape of read and caller
+// (plan/read-plan-cache.ts). A read that could answer with more than
+// ApiOptions:MaxResultItems entities is refused when planned; a collection's answer is written
+// as its rows come, within ApiOptions:MaxResponseBytes (collection-answer.ts).
 
 import { QueryError, RequestError } from '../../errors.ts'
 import { MAX_TREE_DEPTH, measureQuery } from '../parser/node-count.ts'
@@ -12,21 +12,21 @@ import { treeTooDeep } from '../parser/parse-errors.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindTargetRead, type DefaultSelect, type ReadTarget } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
-import type { Target } from '../semantic/bind-path.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
-import { compileCollectionRead, compileCount, compileEntityRead } from '../sql/compile-read.ts'
+import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
+import type { PreparedRead } from '../plan/read-plan-cache.ts'
+import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
-import { collectionItems, entityItems, requireWithinItems } from '../semantic/result-size.ts'
+import { entityAnswer } from '../serializer/entity-answer.ts'
+import { contextPath, serviceRoot } from '../serializer/urls.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
 import type { ApiContext, RequestScope } from './odata-routes.ts'
-import type { PlannedRead } from './read-plans.ts'
 
 const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=true'
 
@@ -45,76 +45,58 @@ export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<
     ctx.body = document
     return
   }
-  if (target.kind === 'collection' && target.count) {
-    const count = compileCount(bindRead(scope, target, parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)))
-    const [row] = await scope.session.query<{ body: string }>(count.sql, count.params)
+  if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
+  const prepared = services.readPlans.read(scope.state.access, readShape(target, ctx.querystring), pathKeys(target), () => prepareRead(scope, target, ctx.querystring))
+  const { plan, statement } = prepared
+  if (plan.kind === 'count') {
+    const [row] = await scope.session.query<{ body: string }>(statement.sql, statement.params)
     ctx.type = 'text/plain'
     ctx.body = row.body
     return
   }
-  if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
-  const inputs = { keys: pathKeys(target), root: serviceRoot(ctx, services) }
-  const planned = services.readPlans.read(scope.state.access, readShape(target, ctx.querystring), inputs, (given) =>
-    planRead(scope, withPathKeys(target, given.keys), ctx.querystring, given.root),
-  )
-  if (!planned.single) {
+  const context = serviceRoot(ctx, services) + prepared.contextPath
+  if (plan.kind === 'collection') {
     ctx.type = JSON_TYPE
-    ctx.body = await runCollectionRead(scope, planned, ctx)
+    ctx.body = await runCollectionRead(scope, plan, statement, context, ctx)
     return
   }
-  const found = await runEntityRead(scope, planned)
+  const found = await runEntityRead(scope, plan, statement, context)
   if (!found) throw RequestError.notFound(`${target.entity.setName}(${(target.kind === 'entity' && target.key) || '…'}) does not exist.`)
   ctx.set('ETag', found.etag)
   ctx.type = JSON_TYPE
   ctx.body = found.body
 }
 
-type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
-
-/** Parse → bind → authorize → compile of a collection or entity read, for a root and the path's keys. */
-function planRead(scope: RequestScope, target: ReadTarget, querystring: string, root: string): PlannedRead {
-  const { MaxNodeCount, MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
+/** Parse → bind → authorize → plan → compile of a collection, a count or one entity. */
+function prepareRead(scope: RequestScope, target: ReadTarget, querystring: string): PreparedRead {
+  const { MaxNodeCount, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
   const options = parseReadOptions(querystring, MaxNodeCount)
   const read = bindRead(scope, target, options)
   if (read.kind === 'collection') {
-    requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-    const compiled = compileCollectionRead(read, { context: contextUrl(root, target.entity, options.select, options.apply !== undefined), maxBytes })
-    return { single: false, read: read.read, ...compiled }
+    if (target.kind === 'collection' && target.count) {
+      const plan = planCount(read)
+      return { plan, statement: compileCount(plan), contextPath: '' }
+    }
+    const plan = planCollectionRead(read, planLimits(scope))
+    return { plan, statement: compileCollectionRead(plan, maxBytes), contextPath: contextPath(target.entity, options.select, options.apply !== undefined) }
   }
-  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  const entityContext = contextUrl(root, target.entity, options.select, false, true)
-  return { single: true, read: read.read, context: entityContext, ...compileEntityRead(read, { context: entityContext, maxBytes }) }
+  const plan = planEntityRead(read, planLimits(scope))
+  return { plan, statement: compileEntityRead(plan, maxBytes), contextPath: contextPath(target.entity, options.select, false, true) }
+}
+
+function planLimits(scope: RequestScope): ReadPlanLimits {
+  const { MaxTop, MaxResultItems } = scope.services.config.ApiOptions
+  return { maxTop: MaxTop, maxResultItems: MaxResultItems }
 }
 
 /**
  * Binds a collection, a count or one entity with the query options, and authorizes it: every
- * read passes here before it is compiled. A plan keeps the outcome for its caller only
- * (read-plans.ts), so the check holds for the plan's reuse.
+ * read passes here before it is planned. The cache keeps the outcome for its caller only
+ * (plan/read-plan-cache.ts), so the check holds for its reuse.
  */
-function bindRead(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead
-function bindRead(scope: RequestScope, target: ReadTarget, options: QueryOptionsSyntax): BoundRead
 function bindRead(scope: RequestScope, target: ReadTarget, options: QueryOptionsSyntax): BoundRead {
-  const read = target.kind === 'collection' ? bindCollection(scope, target, options) : bindEntity(scope, target, options)
+  const read = bindTargetRead(bindContextFor(scope, options), target, options, defaultSelect(scope))
   authorize(scope.state.access, { kind: 'read', read })
-  return read
-}
-
-function bindCollection(scope: RequestScope, target: Extract<Target, { kind: 'collection' }>, options: QueryOptionsSyntax): BoundCollectionRead {
-  return { ...bindCollectionRead(bindContextFor(scope, options), target.entity, options, defaultSelect(scope)), parent: target.parent }
-}
-
-function bindEntity(scope: RequestScope, target: Extract<Target, { kind: 'entity' }>, options: QueryOptionsSyntax): BoundEntityByKey {
-  const context = bindContextFor(scope, options)
-  const read: BoundEntityByKey = {
-    kind: 'entity',
-    entity: target.entity,
-    key: target.key,
-    parent: target.parent,
-    read: bindEntityRead(context, context.nextRange(target.entity), options.select, options.expand, defaultSelect(scope), 1),
-  }
-  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
-    throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
-  }
   return read
 }
 
@@ -125,17 +107,14 @@ function defaultSelect(scope: RequestScope): DefaultSelect {
 /** What makes two reads the same statement but for their keys: the path's shape and the query options. */
 function readShape(target: ReadTarget, querystring: string): string {
   const parent = target.parent ? `${target.parent.navigation.entity.name}.${target.parent.navigation.name}` : ''
-  return `${target.kind} ${target.entity.name} ${parent}?${querystring}`
+  const kind = target.kind === 'collection' && target.count ? 'count' : target.kind
+  return `${kind} ${target.entity.name} ${parent}?${querystring}`
 }
 
+/** The keys of the resource path, in the order the plan takes them (read-plan.ts, pathKeys). */
 function pathKeys(target: ReadTarget): string[] {
-  return [target.parent?.key, target.kind === 'entity' ? target.key : undefined].filter((key): key is string => Boolean(key))
-}
-
-function withPathKeys(target: ReadTarget, keys: readonly string[]): ReadTarget {
-  const parent = target.parent && { ...target.parent, key: keys[0] }
-  if (target.kind === 'collection') return { ...target, parent }
-  return { ...target, parent, key: target.key ? keys[keys.length - 1] : target.key }
+  if (target.parent) return [target.parent.key]
+  return target.kind === 'entity' ? [target.key] : []
 }
 
 export function parseReadOptions(querystring: string, maxNodeCount: number): QueryOptionsSyntax {
@@ -156,47 +135,45 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 }
 
 /**
- * Runs a collection read; its answer is a string, or a stream when it is longer than a batch
- * and `ctx` can take one. Adds @odata.nextLink when the server paged it.
+ * Plans and runs a collection read (a method's result); its answer is a string, or a stream
+ * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
  */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
-  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
-  requireWithinItems(collectionItems(read, MaxTop), MaxResultItems)
-  return runCollectionRead(scope, { read: read.read, ...compileCollectionRead(read, { context, maxBytes }) }, ctx)
+  const plan = planCollectionRead(read, planLimits(scope))
+  return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context, ctx)
 }
 
+/** Plans and runs a read of one entity (a write's or a method's reply). */
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
-  const { MaxTop, MaxResultItems, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
-  requireWithinItems(entityItems(read.read, MaxTop), MaxResultItems)
-  return runEntityRead(scope, { read: read.read, context, ...compileEntityRead(read, { context, maxBytes }) })
+  const plan = planEntityRead(read, planLimits(scope))
+  return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context)
 }
 
-/** A read's statement with what finishing its body needs. */
-type ReadStatement = Omit<PlannedRead, 'single'>
-
-async function runCollectionRead(scope: RequestScope, statement: ReadStatement, ctx?: ApiContext): Promise<string | Readable> {
+async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
   logStatement(scope, statement.sql)
   const { session, services, state } = scope
+  const read = plan.entity.read
   // A workflow keeps its answers whole (they are stored): its session has no cursor.
   const cursor = session.cursor
-    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: statement.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
+    ? await session.cursor(statement.sql, statement.params, { batchRows: BATCH_ROWS, rowsAtMost: plan.maxRows, maxBytes: services.config.ApiOptions.MaxResponseBytes })
     : wholeCursor(await session.query<Record<string, unknown>>(statement.sql, statement.params))
+  const nextSkip = plan.serverPage?.nextSkip
   const shape = {
-    context: statement.context,
+    context,
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
-    finish: needsFinishing(statement.read) ? (body: string) => finishEntities(body, statement.read, session.tenant.cipher, true) : (body: string) => body,
-    nextLink: () => (ctx && statement.nextSkip !== undefined ? nextLink(ctx, services, statement.nextSkip) : undefined),
+    finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, session.tenant.cipher, true) : (body: string) => body,
+    nextLink: () => (ctx && nextSkip !== undefined ? nextLink(ctx, services, nextSkip) : undefined),
   }
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
 }
 
-async function runEntityRead(scope: RequestScope, statement: ReadStatement): Promise<{ body: string; etag: string } | undefined> {
+async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: CompiledRead, context: string): Promise<{ body: string; etag: string } | undefined> {
   logStatement(scope, statement.sql)
   const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
   if (!row) return undefined
   if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
-  return { body: finishEntities(row.body, statement.read, scope.session.tenant.cipher, true), etag: row.etag }
+  return { body: entityAnswer(context, finishEntities(row.body, plan.entity.read, scope.session.tenant.cipher, true)), etag: row.etag }
 }
 
 /** Rows already read whole, as a cursor of one batch (text values, as a cursor gives them). */

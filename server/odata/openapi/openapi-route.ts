@@ -4,13 +4,13 @@
 
 import type Router from '@koa/router'
 import type { ApiState } from '../../http/api-state.ts'
-import type { Services } from '../../services.ts'
+import type { MetadataSource } from '../metadata/metadata-document.ts'
 import { authorize } from '../semantic/authorize.ts'
 import { openApiDocument } from './openapi-document.ts'
 
 const OPENAPI_PATH = '/openapi.json'
 
-export function openApiRoute(router: Router<ApiState>, services: Services): void {
+export function openApiRoute(router: Router<ApiState>, services: MetadataSource): void {
   router.get(OPENAPI_PATH, async (ctx) => {
     authorize(ctx.state.access, { kind: 'model' })
     ctx.type = 'application/json; charset=utf-8'

@@ -407,7 +407,7 @@ function checkPattern(pattern: BoundExpression, option: string): void {
 
 function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSyntax): BoundExpression {
   const typeArg = syntax.args[syntax.args.length - 1]
-  if (!typeArg || typeArg.kind !== 'typeName' || syntax.args.length > 2) {
+  if (typeArg?.kind !== 'typeName' || syntax.args.length > 2) {
     throw QueryError.invalid(`In ${scope.option}, ${syntax.name}() takes an optional expression and a type name, e.g. ${syntax.name}(Price,Edm.String).`)
   }
   const target = CAST_TYPES[typeArg.name]

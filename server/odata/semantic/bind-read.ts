@@ -12,12 +12,36 @@ import type {
   QueryOptionsSyntax,
   SelectItemSyntax,
 } from '../parser/syntax.ts'
-import type { BoundCollectionRead, BoundEntityRead, BoundExpand, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
+import type { BoundCollectionRead, BoundEntityByKey, BoundEntityRead, BoundExpand, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
+import type { Target } from './bind-path.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
 
 export type DefaultSelect = 'Key' | 'All'
+
+/** A resource path that reads entities: a collection (or its $count), or one entity. */
+export type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
+
+/**
+ * The read a resource path and its query options ask for:
+ *   Orders?$filter=Total gt 100        →  collection of Order, filter Total gt 100
+ *   Customers(<key>)/Orders?$top=5     →  collection of Order, parent Customer.Orders = <key>, top 5
+ *   Orders(<key>)?$select=Number       →  entity Order <key>, select Guid, Number
+ */
+export function bindTargetRead(context: BindContext, target: ReadTarget, options: QueryOptionsSyntax, defaultSelect: DefaultSelect): BoundCollectionRead | BoundEntityByKey {
+  if (target.kind === 'collection') return { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
+  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
+    throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
+  }
+  return {
+    kind: 'entity',
+    entity: target.entity,
+    key: target.key,
+    parent: target.parent,
+    read: bindEntityRead(context, context.nextRange(target.entity), options.select, options.expand, defaultSelect, 1),
+  }
+}
 
 export function bindCollectionRead(
   context: BindContext,
@@ -46,7 +70,6 @@ export function bindCollectionRead(
     orderby: bindOrderby(context, orderScope, options.orderby),
     top: options.top,
     skip,
-    pageSize: options.top === undefined && !apply ? context.limits.maxTop : undefined,
     count: options.count ?? false,
     apply: apply?.stages,
   }

@@ -186,8 +186,6 @@ export interface BoundCollectionRead {
   readonly orderby: readonly BoundOrderby[]
   readonly top?: number
   readonly skip: number
-  /** Server-driven paging: no $top given, page size MaxTop. */
-  readonly pageSize?: number
   readonly count: boolean
   readonly apply?: readonly BoundApplyStage[]
   /** Only the rows whose key is in this list (a method's collection result). */

@@ -7,9 +7,10 @@
 //      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $1::text group by j0."Country"
 
 import { QueryError } from '../../errors.ts'
-import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
+import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
+import type { BoundAggregation, BoundApplyStage, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
-import { itemRows, jsonObject, toJson, type JsonMember } from './compile-read.ts'
+import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
 
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
@@ -20,8 +21,9 @@ const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   countdistinct: (x) => `count(distinct ${x})::int`,
 }
 
-/** The aggregated rows as the rows of a collection answer (compile-read.ts, itemRows). */
-export function compileApply(builder: SqlBuilder, read: BoundCollectionRead, maxBytes: number): CompiledQuery {
+/** The aggregated rows as the rows of a collection answer (json-rows.ts, itemRows). */
+export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes: number): CompiledQuery {
+  const read = plan.source
   const stages = read.apply!
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
@@ -63,9 +65,9 @@ export function compileApply(builder: SqlBuilder, read: BoundCollectionRead, max
   let query = inner
   for (const stage of after) query = wrapStage(target, query, stage)
   if (read.filter && aggregateAt !== -1) query = wrapStage(target, query, { kind: 'filter', predicate: read.filter })
-  const order = read.orderby.length ? ` order by ${orderItems(target, read.orderby)}` : ''
-  const page = `${read.top !== undefined ? ` limit ${read.top}` : ''}${read.skip ? ` offset ${read.skip}` : ''}`
-  const count = read.count ? `select count(*) from (${query}) c` : undefined
+  const order = plan.order.length ? ` order by ${plannedOrder(target, plan.order)}` : ''
+  const page = `${plan.page.limit !== undefined ? ` limit ${plan.page.limit}` : ''}${plan.page.offset ? ` offset ${plan.page.offset}` : ''}`
+  const count = plan.count ? `select count(*) from (${query}) c` : undefined
   const items = `select r.j as body from (select s.j from (${query}) s${order}${page}) r`
   return { sql: itemRows(items, maxBytes, count), params: builder.params }
 }
@@ -90,6 +92,11 @@ function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): J
   const members = (node: Node): JsonMember[] =>
     [...node.children].map(([name, child]) => ({ name, json: child.value ?? jsonObject(members(child)) }))
   return members(root)
+}
+
+/** The plan's order of the aggregated rows (plan/read-plan.ts). */
+function plannedOrder(target: ExpressionTarget, keys: readonly SortKey[]): string {
+  return keys.map((k) => `${compileExpression(target, k.expression)}${k.descending ? ' desc' : ''}${k.nulls ? ` nulls ${k.nulls}` : ''}`).join(', ')
 }
 
 /** OData sorts null first ascending and last descending, PostgreSQL the other way round. */

@@ -1,8 +1,10 @@
-// Bound reads → SQL whose JSON PostgreSQL builds, so Node parses nothing. The JSON is written
-// compact, as every other answer is: concatenated from keys written here and values through
-// to_json (json_build_object and json_agg would put spaces between the tokens, and concatenation
-// costs PostgreSQL less than they do; see jsonObject below). Expanded navigations are correlated subqueries, each with its own filter,
-// order and page, so a read is one statement whatever its depth: no N+1.
+// Read plans → SQL whose JSON PostgreSQL builds, so Node parses nothing. The JSON is compact,
+// as every other answer is: concatenated from keys and to_json values (json-rows.ts;
+// json_build_object and json_agg would put spaces between the tokens, and cost PostgreSQL more).
+// Expanded navigations are correlated subqueries, each with its own filter, order and page,
+// so a read is one statement whatever its depth: no N+1. The plan (plan/read-plan.ts) has
+// decided the order, its tie-break, the page and the count; this module prints them and
+// decides nothing of its own.
 //
 // A collection read answers one row per entity of its page, in order, its JSON as `body`
 // with its length in bytes as `size`, so the handler can stream the page to the socket and
@@ -14,91 +16,64 @@
 //
 //   Orders?$filter=Total gt 100&$top=2&$select=Number
 //   →  select octet_length(j.body) as size, case when octet_length(j.body) <= 33554432 then j.body end as body
-//      from (select '{"@odata.etag":' || … || ',"Guid":' || coalesce(to_json(t0."Guid")::text, 'null') || … || '}' as body
+//      from (select ('{"@odata.etag":' || … || ',"Guid":' || coalesce(to_json(t0."Guid")::text, 'null') || … || '}') as body
 //            from (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $1::numeric
 //                  order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j
 //
 // `offset 0` keeps the JSON from being computed twice (once per use of j.body); the scan of
-// j keeps the order of its subquery. With $count=true the count comes as `count` on every
-// row, and as the only column of a single row when the page is empty.
+// j keeps the order of its subquery. With $count=true the filtered relation is written once,
+// as a `not materialized` CTE that PostgreSQL plans into both the count and the page; the
+// count comes as `count` on every row, and as the only column of a single row when the page
+// is empty. The @odata.context URL is not part of the statement: the handler writes it.
 
-import type { EntityModel, ScalarProperty } from '../../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../../model/model.ts'
-import type {
-  BoundCollectionRead,
-  BoundEntityByKey,
-  BoundEntityRead,
-  BoundExpand,
-  BoundExpression,
-  BoundOrderby,
-  ParentLink,
-} from '../semantic/bound.ts'
+import type { ScalarProperty } from '../../model/model.ts'
+import { VERSION_COLUMN } from '../../model/model.ts'
+import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, PlannedExpand, SortKey } from '../plan/read-plan.ts'
+import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
-import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
-
-/** What a read statement is compiled for: its context URL and the byte budget of its answer. */
-export interface ReadOutput {
-  readonly context: string
-  /** ApiOptions:MaxResponseBytes; a larger entity comes as a null body. */
-  readonly maxBytes: number
-}
+import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
+import { ident, jsonValue, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
 
 /**
- * A collection read's statement: rows of `size` and `body` (null when the entity alone is over
- * the budget); `count` with $count=true; `more` (its body null) after a full server-driven page.
+ * A read's statement: for a collection, rows of `size` and `body` (null when the entity alone
+ * is over the budget), `count` with $count=true and `more` (its body null) after a full
+ * server-driven page; for one entity, `size`, `body` and `etag`.
  */
 export interface CompiledRead extends CompiledQuery {
-  /** @odata.context of the answer, written by the handler. */
-  readonly context: string
-  /** Server-driven paging: where the next page starts, if `more`. */
-  readonly nextSkip?: number
-  /** The most rows the statement returns; undefined when only the data bounds them ($apply without $top). */
-  readonly maxRows?: number
+  /** keySlots[i]: the index in `params` of the resource path's key i (SqlBuilder.pathKey). */
+  readonly keySlots: readonly number[]
 }
 
-export function compileCollectionRead(read: BoundCollectionRead, output: ReadOutput): CompiledRead {
+/** `maxBytes`: ApiOptions:MaxResponseBytes; a larger entity comes as a null body. */
+export function compileCollectionRead(plan: CollectionPlan, maxBytes: number): CompiledRead {
   const builder = new SqlBuilder()
-  const context = output.context
-  // With $count=true, an empty page is one row (the count's).
-  const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
-  if (read.apply) return { context, maxRows: rows(read.top), ...compileApply(builder, read, output.maxBytes) }
+  const read = plan.source
+  if (read.apply) return { ...compileApply(builder, plan, maxBytes), keySlots: builder.keySlots }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-  const from = `from ${ident(read.entity.table)} ${alias}`
-  let count: string | undefined
-  if (read.count) {
-    const countJoins = new JoinSet(builder)
-    const countWhere = conditions(builder, countJoins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-    count = `select count(*) ${from} ${countJoins.sql()} ${countWhere}`
-  }
-  const order = sortKeys(builder, joins, read.orderby, read.entity, alias)
-  const page = (limit: number | undefined) => pageOfRows(alias, `${from} ${joins.sql()} ${where}`, order, limit, read.skip)
-  const row = rowJson(builder, read.read)
-  if (read.pageSize !== undefined) {
+  const order = sortKeys(builder, joins, plan.order)
+  const relation = `from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+  // With a count, the filtered relation (filter, joins, sort keys) is written once and read twice.
+  const filtered = plan.count ? '"@filtered"' : undefined
+  const page = (limit: number | undefined) =>
+    filtered
+      ? `select ${alias}.* from ${filtered} ${alias} order by ${order.outer(alias)}${pageClause({ limit, offset: plan.page.offset })}`
+      : pageOfRows(alias, relation, order, { limit, offset: plan.page.offset })
+  const count = filtered && `select count(*) from ${filtered}`
+  const withFiltered = (sql: string) => (filtered ? `with ${filtered} as not materialized (select ${alias}.*, ${order.columns} ${relation}) ${sql}` : sql)
+  const row = rowJson(builder, plan.entity)
+  if (plan.serverPage) {
     // One row more than a page tells whether a next page exists (its JSON is not built);
     // the handler then adds @odata.nextLink.
-    const size = read.pageSize
-    const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(size + 1)}) q`
+    const size = plan.serverPage.size
+    const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(plan.page.limit)}) q`
     const items = `select case when ${alias}."@n" <= ${size} then ${row} end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
-    return { sql: itemRows(items, output.maxBytes, count, ['more']), params: builder.params, context, nextSkip: read.skip + size, maxRows: rows(size + 1) }
+    return { sql: withFiltered(itemRows(items, maxBytes, count, ['more'])), params: builder.params, keySlots: builder.keySlots }
   }
-  const items = `select ${row} as body from (${page(read.top)}) ${alias} order by ${order.outer(alias)}`
-  return { sql: itemRows(items, output.maxBytes, count), params: builder.params, context, maxRows: rows(read.top) }
-}
-
-/**
- * The rows of a collection answer from `items` (ordered rows with a `body`): each with its
- * size, its body only when within `maxBytes`, and the count beside when there is one.
- */
-export function itemRows(items: string, maxBytes: number, count?: string, extra: readonly string[] = []): string {
-  const columns = ['octet_length(j.body) as size', `case when octet_length(j.body) <= ${Math.floor(maxBytes)} then j.body end as body`, ...extra.map((c) => `j.${ident(c)}`)]
-  const rows = `select ${columns.join(', ')} from (${items} offset 0) j`
-  if (count === undefined) return rows
-  // Left join: an empty page is one row with the count alone. A nested loop over the single
-  // count row keeps the order of the page.
-  return `select c.count, p.* from (${count}) c(count) left join lateral (${rows}) p on true`
+  const items = `select ${row} as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
+  return { sql: withFiltered(itemRows(items, maxBytes, count)), params: builder.params, keySlots: builder.keySlots }
 }
 
 /**
@@ -111,8 +86,12 @@ interface SortKeys {
   outer(alias: string): string
 }
 
-function sortKeys(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): SortKeys {
-  const keys = orderItems(builder, joins, orderby, entity, alias)
+function sortKeys(builder: SqlBuilder, joins: JoinSet, order: readonly SortKey[]): SortKeys {
+  const keys = order.map((key) => {
+    const target = { builder, joins }
+    const sql = enumOrdinal(target, key.expression) ?? compileExpression(target, key.expression)
+    return { sql, modifiers: `${key.descending ? ' desc' : ''}${key.nulls ? ` nulls ${key.nulls}` : ''}` }
+  })
   return {
     inner: keys.map((k) => `${k.sql}${k.modifiers}`).join(', '),
     columns: keys.map((k, i) => `${k.sql} as "@o${i}"`).join(', '),
@@ -121,34 +100,40 @@ function sortKeys(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOr
 }
 
 /** The rows of one page, plain (no JSON yet), with their sort keys. */
-function pageOfRows(alias: string, fromWhere: string, order: SortKeys, limit: number | undefined, offset: number | undefined): string {
-  return `select ${alias}.*, ${order.columns} ${fromWhere} order by ${order.inner}${limit !== undefined ? ` limit ${limit}` : ''}${offset ? ` offset ${offset}` : ''}`
+function pageOfRows(alias: string, relation: string, order: SortKeys, page: Page): string {
+  return `select ${alias}.*, ${order.columns} ${relation} order by ${order.inner}${pageClause(page)}`
+}
+
+function pageClause(page: Page): string {
+  return `${page.limit !== undefined ? ` limit ${page.limit}` : ''}${page.offset ? ` offset ${page.offset}` : ''}`
 }
 
 /** One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none. */
-export function compileEntityRead(read: BoundEntityByKey, output: ReadOutput): CompiledQuery {
+export function compileEntityRead(plan: EntityPlan, maxBytes: number): CompiledRead {
   const builder = new SqlBuilder()
-  const context = toJson(builder.param(output.context, 'string'))
+  const read = plan.source
   const alias = builder.alias(read.read.range)
-  const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.param(read.key, 'guid')}`
-  const row = rowJson(builder, read.read, [{ name: '@odata.context', json: context }])
+  const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
+  const row = rowJson(builder, plan.entity)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
   const entity = `select ${row} as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
-  return { sql: itemRows(entity, output.maxBytes, undefined, ['etag']), params: builder.params }
+  return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 
-export function compileCount(read: BoundCollectionRead): CompiledQuery {
+/** `Orders/$count`: one row, its `body` the count as text. */
+export function compileCount(plan: CountPlan): CompiledRead {
   const builder = new SqlBuilder()
+  const read: BoundCollectionRead = plan.source
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-  return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params }
+  return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params, keySlots: builder.keySlots }
 }
 
 /** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
 function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string): string[] {
   if (!parent) return []
-  const key = builder.param(parent.key, 'guid')
+  const key = builder.pathKey(parent.key, 0)
   const navigation = parent.navigation
   if (navigation.kind === 'collection') return [`${alias}.${ident(navigation.inverse.column)} = ${key}`]
   return [`${alias}."Guid" = (select p.${ident(navigation.column)} from ${ident(navigation.entity.table)} p where p."Guid" = ${key})`]
@@ -161,36 +146,15 @@ function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression
   return parts.length ? `where ${parts.join(' and ')}` : ''
 }
 
-/** Sort keys with OData's null order (nulls first ascending) and the key appended for stable paging. */
-function orderItems(builder: SqlBuilder, joins: JoinSet, orderby: readonly BoundOrderby[], entity: EntityModel, alias: string): { sql: string; modifiers: string }[] {
-  const items = orderby.map(({ expression, descending }) => {
-    const nullable = !(expression.kind === 'property' && expression.via.length === 0 && (expression.property.decl.required || expression.property.name === KEY))
-    const nulls = nullable ? (descending ? ' nulls last' : ' nulls first') : ''
-    const target = { builder, joins }
-    return { sql: enumOrdinal(target, expression) ?? compileExpression(target, expression), modifiers: `${descending ? ' desc' : ''}${nulls}` }
-  })
-  if (!isTotalOrder(orderby, entity)) items.push({ sql: `${alias}."Guid"`, modifiers: '' })
-  return items
-}
-
-/** An order that ends in a unique, non-null key needs no tie-breaker. */
-function isTotalOrder(orderby: readonly BoundOrderby[], entity: EntityModel): boolean {
-  return orderby.some(({ expression }) => {
-    if (expression.kind !== 'property' || expression.via.length > 0) return false
-    const name = expression.property.name
-    if (name === KEY) return true
-    return entity.naturalKey.length === 1 && entity.naturalKey[0] === name && expression.property.decl.required
-  })
-}
-
 /** The JSON object of one entity: selected columns, etag, hidden inputs of virtuals, expands. */
-function rowJson(builder: SqlBuilder, read: BoundEntityRead, leading: JsonMember[] = []): string {
+function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
+  const read = planned.read
   const alias = builder.alias(read.range)
-  const members = [...leading]
+  const members: JsonMember[] = []
   if (read.etag) members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
   for (const item of read.select) members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property)) })
   for (const item of read.needs) members.push({ name: `@needs.${item.property.name}`, json: toJson(columnJson(alias, item.property)) })
-  for (const expand of read.expand) members.push(...expandJson(builder, alias, expand))
+  for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
   return jsonObject(members)
 }
 
@@ -201,51 +165,23 @@ function columnJson(alias: string, property: ScalarProperty): string {
   return column
 }
 
-function expandJson(builder: SqlBuilder, parentAlias: string, expand: BoundExpand): JsonMember[] {
+function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedExpand): JsonMember[] {
+  const { expand } = planned
   const navigation = expand.navigation
   const alias = builder.alias(expand.read.range)
   const table = `${ident(navigation.target.table)} ${alias}`
-  const row = rowJson(builder, expand.read)
+  const row = rowJson(builder, planned.entity)
   if (navigation.kind === 'reference') {
     return [{ name: expand.publicName, json: `coalesce((select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)}), 'null')` }]
   }
   const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
   const joins = new JoinSet(builder)
   const where = conditions(builder, joins, expand.filter, undefined, alias, [link])
-  const order = sortKeys(builder, joins, expand.orderby, navigation.target, alias)
-  const page = pageOfRows(alias, `from ${table} ${joins.sql()} ${where}`, order, expand.top, expand.skip)
+  const order = sortKeys(builder, joins, planned.order)
+  // The members' relation, compiled once: the page reads it, and so does the count.
+  const relation = `from ${table} ${joins.sql()} ${where}`
+  const page = pageOfRows(alias, relation, order, planned.page)
   const members = [{ name: expand.publicName, json: `(select ${jsonArray(row, order.outer(alias))} from (${page}) ${alias})` }]
-  if (expand.count) {
-    const countJoins = new JoinSet(builder)
-    const countWhere = conditions(builder, countJoins, expand.filter, undefined, alias, [link])
-    members.push({ name: `${expand.publicName}@odata.count`, json: `(select count(*)::text from ${table} ${countJoins.sql()} ${countWhere})` })
-  }
+  if (planned.count) members.push({ name: `${expand.publicName}@odata.count`, json: `(select count(*)::text ${relation})` })
   return members
-}
-
-/** A member of a JSON object: its name (from the model) and the SQL of its value as JSON text. */
-export interface JsonMember {
-  readonly name: string
-  readonly json: string
-}
-
-/** A value as JSON text, `null` for SQL's null (to_json of null is null). */
-export function toJson(sql: string): string {
-  return `coalesce(to_json(${sql})::text, 'null')`
-}
-
-/**
- * A JSON object as text, compact: `'{"Name":' || <value> || ',"Total":' || <value> || '}'`.
- * The names are written here as JSON (JSON.stringify) inside SQL string literals; the values
- * are JSON text already (toJson, nested objects and arrays).
- */
-export function jsonObject(members: readonly JsonMember[]): string {
-  if (members.length === 0) return `'{}'`
-  const parts = members.map((m, i) => `${modelString(`${i === 0 ? '{' : ','}${JSON.stringify(m.name)}:`)} || ${m.json}`)
-  return `(${parts.join(' || ')} || '}')`
-}
-
-/** The rows' JSON objects (text) as one compact JSON array, in the given order; `[]` when none. */
-export function jsonArray(element: string, orderBy: string): string {
-  return `coalesce('[' || string_agg(${element}, ',' order by ${orderBy}) || ']', '[]')`
 }

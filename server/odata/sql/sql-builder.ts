@@ -1,7 +1,9 @@
-// Collects the parameters of one statement and names its table aliases. Values always go
-// through param() (a placeholder with an explicit cast), identifiers only through ident(),
-// and identifiers only ever come from the model.
+// What one read statement is built with: its parameters (the one collector,
+// persistence/sql-parameters.ts) and its table aliases. Values always go through param() (a
+// placeholder with an explicit cast), identifiers only through ident(), and identifiers only
+// ever come from the model.
 
+import { SqlParameters } from '../../persistence/sql-parameters.ts'
 import type { Range, ValueType } from '../semantic/bound.ts'
 
 export interface CompiledQuery {
@@ -43,19 +45,38 @@ export function modelString(text: string): string {
 }
 
 export class SqlBuilder {
-  readonly params: unknown[] = []
-  #aliases = new Map<number, string>()
+  readonly #parameters = new SqlParameters()
+  readonly #aliases = new Map<number, string>()
+  readonly #keySlots: number[] = []
   #joinCounter = 0
 
+  get params(): unknown[] {
+    return this.#parameters.values
+  }
+
+  /** Where each key of the resource path went: keySlots[i] is the index in `params` of path key i. */
+  get keySlots(): readonly number[] {
+    return this.#keySlots
+  }
+
   param(value: unknown, type: ValueType): string {
-    this.params.push(value)
-    return `$${this.params.length}::${CAST[type]}`
+    return this.#parameters.add(value, CAST[type])
   }
 
   /** A parameter whose type PostgreSQL infers from its use (arrays, text in known places). */
   rawParam(value: unknown): string {
-    this.params.push(value)
-    return `$${this.params.length}`
+    return this.#parameters.add(value)
+  }
+
+  /**
+   * Key number `index` of the resource path (`Orders(<key>)/Lines`): a parameter whose place
+   * is remembered, so a statement of the same shape can be run again for other keys
+   * (plan/read-plan-cache.ts).
+   */
+  pathKey(key: string, index: number): string {
+    const placeholder = this.#parameters.add(key, 'uuid')
+    this.#keySlots[index] = this.#parameters.count - 1
+    return placeholder
   }
 
   alias(range: Range): string {

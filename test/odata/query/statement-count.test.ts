@@ -50,7 +50,8 @@ describe('one statement per read', () => {
   ])('%s', async (_, path) => {
     const { statements } = await statementsOf(path)
     expect(statements).toHaveLength(1)
-    expect(statements[0]).toMatch(/^select /)
+    // One read statement (a select, or a with for the filtered relation a count reads too), no begin.
+    expect(statements[0]).toMatch(/^(select|with) /)
   })
 
   it('does not grow with the number of rows or of expanded entities', async () => {

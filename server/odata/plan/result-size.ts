@@ -11,10 +11,10 @@
 // $apply answers are aggregated rows, counted as their $top or MaxTop.
 
 import { ServiceError } from '../../errors.ts'
-import type { BoundCollectionRead, BoundEntityRead } from './bound.ts'
+import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 
 export function collectionItems(read: BoundCollectionRead, maxTop: number): number {
-  const page = read.top ?? read.pageSize ?? maxTop
+  const page = read.top ?? maxTop
   return read.apply ? page : page * entityItems(read.read, maxTop)
 }
 
