@@ -25,10 +25,16 @@ export type CliErrorCode =
 export class CliError extends Error {
   readonly exitCode: number
   readonly code: CliErrorCode
-  constructor(message: string, options: { exitCode?: number; code?: CliErrorCode } = {}) {
+  /** More members of the --json error object (`config check`: every problem). */
+  readonly extra: Record<string, unknown>
+  /** The command printed its own report (`doctor`): only the exit code is left to give. */
+  readonly silent: boolean
+  constructor(message: string, options: { exitCode?: number; code?: CliErrorCode; extra?: Record<string, unknown>; silent?: boolean } = {}) {
     super(message)
     this.name = 'CliError'
     this.code = options.code ?? 'Failed'
+    this.extra = options.extra ?? {}
+    this.silent = options.silent ?? false
     this.exitCode = options.exitCode ?? (this.code === 'UsageError' || this.code === 'ConfigError' ? EXIT.usage : EXIT.failure)
   }
 }

@@ -17,6 +17,7 @@ import { patCommand } from './commands/pat.ts'
 import { completionCommand } from './commands/completion.ts'
 import { openapiCommand } from './commands/openapi.ts'
 import { serviceCommand } from './commands/service.ts'
+import { doctorCommand } from './commands/doctor.ts'
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     patCommand(),
     migrateCommand(),
     configCommand(),
+    doctorCommand(),
     openapiCommand(),
     serviceCommand(),
     completionCommand(),
@@ -89,7 +91,7 @@ function report(error: unknown, json: boolean): number {
     return EXIT.usage
   }
   if (error instanceof CliError) {
-    printError(json, error.code, error.message)
+    if (!error.silent) printError(json, error.code, error.message, error.extra)
     return error.exitCode
   }
   // By name: importing the server's error classes here would load them for --help too.

@@ -1,11 +1,21 @@
 import type { Command } from 'commander'
 import { SECTIONS, TENANT_KEYS, type KeySpec } from '../../server/config/schema.ts'
-import { loadConfig } from '../../server/config/load-config.ts'
+import { ConfigError, loadConfig, type Config } from '../../server/config/load-config.ts'
 import { configFileOf } from '../config-file.ts'
 import { printResult } from '../output.ts'
+import { CliError } from '../cli-error.ts'
 
+/** Valid: the file and its tenants. Not valid: every problem at once, exit 2. */
 export function check(options: { json?: boolean }, command: Command): void {
-  const loaded = loadConfig(configFileOf(command))
+  const path = configFileOf(command)
+  let loaded: Config
+  try {
+    loaded = loadConfig(path)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    const count = `${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}`
+    throw new CliError(`${path}: ${count}:\n  ${error.problems.join('\n  ')}`, { code: 'ConfigError', extra: { path, problems: error.problems } })
+  }
   printResult(options, { path: loaded.path, tenants: [...loaded.Tenants.keys()], valid: true }, () =>
     `${loaded.path}: valid (${loaded.Tenants.size} tenant${loaded.Tenants.size === 1 ? '' : 's'})`)
 }

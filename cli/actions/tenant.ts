@@ -4,16 +4,17 @@ import { loadConfig, TENANT_NAME } from '../../server/config/load-config.ts'
 import { configFileOf } from '../config-file.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
-import { ask, confirm } from '../prompts.ts'
+import { ask, confirm, interactive } from '../prompts.ts'
 import { CliError, usageError } from '../cli-error.ts'
 import { adminCall } from './shared.ts'
 
-export async function add(given: string | undefined, options: { json?: boolean }, command: Command): Promise<void> {
+export async function add(given: string | undefined, options: { json?: boolean; encryptionKeyFile?: string }, command: Command): Promise<void> {
   const name = given ?? (await ask('<name>', 'Tenant name:', validTenantName))
   // Refused before the plugins and the database are loaded.
   if (validTenantName(name) !== true) throw usageError(`'${name}' is not a valid tenant name: ${validTenantName(name)}.`)
   const path = configFileOf(command, { mayCreate: true })
   if (existsSync(path) && loadConfig(path).Tenants.has(name)) throw new CliError(`Tenant '${name}' already exists.`)
+  const encryptionKey = options.encryptionKeyFile ? await adminCall(async () => (await import('../../server/tenancy/tenant-keys.ts')).readKeyFile(options.encryptionKeyFile!)) : undefined
   const steps = progress(options)
   await withAdminContext(
     command,
@@ -21,7 +22,7 @@ export async function add(given: string | undefined, options: { json?: boolean }
       const creating = !existsSync(config.path)
       steps.step(`creating database entityctl_${name.replaceAll('-', '_')} and its schema`)
       const { addTenant } = await import('../../server/tenancy/tenant-admin.ts')
-      const result = await adminCall(() => addTenant(config, model, server.url, name))
+      const result = await adminCall(() => addTenant(config, model, server.url, name, { encryptionKey }))
       steps.done()
       printResult(options, { tenant: name, ...result, config: config.path }, () =>
         [
@@ -41,16 +42,39 @@ export async function list(options: { json?: boolean }, command: Command): Promi
   printResult(options, rows, () => table(rows, ['name', 'database']))
 }
 
-export async function remove(given: string | undefined, options: { yes?: boolean; keepDatabase?: boolean; json?: boolean }, command: Command): Promise<void> {
+export async function remove(
+  given: string | undefined,
+  options: { yes?: boolean; keepDatabase?: boolean; exportKey?: string; json?: boolean },
+  command: Command,
+): Promise<void> {
   const name = given ?? (await ask('<name>', 'Tenant to remove:', validTenantName))
   // Asked before the plugins and the database are loaded.
-  if (!loadConfig(configFileOf(command)).Tenants.has(name)) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
-  const what = options.keepDatabase ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
+  const tenant = loadConfig(configFileOf(command)).Tenants.get(name)
+  if (!tenant) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+  // Kept data without its key is unreadable data: the key leaves the config only once it is
+  // somewhere else, a file or a terminal the admin is looking at.
+  // A tenant with a connection string of its own keeps its database whatever the options.
+  const keepsData = options.keepDatabase || Boolean(tenant.ConnectionString)
+  const printKey = keepsData && !options.exportKey
+  if (printKey && (options.json || !interactive())) {
+    const why = options.keepDatabase ? '--keep-database keeps' : `Tenant '${name}' has its own ConnectionString, so its database is kept, with`
+    throw usageError(`${why} data encrypted with the tenant's EncryptionKey, which leaves the config: pass --export-key FILE to keep the key (or run on a terminal, where it is printed).`)
+  }
+  const what = keepsData ? `tenant '${name}' (its database is kept)` : `tenant '${name}' and ALL its data`
   if (!options.yes && !(await confirm(`Remove ${what}?`))) throw new CliError('Cancelled; nothing was removed.', { code: 'Cancelled' })
+  if (options.exportKey) {
+    const { writeKeyFile } = await import('../../server/tenancy/tenant-keys.ts')
+    await adminCall(() => writeKeyFile(options.exportKey!, tenant.EncryptionKey))
+  }
   await withAdminContext(command, async ({ config, server }) => {
     const { removeTenant } = await import('../../server/tenancy/tenant-admin.ts')
     await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false))
-    printResult(options, { tenant: name, removed: true }, () => `Tenant '${name}' removed.`)
+    if (printKey) {
+      process.stderr.write(`WARNING: the EncryptionKey of tenant '${name}' is printed below and is now in no file. Keep it safe: without it the kept database's encrypted properties are lost. Reattach with \`entityctl tenant add ${name} --encryption-key-file FILE\` (FILE holding this line).\n`)
+      process.stdout.write(`${tenant.EncryptionKey}\n`)
+    }
+    const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: \`entityctl tenant add ${name} --encryption-key-file ${options.exportKey}\` reattaches it.` : ''
+    printResult(options, { tenant: name, removed: true, ...(keepsData ? { databaseKept: true } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) }, () => `Tenant '${name}' removed.${kept}`)
   })
 }
 

@@ -1,6 +1,6 @@
 // Reads the JSON config file, applies environment overrides (nested keys joined by a double
 // underscore: ApiOptions__MaxTop=100, Tenants__acme__ConnectionString=...) and validates every
-// key against schema.ts. A bad value stops the start with the key and the problem named.
+// key against schema.ts. Bad values stop the start with every key and problem named at once.
 
 import { existsSync, readFileSync } from 'node:fs'
 import { writeFile, rename } from 'node:fs/promises'
@@ -20,6 +20,8 @@ export interface TenantConfig {
   readonly Database: string
   readonly ConnectionString: string
   readonly EncryptionKey: string
+  /** The key before `tenant rotate-key`, set only while a rotation runs: values under it stay readable. */
+  readonly PreviousEncryptionKey?: string
 }
 
 export type Config = { readonly [N in SectionName]: Section<N> } & {
@@ -29,9 +31,17 @@ export type Config = { readonly [N in SectionName]: Section<N> } & {
 }
 
 export class ConfigError extends Error {
-  constructor(key: string, problem: string) {
-    super(`Configuration ${key}: ${problem}`)
+  /** Every problem found, each `Configuration <key>: <problem>`; the message has them all. */
+  readonly problems: readonly string[]
+  constructor(key: string, problem: string, problems?: readonly string[]) {
+    super(problems ? `${problems.length} configuration problems:\n  ${problems.join('\n  ')}` : `Configuration ${key}: ${problem}`)
     this.name = 'ConfigError'
+    this.problems = problems ?? [this.message]
+  }
+
+  /** One error holding every problem of `errors` (at least one). */
+  static of(errors: readonly ConfigError[]): ConfigError {
+    return errors.length === 1 ? errors[0] : new ConfigError('', '', errors.flatMap((error) => error.problems))
   }
 }
 
@@ -60,46 +70,81 @@ export async function writeConfigFile(path: string, content: Record<string, any>
   await rename(temporary, path)
 }
 
+/**
+ * The validated configuration. Every problem of the file and the environment is found before
+ * anything is refused: one ConfigError lists them all (`config check` prints each).
+ */
 export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process.env): Config {
   const raw = applyEnvironment(readConfigFile(path), env)
+  const problems: ConfigError[] = []
+  /** The value `read` gives, or undefined after recording its problem. */
+  const attempt = <T>(read: () => T): T | undefined => {
+    try {
+      return read()
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error
+      problems.push(error)
+      return undefined
+    }
+  }
   const config: Record<string, unknown> = { path }
   for (const key of Object.keys(raw)) {
-    if (key !== 'Tenants' && !(key in SECTIONS)) throw new ConfigError(key, `unknown section; known: ${[...Object.keys(SECTIONS), 'Tenants'].join(', ')}`)
+    if (key !== 'Tenants' && !(key in SECTIONS)) problems.push(new ConfigError(key, `unknown section; known: ${[...Object.keys(SECTIONS), 'Tenants'].join(', ')}`))
   }
   for (const [sectionName, keys] of Object.entries(SECTIONS)) {
-    config[sectionName] = readSection(sectionName, keys, raw[sectionName] ?? {})
+    config[sectionName] = readSection(sectionName, keys, raw[sectionName] ?? {}, problems)
   }
   const tenants = new Map<string, TenantConfig>()
   const rawTenants = raw.Tenants ?? {}
-  if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) throw new ConfigError('Tenants', 'must be an object of tenant name → settings')
-  for (const [name, settings] of Object.entries(rawTenants)) {
-    if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
-    const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}) as Record<string, string | undefined>
-    if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
-    if (Buffer.from(section.EncryptionKey, 'base64').length !== 32) {
-      throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'must be 32 bytes, base64 encoded')
+  if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) problems.push(new ConfigError('Tenants', 'must be an object of tenant name → settings'))
+  else {
+    for (const [name, settings] of Object.entries(rawTenants)) {
+      const tenant = attempt(() => readTenant(name, settings, problems))
+      if (tenant) tenants.set(name, tenant)
     }
-    tenants.set(name, {
-      name,
-      Database: section.Database ?? `entityctl_${name.replaceAll('-', '_')}`,
-      ConnectionString: section.ConnectionString ?? '',
-      EncryptionKey: section.EncryptionKey,
-    })
   }
+  if (problems.length > 0) throw ConfigError.of(problems)
   config.Tenants = tenants
   return config as Config
 }
 
-function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown): Record<string, unknown> {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(where, 'must be an object')
+function readTenant(name: string, settings: unknown, problems: ConfigError[]): TenantConfig | undefined {
+  if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
+  const before = problems.length
+  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined>
+  if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
+  for (const key of ['EncryptionKey', 'PreviousEncryptionKey'] as const) {
+    const value = section[key]
+    if (value !== undefined && Buffer.from(value, 'base64').length !== 32) throw new ConfigError(`Tenants:${name}:${key}`, 'must be 32 bytes, base64 encoded')
+  }
+  if (problems.length > before) return undefined
+  return {
+    name,
+    Database: section.Database ?? `entityctl_${name.replaceAll('-', '_')}`,
+    ConnectionString: section.ConnectionString ?? '',
+    EncryptionKey: section.EncryptionKey,
+    ...(section.PreviousEncryptionKey ? { PreviousEncryptionKey: section.PreviousEncryptionKey } : {}),
+  }
+}
+
+function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown, problems: ConfigError[]): Record<string, unknown> {
   const out: Record<string, unknown> = {}
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    problems.push(new ConfigError(where, 'must be an object'))
+    return out
+  }
   const given = raw as Record<string, unknown>
   for (const key of Object.keys(given)) {
-    if (!(key in keys)) throw new ConfigError(`${where}:${key}`, `unknown key; known: ${Object.keys(keys).join(', ')}`)
+    if (!(key in keys)) problems.push(new ConfigError(`${where}:${key}`, `unknown key; known: ${Object.keys(keys).join(', ')}`))
   }
   for (const [key, spec] of Object.entries(keys)) {
     const value = given[key] ?? spec.default
-    out[key] = value === undefined ? undefined : checkValue(`${where}:${key}`, spec, value)
+    try {
+      out[key] = value === undefined ? undefined : checkValue(`${where}:${key}`, spec, value)
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error
+      problems.push(error)
+    }
   }
   return out
 }

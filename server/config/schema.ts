@@ -87,5 +87,9 @@ export const SECTIONS = {
 export const TENANT_KEYS = {
   Database: { type: 'string', doc: 'Database name on the Database server; default `entityctl_<tenant>`.' },
   ConnectionString: { type: 'secret', doc: 'Full connection string; overrides Database and the Database server.' },
-  EncryptionKey: { type: 'secret', doc: 'Key (32 bytes, base64) encrypting properties marked encrypted. Required.' },
+  EncryptionKey: { type: 'secret', doc: 'Key (32 bytes, base64) encrypting properties marked encrypted. Required. Change it only with `entityctl tenant rotate-key`.' },
+  PreviousEncryptionKey: {
+    type: 'secret',
+    doc: 'Set by `entityctl tenant rotate-key` while it re-encrypts the data, and removed when it is done: values still under the old key stay readable meanwhile. Do not set it by hand.',
+  },
 } as const satisfies Record<string, KeySpec>

@@ -14,7 +14,28 @@ export interface PropertyCipher {
   decrypt(stored: unknown): unknown
 }
 
-export function propertyCipher(tenant: string, base64Key: string): PropertyCipher {
+/**
+ * `previousBase64Key`: the key before a rotation (tenant-keys.ts), set only while it runs.
+ * Values are always written under `base64Key`; a value that the current key cannot open is
+ * tried with the previous one, so reads go on while the rotation re-encrypts the rows.
+ */
+export function propertyCipher(tenant: string, base64Key: string, previousBase64Key?: string): PropertyCipher {
+  const current = singleKeyCipher(tenant, base64Key)
+  if (!previousBase64Key) return current
+  const previous = singleKeyCipher(tenant, previousBase64Key)
+  return {
+    encrypt: current.encrypt,
+    decrypt(stored) {
+      try {
+        return current.decrypt(stored)
+      } catch {
+        return previous.decrypt(stored)
+      }
+    },
+  }
+}
+
+function singleKeyCipher(tenant: string, base64Key: string): PropertyCipher {
   const key = Buffer.from(base64Key, 'base64')
   if (key.length !== 32) throw new Error(`Tenants:${tenant}:EncryptionKey must be 32 bytes, base64 encoded`)
   return {

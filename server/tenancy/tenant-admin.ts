@@ -1,7 +1,6 @@
 // Tenant lifecycle for the CLI and the server start: add (database + schema + config
 // entry), remove, migrate. The config file is the tenant registry (decisions.md "Tenants").
 
-import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
@@ -11,6 +10,7 @@ import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
 import { openTenantDatabase } from './tenant-database.ts'
 import type { TenantRegistry } from './tenant-registry.ts'
 import { propertyCipher } from './property-encryption.ts'
+import { newEncryptionKey, rotateEncryptionKey, type RotationReport } from './tenant-keys.ts'
 import pg from 'pg'
 import { syncResponsibilities, type SyncReport } from '../auth/responsibility-sync.ts'
 
@@ -29,8 +29,18 @@ export interface MigrationReport {
   readonly responsibilities?: SyncReport
 }
 
-/** Creates the tenant's database on the server, migrates it and records it in the config file. */
-export async function addTenant(config: Config, model: Model, serverUrl: string, name: string): Promise<{ database: string; created: boolean }> {
+/**
+ * Creates the tenant's database on the server (or reuses an existing one: kept data), migrates
+ * it and records it in the config file. `encryptionKey`: the key of kept or restored data (a
+ * key file's); by default a new one, which existing encrypted data refuses.
+ */
+export async function addTenant(
+  config: Config,
+  model: Model,
+  serverUrl: string,
+  name: string,
+  options: { encryptionKey?: string } = {},
+): Promise<{ database: string; created: boolean }> {
   if (!TENANT_NAME.test(name)) {
     throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   }
@@ -40,8 +50,13 @@ export async function addTenant(config: Config, model: Model, serverUrl: string,
   if (created) await createDatabase(serverUrl, database)
   await migrateDatabase(name, databaseUrl(serverUrl, database), model, false)
   const file = readConfigFile(config.path)
-  const EncryptionKey = randomBytes(32).toString('base64')
-  await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey)
+  const EncryptionKey = options.encryptionKey ?? newEncryptionKey()
+  await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey).catch((error) => {
+    if (error instanceof TenantAdminError && !options.encryptionKey) {
+      throw new TenantAdminError(`${error.message.replace(/; restore the right key\.$/, '')}: database ${database} holds data of an earlier tenant. Give its key with --encryption-key-file FILE (the file \`tenant remove --export-key\` wrote).`)
+    }
+    throw error
+  })
   file.Tenants = { ...(file.Tenants ?? {}), [name]: { Database: database, EncryptionKey } }
   await writeConfigFile(config.path, file)
   return { database, created }
@@ -73,7 +88,7 @@ export async function migrateAllTenants(config: Config, model: Model, tenants: T
   for (const tenant of config.Tenants.values()) {
     const url = tenants.urlOf(tenant)
     const report = await migrateDatabase(tenant.name, url, model, false)
-    await verifyEncryptionKey(tenant.name, url, tenant.EncryptionKey)
+    await verifyEncryptionKey(tenant.name, url, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
     logger.info({ tenant: tenant.name, statements: report.statements }, 'tenant schema up to date')
   }
 }
@@ -83,8 +98,8 @@ export async function migrateAllTenants(config: Config, model: Model, tenants: T
  * decrypts it, so a changed or wrong EncryptionKey stops the start before any request
  * could read an encrypted property with it.
  */
-export async function verifyEncryptionKey(tenant: string, url: string, key: string): Promise<void> {
-  const cipher = propertyCipher(tenant, key)
+export async function verifyEncryptionKey(tenant: string, url: string, key: string, previousKey?: string): Promise<void> {
+  const cipher = propertyCipher(tenant, key, previousKey)
   const client = new pg.Client({ connectionString: url })
   // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
   client.on('error', () => {})
@@ -100,4 +115,25 @@ export async function verifyEncryptionKey(tenant: string, url: string, key: stri
   } finally {
     await client.end()
   }
+}
+
+/**
+ * `tenant rotate-key`: a new EncryptionKey for the tenant, every encrypted value re-encrypted
+ * under it in one transaction (tenant-keys.ts). A running server needs nothing but to reload
+ * the tenant's keys from the config file when it changes: `announce` is awaited after each of
+ * the two config writes, for the instances to have done so (without it, a server that keeps
+ * the old key in memory refuses the re-encrypted values until it is restarted).
+ */
+export async function rotateTenantKey(
+  config: Config,
+  model: Model,
+  serverUrl: string,
+  name: string,
+  options: { announce?: () => Promise<void>; progress?: (text: string) => void } = {},
+): Promise<RotationReport> {
+  const tenant = config.Tenants.get(name)
+  if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
+  const url = tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database)
+  await verifyEncryptionKey(name, url, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
+  return rotateEncryptionKey(config, model, url, tenant, options)
 }

@@ -183,7 +183,7 @@ export class TenantRegistry {
         poolSize: this.#poolSize,
         statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
         acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
-        cipher: propertyCipher(tenant, settings.EncryptionKey),
+        cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),
       }),
       users: 0,
       lastUsed: Date.now(),

@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { basic, cli, eventually, FIXTURE_PLUGINS } from '../auth/helpers.ts'
 
+// Each command loads the plugins and opens the tenant: on a busy machine (load 15-20 on 2
+// cores) a test of several commands took more than the default 30 s.
+const SLOW = 120_000
 let server: TestServer
 let t: string
 const run = (...args: string[]) => cli(server.configPath, ...args)
@@ -21,7 +24,7 @@ afterAll(async () => {
   await server?.stop()
 })
 
-describe('role', () => {
+describe('role', { timeout: SLOW }, () => {
   it('adds roles under parents and shows them as a tree and a list', async () => {
     expect((await ok('role', 'add', 'Sales', '--tenant', t, '--description', 'Everyone selling')).stdout).toBe("Role 'Sales' added.\n")
     const clerks = await ok('role', 'add', 'Clerks', '--tenant', t, '--parent', 'Sales', '--json')
@@ -80,7 +83,7 @@ describe('role', () => {
   })
 })
 
-describe('user', () => {
+describe('user', { timeout: SLOW }, () => {
   const user = (...args: string[]) => ['user', ...args, '--tenant', t, '--username', 'clerk']
 
   it('grants and revokes roles', async () => {
@@ -106,7 +109,7 @@ describe('user', () => {
   })
 })
 
-describe('pat', () => {
+describe('pat', { timeout: SLOW }, () => {
   it('issues a PAT that works over HTTP, prints its secret once, lists, regenerates and revokes it', async () => {
     await ok('role', 'grant', 'Clerks', 'ReadRoles', '--tenant', t)
     await ok('user', 'grant-role', '--tenant', t, '--username', 'clerk', '--role', 'Clerks')

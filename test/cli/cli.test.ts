@@ -172,7 +172,7 @@ describe.skipIf(!existsSync('/usr/bin/zsh') && !existsSync('/bin/zsh'))('complet
       const line = `compdef() { :; }; compadd() { shift; print -r -- "$@"; }; source '${script}'; words=(entityctl ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; _entityctl`
       return spawnSync('zsh', ['-f', '-c', line], { encoding: 'utf8' }).stdout.trim().split(' ')
     }
-    expect(complete('tenant', '')).toEqual(['add', 'list', 'remove', '--config', '--help'])
+    expect(complete('tenant', '')).toEqual(['add', 'list', 'remove', 'rotate-key', 'backup', 'restore', 'move', '--config', '--help'])
     expect(complete('--config', 'x.json', 'pat', 'issue', '--re')).toEqual(expect.arrayContaining(['--responsibility', '--json']))
   })
 })

@@ -18,6 +18,8 @@ const config = join(dir, 'entityctl.json')
 writeFileSync(config, JSON.stringify({ Server: { ShutdownTimeoutSeconds: 25 }, JWT: { SigningKey: randomBytes(32).toString('base64url') } }))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+// Six commands a test: on a busy machine each takes seconds; a command is killed at 60 s.
+const SLOW = 120_000
 const HAS_SYSTEMD_ANALYZE = spawnSync('systemd-analyze', ['--version']).status === 0
 
 function entityctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -28,7 +30,7 @@ function entityctl(...args: string[]): Promise<{ code: number; stdout: string; s
   })
 }
 
-it('writes a unit that restarts on failure, reads secrets from an environment file and logs to the journal; systemd-analyze accepts it', async () => {
+it('writes a unit that restarts on failure, reads secrets from an environment file and logs to the journal; systemd-analyze accepts it', { timeout: SLOW }, async () => {
   const installed = await entityctl('service', 'install', '--user', 'nobody', '--unit-dir', unitDir, '--environment-file', environmentFile, '--json')
   expect(installed.code, installed.stderr).toBe(0)
   const unitPath = join(unitDir, 'entityctl.service')
@@ -71,7 +73,7 @@ it('writes a unit that restarts on failure, reads secrets from an environment fi
   expect(JSON.parse(gone.stdout).error.code).toBe('NotFound')
 })
 
-it('leaves a unit it did not write alone, and refuses a bad name or user with exit 2', async () => {
+it('leaves a unit it did not write alone, and refuses a bad name or user with exit 2', { timeout: SLOW }, async () => {
   const foreign = join(unitDir, 'other.service')
   writeFileSync(foreign, '[Service]\nExecStart=/bin/true\n')
   const refused = await entityctl('service', 'uninstall', '--name', 'other', '--unit-dir', unitDir)

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
+const READY_GUARD_MS = 180_000
 
 export interface ServeProcess {
   readonly process: ChildProcess
@@ -41,13 +42,21 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
       waiting.add(check)
     })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  // A test that times out leaves its server behind unless someone stops it: the worker's exit
+  // does, with SIGTERM, so that the server stops the embedded PostgreSQL it started.
+  const stopOnExit = () => child.kill('SIGTERM')
+  process.once('exit', stopOnExit)
+  exited.then(() => process.removeListener('exit', stopOnExit))
   return new Promise((resolve, reject) => {
     let stderr = ''
-    // Never leave a server behind: one that is not ready in time is killed, not abandoned.
+    // Ready is the "entityctl serving" line, or the exit that says why not. The guard is only
+    // for a server that does neither (a hang): far beyond a start on a busy machine, and it
+    // stops the server as a signal does (its embedded PostgreSQL too), killing it only if that fails.
     const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`serve did not log "entityctl serving" within 30 s: ${stderr}`))
-    }, 30_000)
+      child.kill('SIGTERM')
+      setTimeout(() => child.kill('SIGKILL'), 15_000).unref()
+      reject(new Error(`serve did not log "entityctl serving" within ${READY_GUARD_MS / 1000} s: ${stderr}`))
+    }, READY_GUARD_MS)
     child.stderr!.on('data', (chunk) => (stderr += chunk))
     exited.then((code) => {
       clearTimeout(timer)

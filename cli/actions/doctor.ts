@@ -1,0 +1,165 @@
+// `entityctl doctor`: every check an admin would make by hand before or after a failed start,
+// each with what to do when it fails. Nothing is changed: no migration, no canary written, no
+// tenant opened for requests (the embedded PostgreSQL is started if it is not running, as
+// every admin command does, and stopped again).
+
+import type { Command } from 'commander'
+import { createServer } from 'node:net'
+import pg from 'pg'
+import { ConfigError, loadConfig, projectPath, type Config, type TenantConfig } from '../../server/config/load-config.ts'
+import { CliError, EXIT } from '../cli-error.ts'
+import { configFileOf } from '../config-file.ts'
+import { printResult, progress, table } from '../output.ts'
+
+type Status = 'ok' | 'warn' | 'fail'
+
+interface Check {
+  readonly check: string
+  readonly status: Status
+  readonly detail: string
+  /** What to do about a warning or a failure. */
+  readonly fix?: string
+}
+
+const MIN_NODE = [22, 17] as const
+const CONNECT_TIMEOUT_MS = 5_000
+
+export async function doctor(options: { json?: boolean }, command: Command): Promise<void> {
+  const checks: Check[] = [nodeVersion()]
+  const path = configFileOf(command)
+  const steps = progress(options)
+  let config: Config | undefined
+  try {
+    config = loadConfig(path)
+    checks.push({ check: 'config', status: 'ok', detail: `${path}: valid (${config.Tenants.size} tenant${config.Tenants.size === 1 ? '' : 's'})` })
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    checks.push({ check: 'config', status: 'fail', detail: error.problems.join('; '), fix: `Correct ${path} (or the environment variable named); \`entityctl config keys\` lists every key.` })
+  }
+  if (config) {
+    steps.step('loading the plugins')
+    checks.push(await plugins(config))
+    steps.step('checking the ports')
+    checks.push(await port('port', config.Server.Host, config.Server.Port, 'Server:Port'))
+    if (config.Server.MetricsPort) checks.push(await port('metrics port', config.Server.MetricsHost, config.Server.MetricsPort, 'Server:MetricsPort'))
+    steps.step(config.Database.ConnectionString ? 'connecting to the database server' : 'starting the embedded PostgreSQL')
+    checks.push(...(await databases(config, steps.step)))
+  }
+  steps.done()
+  const failed = checks.filter((c) => c.status === 'fail').length
+  const warned = checks.filter((c) => c.status === 'warn').length
+  printResult(options, { healthy: failed === 0, checks }, () =>
+    [
+      table(
+        checks.map((c) => ({ check: c.check, status: c.status === 'ok' ? 'ok' : c.status === 'warn' ? 'WARN' : 'FAIL', detail: c.detail })),
+        ['check', 'status', 'detail'],
+      ),
+      ...checks.filter((c) => c.fix).map((c) => `${c.status === 'fail' ? 'FAIL' : 'WARN'} ${c.check}: ${c.fix}`),
+      failed ? `${failed} check${failed === 1 ? '' : 's'} failed${warned ? `, ${warned} warning${warned === 1 ? '' : 's'}` : ''}.` : `Healthy${warned ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.`,
+    ].join('\n'),
+  )
+  // The report is the output; the exit code says whether anything failed (warnings do not).
+  if (failed) throw new CliError(`${failed} check${failed === 1 ? '' : 's'} failed.`, { code: 'Failed', exitCode: EXIT.failure, silent: true })
+}
+
+function nodeVersion(): Check {
+  const [major, minor] = process.versions.node.split('.').map(Number)
+  const good = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])
+  return good
+    ? { check: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` }
+    : { check: 'node', status: 'fail', detail: `Node.js ${process.versions.node}, older than ${MIN_NODE.join('.')}`, fix: 'Run ./install.sh: it installs Node 24 into .runtime/node, which bin/entityctl prefers.' }
+}
+
+async function plugins(config: Config): Promise<Check> {
+  const folder = projectPath(config.Server.PluginsDir)
+  try {
+    const { loadModel } = await import('../../server/model/load-plugins.ts')
+    const model = await loadModel(folder)
+    return { check: 'plugins', status: 'ok', detail: `${folder}: ${model.entities.size} entities` }
+  } catch (error) {
+    const message = ((error as { summary?: string }).summary ?? (error as Error).message).split('\n')[0]
+    return { check: 'plugins', status: 'fail', detail: message, fix: `Correct the plugin at the position named (\`entityctl migrate\` shows the code around it), or move it out of ${folder}.` }
+  }
+}
+
+/** Whether the port can be listened on; one in use by a running entityctl is only a warning. */
+async function port(check: string, host: string, number: number, key: string): Promise<Check> {
+  if (number === 0) return { check, status: 'ok', detail: `${key} 0: any free port` }
+  const problem = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const probe = createServer()
+    probe.once('error', (error) => resolve(error))
+    probe.listen(number, host, () => probe.close(() => resolve(undefined)))
+  })
+  if (!problem) return { check, status: 'ok', detail: `${host}:${number} is free` }
+  if (problem.code === 'EADDRINUSE') {
+    const entityctl = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${number}/healthz`, { signal: AbortSignal.timeout(2_000) })
+      .then((response) => response.ok)
+      .catch(() => false)
+    if (entityctl) return { check, status: 'warn', detail: `${host}:${number}: an entityctl server is serving there`, fix: `A second \`entityctl serve\` needs another ${key} (or --port).` }
+    return { check, status: 'fail', detail: `${host}:${number} is in use by another program`, fix: `Stop that program, or choose another ${key} (or --port).` }
+  }
+  return { check, status: 'fail', detail: `${host}:${number}: ${problem.message}`, fix: problem.code === 'EACCES' ? `Ports below 1024 need privileges: choose ${key} 1024 or above.` : `Check ${key} and Server:Host.` }
+}
+
+/** The database server, then per tenant: a connection, its schema and its key canary. */
+async function databases(config: Config, step: (text: string) => void): Promise<Check[]> {
+  const { openDatabaseServer, databaseUrl } = await import('../../server/tenancy/database-server.ts')
+  const where = config.Database.ConnectionString ? 'Database:ConnectionString' : `the embedded PostgreSQL (Database:EmbeddedPort ${config.Database.EmbeddedPort})`
+  let server: Awaited<ReturnType<typeof openDatabaseServer>> | undefined
+  try {
+    server = await openDatabaseServer(config, { info: () => {}, warn: () => {}, error: () => {} })
+    await withClient(server.url, (client) => client.query('select 1'))
+  } catch (error) {
+    await server?.stop()
+    return [{ check: 'database', status: 'fail', detail: `${where}: ${(error as Error).message}`, fix: `Start that PostgreSQL, or correct ${config.Database.ConnectionString ? 'Database:ConnectionString' : 'Database:EmbeddedPort / Database:EmbeddedDataDir'} in ${config.path}.` }]
+  }
+  try {
+    const checks: Check[] = [{ check: 'database', status: 'ok', detail: `${where}: reachable` }]
+    for (const tenant of config.Tenants.values()) {
+      step(`checking tenant '${tenant.name}'`)
+      checks.push(await tenantCheck(tenant, tenant.ConnectionString || databaseUrl(server.url, tenant.Database)))
+    }
+    if (config.Tenants.size === 0) checks.push({ check: 'tenants', status: 'warn', detail: 'no tenant is configured', fix: 'Add one: `entityctl tenant add <name>`.' })
+    return checks
+  } finally {
+    await server.stop()
+  }
+}
+
+async function tenantCheck(tenant: TenantConfig, url: string): Promise<Check> {
+  const check = `tenant ${tenant.name}`
+  const setting = tenant.ConnectionString ? `Tenants:${tenant.name}:ConnectionString` : `Tenants:${tenant.name}:Database`
+  const canary = await withClient(url, async (client) => {
+    const table = await client.query(`select to_regclass('"_EncryptionCheck"') is not null as present`)
+    if (!table.rows[0].present) return 'unmigrated' as const
+    const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
+    return rows[0]?.Canary ?? null
+  }).catch((error: Error) => error)
+  if (canary instanceof Error) return { check, status: 'fail', detail: `cannot connect: ${canary.message}`, fix: `Check ${setting}; does the database exist on that server?` }
+  if (canary === 'unmigrated') return { check, status: 'fail', detail: 'the database has no entityctl schema', fix: `Run \`entityctl migrate --tenant ${tenant.name}\` (or reattach the right database in ${setting}).` }
+  if (canary === null) return { check, status: 'warn', detail: 'reachable; no key canary yet', fix: 'The next `entityctl serve` or `migrate` records it.' }
+  const { propertyCipher } = await import('../../server/tenancy/property-encryption.ts')
+  try {
+    propertyCipher(tenant.name, tenant.EncryptionKey, tenant.PreviousEncryptionKey).decrypt(canary)
+  } catch {
+    return {
+      check,
+      status: 'fail',
+      detail: 'EncryptionKey does not open the data (the key canary)',
+      fix: `Put back the key the data was encrypted with (an exported key file: \`tenant remove --export-key\` or \`tenant backup\` wrote it) in Tenants:${tenant.name}:EncryptionKey.`,
+    }
+  }
+  if (tenant.PreviousEncryptionKey) return { check, status: 'warn', detail: 'reachable; a key rotation was left unfinished', fix: `Finish it: \`entityctl tenant rotate-key ${tenant.name}\`.` }
+  return { check, status: 'ok', detail: 'reachable, schema present, EncryptionKey opens the canary' }
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}

@@ -1,0 +1,140 @@
+// Configuration that fails loudly, and `entityctl doctor`, run as the real binary against the
+// test PostgreSQL: `config check` lists every problem at once; doctor names each failing check
+// (a port in use, a tenant database that does not exist, a wrong EncryptionKey, a plugin that
+// does not load) with what to do, and exits 1; a healthy installation exits 0.
+
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_PLUGINS, TEST_DATABASE_URL } from '../support/test-server.ts'
+import { dropDatabase } from '../../server/tenancy/database-server.ts'
+import { loadConfig } from '../../server/config/load-config.ts'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), 'entityctl-doctor-'))
+const SLOW = 120_000
+const tenant = `doc-${randomBytes(3).toString('hex')}`
+const database = `entityctl_${tenant.replaceAll('-', '_')}`
+const key = () => randomBytes(32).toString('base64')
+let busy: Server
+
+function entityctl(config: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; json(): any }> {
+  return new Promise((resolve) => {
+    execFile(join(root, 'bin/entityctl'), ['--config', config, ...args], { env: { ...process.env, CI: '1' }, timeout: SLOW }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, json: () => JSON.parse(stdout) }),
+    )
+  })
+}
+
+function writeConfig(name: string, content: Record<string, any>): string {
+  const path = join(dir, name)
+  writeFileSync(
+    path,
+    JSON.stringify({
+      ...content,
+      Server: { LogLevel: 'silent', PluginsDir: DEMO_PLUGINS, Port: 0, ...content.Server },
+      Database: { ConnectionString: TEST_DATABASE_URL },
+      JWT: { SigningKey: randomBytes(32).toString('base64url') },
+    }),
+  )
+  return path
+}
+
+const healthy = join(dir, 'healthy.json')
+
+beforeAll(async () => {
+  writeConfig('healthy.json', {})
+  const added = await entityctl(healthy, 'tenant', 'add', tenant, '--json')
+  expect(added.code, added.stderr).toBe(0)
+  // Another program on a port: it hangs up on whoever connects (doctor asks it for /healthz).
+  busy = createServer((socket) => socket.destroy())
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+}, SLOW)
+
+afterAll(async () => {
+  await new Promise((resolve) => busy?.close(resolve))
+  await dropDatabase(TEST_DATABASE_URL, database)
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('config check', { timeout: SLOW }, () => {
+  it('lists every problem at once, exit 2, as JSON too', async () => {
+    const config = join(dir, 'bad.json')
+    writeFileSync(config, JSON.stringify({ Server: { Port: 'eighty', Bogus: 1 }, Databse: {}, Tenants: { 'Not Valid': {}, acme: { EncryptionKey: 'short' } } }))
+    const [human, json] = await Promise.all([entityctl(config, 'config', 'check'), entityctl(config, 'config', 'check', '--json')])
+    expect(human.code).toBe(2)
+    expect(human.stderr).toContain(`${config}: 5 problems:`)
+    const error = json.json().error
+    expect(json.code).toBe(2)
+    expect(error.code).toBe('ConfigError')
+    expect(error.problems).toEqual([
+      expect.stringContaining('Configuration Databse: unknown section'),
+      expect.stringContaining('Configuration Server:Bogus: unknown key'),
+      'Configuration Server:Port: must be an integer, not "eighty"',
+      expect.stringContaining('Configuration Tenants:Not Valid: a tenant name is'),
+      'Configuration Tenants:acme:EncryptionKey: must be 32 bytes, base64 encoded',
+    ])
+    for (const problem of error.problems) expect(human.stderr).toContain(problem)
+  })
+
+  it('refuses a file that cannot be read, naming it (exit 2)', async () => {
+    const missing = join(dir, 'nowhere.json')
+    const result = await entityctl(missing, 'doctor', '--json')
+    expect([result.code, result.json().error.code]).toEqual([2, 'ConfigError'])
+    expect(result.json().error.message).toContain(`Config file ${missing} does not exist`)
+  })
+})
+
+describe('doctor', { timeout: SLOW }, () => {
+  it('finds nothing wrong with a healthy installation (exit 0)', async () => {
+    const result = await entityctl(healthy, 'doctor', '--json')
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+    const report = result.json()
+    expect(report.healthy).toBe(true)
+    expect(report.checks.map((c: { check: string; status: string }) => [c.check, c.status])).toEqual([
+      ['node', 'ok'],
+      ['config', 'ok'],
+      ['plugins', 'ok'],
+      ['port', 'ok'],
+      ['database', 'ok'],
+      [`tenant ${tenant}`, 'ok'],
+    ])
+  })
+
+  it('names each failure with what to do about it, and exits 1', async () => {
+    const port = (busy.address() as { port: number }).port
+    const good = loadConfig(healthy, {}).Tenants.get(tenant)!
+    const config = writeConfig('sick.json', {
+      Server: { Port: port },
+      Tenants: {
+        [tenant]: { Database: database, EncryptionKey: good.EncryptionKey },
+        'wrong-key': { Database: database, EncryptionKey: key() },
+        missing: { Database: `${database}_missing`, EncryptionKey: key() },
+      },
+    })
+    const [json, human] = await Promise.all([entityctl(config, 'doctor', '--json'), entityctl(config, 'doctor')])
+    expect(json.code).toBe(1)
+    const checks = Object.fromEntries(json.json().checks.map((c: { check: string }) => [c.check, c]))
+    expect(json.json().healthy).toBe(false)
+    expect(checks.port).toMatchObject({ status: 'fail', detail: `127.0.0.1:${port} is in use by another program`, fix: expect.stringContaining('Server:Port') })
+    expect(checks[`tenant ${tenant}`].status).toBe('ok')
+    expect(checks['tenant wrong-key']).toMatchObject({ status: 'fail', detail: expect.stringContaining('EncryptionKey does not open the data'), fix: expect.stringContaining('Tenants:wrong-key:EncryptionKey') })
+    expect(checks['tenant missing']).toMatchObject({ status: 'fail', detail: expect.stringContaining('does not exist'), fix: expect.stringContaining('Tenants:missing:Database') })
+    expect(human.code).toBe(1)
+    expect(human.stdout).toContain('3 checks failed.')
+    expect(human.stdout).toContain('FAIL tenant wrong-key: Put back the key')
+  })
+
+  it('reports a plugin that does not load, with its position', async () => {
+    const config = writeConfig('plugins.json', { Server: { PluginsDir: fileURLToPath(new URL('./fixtures/broken-plugins/misspelt', import.meta.url)) } })
+    const result = await entityctl(config, 'doctor', '--json')
+    expect(result.code).toBe(1)
+    const plugins = result.json().checks.find((c: { check: string }) => c.check === 'plugins')
+    expect(plugins).toMatchObject({ status: 'fail', detail: expect.stringMatching(/library\.ts:7:24: .*did you mean required\?/) })
+  })
+})
