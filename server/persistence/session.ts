@@ -7,9 +7,10 @@
 
 import { setTimeout as delay } from 'node:timers/promises'
 import { RequestError, ServiceError } from '../errors.ts'
-import { applyRules } from '../rules/apply-rules.ts'
+import { businessRules } from '../rules/apply-rules.ts'
+import type { WritePlan } from '../writes/write-plan.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
-import { preparedSql, type Sql } from './sql.ts'
+import { plainSql, preparedSql, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
 import { isWriteConflict, UnitOfWork, type UnitOptions } from './unit-of-work.ts'
@@ -24,9 +25,20 @@ export interface Session {
    */
   cursor?(sql: string, params: readonly unknown[], limits: CursorLimits): Promise<RowCursor>
   /** Runs `work` on a unit of work, then flushes it: the rules run, one statement writes. */
-  write<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
+  write<T>(work: (unit: UnitOfWork) => Promise<T>, options?: WriteOptions<T>): Promise<T>
   /** A unit of work for reading entities (read-only methods); a change it makes is refused. */
   read<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T>
+}
+
+export interface WriteOptions<T> {
+  /** The write plan `work` applies, for a session that keeps them (a workflow's). */
+  readonly plan?: WritePlan
+  /**
+   * A read that must succeed for the write to stand (a reply that can fail on the data): run
+   * after the flush in the write's transaction, on a session of its own; its failure undoes
+   * the write. Costs a BEGIN and a COMMIT, so only such replies ask for it.
+   */
+  readonly within?: (session: Session, result: T) => Promise<void>
 }
 
 /**
@@ -45,17 +57,33 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
     tenant,
     query: (text, params) => withConnection(tenant, options, (client) => preparedSql(client)(text, params)),
     cursor: (text, params, limits) => openRowCursor(() => takeConnection(tenant, options), text, params, limits),
-    async write(work) {
+    async write(work, options) {
       for (let attempt = 1; ; attempt++) {
         // Writers that lost the same row spread out before trying again, off their connection.
         if (attempt > 1) await delay(Math.random() * 2 * attempt)
         try {
           // One connection for the unit's few statements: taken from the pool once, not per statement.
           return await withConnection(tenant, cheap, async (client) => {
-            const unit = openUnit(tenant, preparedSql(client))
-            const result = await work(unit)
-            await unit.flush()
-            return result
+            const sql = preparedSql(client)
+            const unit = openUnit(tenant, sql)
+            const within = options?.within
+            if (!within) {
+              const result = await work(unit)
+              await unit.flush()
+              return result
+            }
+            const plain = plainSql(client)
+            await plain('begin')
+            try {
+              const result = await work(unit)
+              await unit.flush()
+              await within(statementSession(tenant, sql), result)
+              await plain('commit')
+              return result
+            } catch (error) {
+              await plain('rollback').catch(() => {})
+              throw error
+            }
           })
         } catch (error) {
           if (!isWriteConflict(error)) throw error
@@ -67,9 +95,15 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
   }
 }
 
+/** A session for reads only, on `sql` (the connection of a write's transaction). */
+function statementSession(tenant: TenantDatabase, sql: Sql): Session {
+  const refuse = () => Promise.reject(new Error('a session for a write\'s reply reads only'))
+  return { tenant, query: (text, params) => sql(text, params), write: refuse, read: refuse }
+}
+
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
-export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite'> = {}): UnitOfWork {
-  return new UnitOfWork({ model: tenant.model, sql, rules: applyRules, cipher: tenant.cipher, ...options })
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush'> = {}): UnitOfWork {
+  return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, ...options })
 }
 
 /** Runs `work` on a unit that must not change anything: nothing is flushed, a change is a 403. */

@@ -8,8 +8,14 @@
 // written, so two writes feeding it are ordered on its row. A stale version aborts the whole
 // statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again.
 //
+// The business rules are the flush's hook (FlushHook): they run before the write, and they
+// say what a change will make them read, so loadForChange fetches it with the changed row.
+// A unit can also stage: run the hook and settle its changes in memory without writing, again
+// and again, each step with its own clock and keys; one flush then writes the net result of
+// every step, with the row versions the steps would have left (a workflow rebuilds its state so).
+//
 //   const unit = new UnitOfWork({ model, sql, rules })
-//   const line = (await unit.load([{ entity: OrderLine, key }]))[0]
+//   const line = await unit.loadForChange(OrderLine, key, ['Quantity'])
 //   line.values.Quantity = 7
 //   await unit.flush()
 
@@ -32,8 +38,8 @@ export interface Entry {
   original: Readonly<Record<string, unknown>> | undefined
   /** The row version as loaded. */
   version: number | undefined
-  /** new: created here; loaded: read from the database; stub: known by its key only. */
-  state: 'new' | 'loaded' | 'stub'
+  /** new: created here; loaded: read from the database; stub: known by its key only; gone: removed by a staged step. */
+  state: 'new' | 'loaded' | 'stub' | 'gone'
   removed: boolean
 }
 
@@ -55,21 +61,56 @@ export interface ParentPrefetch {
 /** A row a flush updates or deletes, with the version it was loaded with. */
 export type WrittenRow = readonly [entity: string, key: string, version: number]
 
+/**
+ * A row a flush wrote, as data (JSON): what it became, and the version it had. A workflow keeps
+ * these so its next request can put its pending rows back in one statement (writeRows).
+ */
+export interface FlushedRow {
+  readonly entity: string
+  readonly key: string
+  readonly kind: 'insert' | 'update' | 'delete'
+  /** The version the row had (updates, deletes). */
+  readonly expected?: number
+  /** The stored properties written, by declared name (all of them for an insert). */
+  readonly values?: Readonly<Record<string, unknown>>
+}
+
+/** A row to put as it is, over the version it must still have (none: it must not exist). */
+export interface RowToWrite {
+  readonly entity: EntityModel
+  readonly key: string
+  readonly kind: 'insert' | 'update' | 'delete'
+  readonly expected?: number
+  /** Its version once written. */
+  readonly version?: number
+  readonly values?: Readonly<Record<string, unknown>>
+}
+
 /** What a unit takes from the world: its clock and the keys it generates (a workflow pins both). */
 export interface UnitPins {
   readonly now: Date
   newGuid(): string
 }
 
+/** What a flush runs before it writes (the business rules), and what that will read. */
+export interface FlushHook {
+  /** Runs on the unit's pending changes; may change more, or throw to write nothing. */
+  beforeWrite(unit: UnitOfWork): Promise<void>
+  /** The parents a change of `changing` on `entity` makes the hook recompute (undefined: the entity goes). */
+  prefetch(model: Model, entity: EntityModel, changing?: Iterable<string>): ParentPrefetch[]
+}
+
 export interface UnitOptions {
   readonly model: Model
   readonly sql: Sql
   /** The business rules, run by every flush before anything is written. */
-  readonly rules: (unit: UnitOfWork) => Promise<void>
+  readonly rules: FlushHook
   readonly cipher?: PropertyCipher
   readonly pins?: UnitPins
   /** Told the rows a flush is about to update or delete (workflows record them). */
   readonly onWrite?: (rows: readonly WrittenRow[]) => void
+  /** Told every row a flush wrote, values included, once written. */
+  readonly onFlush?: (rows: readonly FlushedRow[]) => void
 }
 
 const CONFLICT = '40001'
@@ -79,21 +120,53 @@ export function isWriteConflict(error: unknown): boolean {
   return (error as { code?: string })?.code === CONFLICT
 }
 
+/** What the database holds of an entry a staged step changed: the row the final flush writes over. */
+interface StoredRow {
+  readonly existed: boolean
+  readonly version: number | undefined
+  readonly values: Readonly<Record<string, unknown>> | undefined
+}
+
 export class UnitOfWork {
   readonly model: Model
   readonly sql: Sql
-  readonly now: Date
   readonly #options: UnitOptions
+  #pins: UnitPins | undefined
+  #now: Date
   readonly #entries = new Map<string, Entry>()
+  /** The same entries by entity type: find and members look at one type, not at the whole unit. */
+  readonly #byEntity = new Map<EntityModel, Set<Entry>>()
   /** Stored members of collections loaded so far, per parent and navigation. */
   readonly #members = new Map<Entry, Map<string, Entry[]>>()
   readonly #touched = new Set<Entry>()
+  /** Entries staged steps changed, as the database holds them (stage()). */
+  readonly #stored = new Map<Entry, StoredRow>()
+  /**
+   * Once a unit stages, a step must cost what it changes, not what the unit holds: entries
+   * met since the last step (#fresh) and settled ones assigned since (#dirty, told by their
+   * values) are the only ones a step looks at.
+   */
+  #watching = false
+  readonly #fresh = new Set<Entry>()
+  readonly #dirty = new Set<Entry>()
 
   constructor(options: UnitOptions) {
     this.#options = options
     this.model = options.model
     this.sql = options.sql
-    this.now = options.pins?.now ?? new Date()
+    this.#pins = options.pins
+    this.#now = options.pins?.now ?? new Date()
+  }
+
+  /** The clock of the unit's rules. */
+  get now(): Date {
+    return this.#now
+  }
+
+  /** Pins the clock and keys of the next steps (a workflow's stored request, staged again). */
+  pin(pins: UnitPins): void {
+    this.#pins = pins
+    this.#now = pins.now
   }
 
   get(entity: EntityModel, key: string): Entry | undefined {
@@ -115,6 +188,7 @@ export class UnitOfWork {
 
   remove(entry: Entry): void {
     entry.removed = true
+    if (this.#watching) this.#dirty.add(entry)
   }
 
   /** The row is written (its version checked and raised) even if none of its values changes. */
@@ -122,8 +196,13 @@ export class UnitOfWork {
     if (entry.state === 'loaded') this.#touched.add(entry)
   }
 
+  /** The entries that may have changed since the last staged step: all of them in a unit that does not stage. */
+  pending(): Iterable<Entry> {
+    return this.#watching ? new Set([...this.#fresh, ...this.#dirty, ...this.#touched]) : this.#entries.values()
+  }
+
   newGuid(): string {
-    return this.#options.pins?.newGuid() ?? newGuid()
+    return this.#pins?.newGuid() ?? newGuid()
   }
 
   entries(): Entry[] {
@@ -134,9 +213,21 @@ export class UnitOfWork {
   changes(entry: Entry): string[] {
     if (entry.state === 'new') return Object.keys(entry.values).filter((name) => entry.values[name] !== undefined && entry.values[name] !== null)
     if (entry.state === 'stub' || !entry.original) return Object.keys(entry.values)
+    // The common case, and all of a staged unit's settled entries: nothing was assigned since.
+    if (unchanged(entry.values, entry.original)) return []
     return columnsOf(entry.entity)
       .map((column) => column.property)
       .filter((name) => name in entry.values && !sameValue(entry.values[name], entry.original![name]))
+  }
+
+  /**
+   * The entity `key` loaded to be changed (`changing`: the properties a change sets; undefined:
+   * it is removed), with what the flush hook will recompute from that change, in one statement.
+   * undefined when it does not exist.
+   */
+  async loadForChange(entity: EntityModel, key: string, changing?: Iterable<string>): Promise<Entry | undefined> {
+    const [entry] = await this.load([{ entity, key, parents: this.#options.rules.prefetch(this.model, entity, changing) }])
+    return entry.state === 'loaded' && !entry.removed ? entry : undefined
   }
 
   /** Loads what is not loaded yet, every entity and collection asked for in one statement. */
@@ -193,7 +284,7 @@ export class UnitOfWork {
   /** Entities matching `where`: the stored ones as this unit sees them, and its own new ones. */
   async find(entity: EntityModel, where: Where = {}): Promise<Entry[]> {
     const found = await this.#run([{ entity, sql: (_, params) => selectWhere(entity, whereSql(entity, where, 't', params)) }])
-    const candidates = new Set([...found, ...this.entries().filter((e) => e.entity === entity)])
+    const candidates = new Set([...found, ...this.#entriesOf(entity)])
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && matches(entity, where, e.values)).sort(byKey)
   }
 
@@ -203,15 +294,98 @@ export class UnitOfWork {
       await this.load([{ entity: parent.entity, key: parent.key, members: [collection] }])
     }
     const inverse = collection.inverse.name
-    const candidates = new Set([...(this.#members.get(parent)?.get(collection.name) ?? []), ...this.entries().filter((e) => e.entity === collection.target)])
+    const candidates = new Set([...(this.#members.get(parent)?.get(collection.name) ?? []), ...this.#entriesOf(collection.target)])
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && e.values[inverse] === parent.key).sort(byKey)
   }
 
-  /** Runs the rules, then writes every change in one statement. */
+  /** Runs the rules, then writes every change in one statement (after staged steps: their net result). */
   async flush(): Promise<void> {
+    if (this.#stored.size > 0) {
+      await this.stage()
+      const statement = this.#netStatement()
+      if (statement) await this.sql(statement.text, statement.params)
+      return
+    }
+    await this.#beforeWrite()
+    const rows = this.#pendingRows()
+    if (rows.length === 0) return
+    const statement = writeStatement(rows, this.#options.cipher, false)
+    this.#options.onWrite?.(statement.written)
+    await this.sql(statement.text, statement.params)
+    this.#options.onFlush?.(rows.map(flushedRow))
+    this.#settle(rows.map((row) => row.entry))
+  }
+
+  /**
+   * Writes rows as given, in one statement, each over the version it must still have: how a
+   * workflow puts back the rows its earlier requests wrote. No rule runs: they ran when the
+   * rows were first written.
+   */
+  async writeRows(rows: readonly RowToWrite[]): Promise<void> {
+    if (rows.length === 0) return
+    const pending = rows.map((row): PendingRow => {
+      const entry: Entry = { entity: row.entity, key: row.key, values: { ...row.values }, original: undefined, version: row.version, state: 'loaded', removed: false }
+      const columns = row.kind === 'insert' ? columnsOf(row.entity) : columnsOf(row.entity).filter((c) => row.values && c.property in row.values)
+      return { entry, kind: row.kind, columns, expected: row.expected, next: row.version }
+    })
+    const statement = writeStatement(pending, this.#options.cipher, true)
+    await this.sql(statement.text, statement.params)
+  }
+
+  /**
+   * Runs the rules on the changes since the last step and settles them in memory, as a flush
+   * would once written, without writing: later steps see them as stored. Reports the rows the
+   * step would write to onWrite, with the versions it would find.
+   */
+  async stage(): Promise<void> {
+    await this.#beforeWrite()
+    const pending = [...this.pending()]
+    const written = this.#pendingRows(pending)
+    this.#options.onWrite?.(written.filter((row) => row.kind !== 'insert').map((row) => [row.entry.entity.name, row.entry.key, row.expected!] as const))
+    for (const { entry } of written) {
+      if (!this.#stored.has(entry)) this.#stored.set(entry, { existed: entry.state === 'loaded', version: entry.version, values: entry.original })
+      if (entry.removed) {
+        if (entry.state === 'new') this.#forget(entry)
+        entry.state = 'gone'
+        continue
+      }
+      entry.version = entry.state === 'new' ? 1 : entry.version! + 1
+      entry.original = { ...entry.values }
+      entry.state = 'loaded'
+    }
+    for (const entry of pending) if (entry.removed && entry.state === 'new') this.#forget(entry)
+    // The stored members stay valid: nothing was written.
+    this.#touched.clear()
+    this.#fresh.clear()
+    this.#dirty.clear()
+    this.#watching = true
+    for (const entry of pending) entry.values = this.#watched(entry, entry.values)
+  }
+
+  /** Values that tell the unit when they are assigned, so the next step looks at their entry. */
+  #watched(entry: Entry, values: Record<string, unknown>): Record<string, unknown> {
+    const dirty = this.#dirty
+    return new Proxy(
+      { ...values },
+      {
+        set(target, name, value) {
+          target[name as string] = value
+          dirty.add(entry)
+          return true
+        },
+        deleteProperty(target, name) {
+          delete target[name as string]
+          dirty.add(entry)
+          return true
+        },
+      },
+    )
+  }
+
+  async #beforeWrite(): Promise<void> {
     // Entities changed by key only (members bound to a new parent) are loaded first, so their
     // change is a change like any other; one that does not exist is the client's mistake.
-    const assignedStubs = this.entries().filter((e) => e.state === 'stub' && Object.keys(e.values).length > 0)
+    const assignedStubs = [...this.pending()].filter((e) => e.state === 'stub' && Object.keys(e.values).length > 0)
     if (assignedStubs.length > 0) {
       await this.load(assignedStubs.map((e) => ({ entity: e.entity, key: e.key })))
       const missing = assignedStubs.filter((e) => e.state === 'stub')
@@ -219,17 +393,25 @@ export class UnitOfWork {
         throw validationFailed(missing.map((e) => ({ code: 'ValidationFailed', target: e.entity.setName, message: `No ${e.entity.name} has the Guid ${e.key}.` })))
       }
     }
-    await this.#options.rules(this)
-    const statement = this.#writeStatement()
-    if (!statement) return
-    this.#options.onWrite?.(statement.written)
-    await this.sql(statement.text, statement.params)
-    this.#settle(statement.entries)
+    await this.#options.rules.beforeWrite(this)
   }
 
   #add(entry: Entry): Entry {
     this.#entries.set(identity(entry.entity, entry.key), entry)
+    const ofEntity = this.#byEntity.get(entry.entity)
+    if (ofEntity) ofEntity.add(entry)
+    else this.#byEntity.set(entry.entity, new Set([entry]))
+    if (this.#watching) this.#fresh.add(entry)
     return entry
+  }
+
+  #forget(entry: Entry): void {
+    this.#entries.delete(identity(entry.entity, entry.key))
+    this.#byEntity.get(entry.entity)?.delete(entry)
+  }
+
+  #entriesOf(entity: EntityModel): Iterable<Entry> {
+    return this.#byEntity.get(entity) ?? []
   }
 
   /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
@@ -268,6 +450,7 @@ export class UnitOfWork {
     const entry = this.get(entity, key)
     if (entry && entry.state !== 'stub') return entry
     if (entry) {
+      if (this.#watching) this.#fresh.add(entry)
       entry.values = { ...values, ...entry.values }
       entry.original = values
       entry.version = version
@@ -277,70 +460,51 @@ export class UnitOfWork {
     return this.#add({ entity, key, values: { ...values }, original: values, version, state: 'loaded', removed: false })
   }
 
-  /**
-   * The flush statement: inserts, updates and deletes batched per table (rowSource: a VALUES
-   * list or arrays), and a final check that every updated or deleted row still had its
-   * version; otherwise `_conflict` raises and nothing of the statement stays.
-   */
-  #writeStatement(): { text: string; params: unknown[]; written: WrittenRow[]; entries: Entry[] } | undefined {
-    const { params, bind } = parameters()
-    const cipher = this.#options.cipher
-    const inserts = new Map<EntityModel, Entry[]>()
-    const updates = new Map<string, { entity: EntityModel; columns: Column[]; entries: Entry[] }>()
-    const deletes = new Map<EntityModel, Entry[]>()
-    for (const entry of this.#entries.values()) {
-      if (entry.state === 'new' && !entry.removed) addTo(inserts, entry.entity, entry)
+  /** The rows the pending changes write: new entities, changed (or touched) loaded ones, removed ones. */
+  #pendingRows(candidates: Iterable<Entry> = this.pending()): PendingRow[] {
+    const rows: PendingRow[] = []
+    for (const entry of candidates) {
+      if (entry.state === 'new' && !entry.removed) rows.push({ entry, kind: 'insert', columns: columnsOf(entry.entity) })
       if (entry.state !== 'loaded') continue
       if (entry.removed) {
-        addTo(deletes, entry.entity, entry)
+        rows.push({ entry, kind: 'delete', expected: entry.version })
         continue
       }
       const changed = new Set(this.changes(entry))
       if (changed.size === 0 && !this.#touched.has(entry)) continue
-      const columns = columnsOf(entry.entity).filter((c) => changed.has(c.property))
-      const shape = `${entry.entity.name}:${columns.map((c) => c.column).join(',')}`
-      const group = updates.get(shape) ?? { entity: entry.entity, columns, entries: [] }
-      group.entries.push(entry)
-      updates.set(shape, group)
+      rows.push({ entry, kind: 'update', expected: entry.version, columns: columnsOf(entry.entity).filter((c) => changed.has(c.property)) })
     }
-    const steps: string[] = []
-    const checked: string[] = []
-    const written: WrittenRow[] = []
-    const key: RowColumn = { name: KEY, type: 'uuid', value: (e) => e.key }
-    const version: RowColumn = { name: VERSION_COLUMN, type: 'int', value: (e) => e.version }
-    const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (e) => encodeValue(c, e.values[c.property], cipher) })
-    for (const [entity, entries] of inserts) {
-      const columns = columnsOf(entity)
-      steps.push(`insert into ${quote(entity.table)} (${[...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')})
-        select v.*, 1 from ${rowSource(bind, entries, columns.map(stored))} returning 1`)
+    return rows
+  }
+
+  /**
+   * After staged steps: the statement that takes the database from the rows as they were
+   * loaded to the rows the last step left, each row at the version the steps would have
+   * given it (so a later step, or a read, finds the versions a write after each would have).
+   */
+  #netStatement(): { text: string; params: unknown[] } | undefined {
+    const rows: PendingRow[] = []
+    for (const [entry, stored] of this.#stored) {
+      if (!stored.existed) {
+        if (entry.state !== 'gone') rows.push({ entry, kind: 'insert', columns: columnsOf(entry.entity), next: entry.version })
+        continue
+      }
+      if (entry.state === 'gone') {
+        rows.push({ entry, kind: 'delete', expected: stored.version })
+        continue
+      }
+      if (entry.version === stored.version) continue
+      const columns = columnsOf(entry.entity).filter((c) => !sameValue(entry.values[c.property], stored.values?.[c.property]))
+      rows.push({ entry, kind: 'update', expected: stored.version, next: entry.version, columns })
     }
-    for (const { entity, columns, entries } of updates.values()) {
-      const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = t.${quote(VERSION_COLUMN)} + 1`]
-      checked.push(`"w${steps.length}"`)
-      steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
-        from ${rowSource(bind, entries, [key, version, ...columns.map(stored)])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
-      for (const e of entries) written.push([entity.name, e.key, e.version!])
-    }
-    for (const [entity, entries] of deletes) {
-      checked.push(`"w${steps.length}"`)
-      steps.push(`delete from ${quote(entity.table)} t using ${rowSource(bind, entries, [key, version])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
-      for (const e of entries) written.push([entity.name, e.key, e.version!])
-    }
-    if (steps.length === 0) return undefined
-    const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
-    const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
-      select case when ${found} = ${bind(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
-    const entries = [...inserts.values(), ...[...updates.values()].map((group) => group.entries), ...deletes.values()].flat()
-    return { text, params, written, entries }
+    return rows.length === 0 ? undefined : writeStatement(rows, this.#options.cipher, true)
   }
 
   /** After a successful write the unit holds what is stored: `written` as the statement left them. */
   #settle(written: readonly Entry[]): void {
     for (const entry of written) {
       if (entry.removed) {
-        this.#entries.delete(identity(entry.entity, entry.key))
+        this.#forget(entry)
         continue
       }
       entry.version = entry.state === 'new' ? 1 : entry.version! + 1
@@ -348,7 +512,7 @@ export class UnitOfWork {
       entry.state = 'loaded'
     }
     // Created and then removed in the same unit: never stored, gone all the same.
-    for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#entries.delete(identity(entry.entity, entry.key))
+    for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#forget(entry)
     this.#touched.clear()
     this.#members.clear()
   }
@@ -368,11 +532,85 @@ function parameters(): { params: unknown[]; bind: Bind } {
   }
 }
 
-/** A column of the rows a flush writes: its name, its SQL type, its value in an entry. */
+function flushedRow(row: PendingRow): FlushedRow {
+  const values = row.columns && Object.fromEntries(row.columns.map((c) => [c.property, row.entry.values[c.property] ?? null]))
+  return { entity: row.entry.entity.name, key: row.entry.key, kind: row.kind, ...(row.expected !== undefined ? { expected: row.expected } : {}), ...(values ? { values } : {}) }
+}
+
+/** A row a flush writes: the version it must still have (update, delete) and, after staged steps, the one it gets. */
+interface PendingRow {
+  readonly entry: Entry
+  readonly kind: 'insert' | 'update' | 'delete'
+  readonly columns?: readonly Column[]
+  readonly expected?: number
+  /** Set by a net write: the version the steps left (otherwise 1 for an insert, one more for an update). */
+  readonly next?: number
+}
+
+/**
+ * One statement for `rows`: inserts, updates and deletes batched per table (rowSource: a
+ * VALUES list or arrays), and a final check that every updated or deleted row still had its
+ * version; otherwise `_conflict` raises and nothing of the statement stays. `net`: the
+ * versions written are the rows' `next` (staged steps), not one more than found.
+ */
+function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | undefined, net: boolean): { text: string; params: unknown[]; written: WrittenRow[] } {
+  const { params, bind } = parameters()
+  const inserts = new Map<EntityModel, PendingRow[]>()
+  const updates = new Map<string, { entity: EntityModel; columns: readonly Column[]; rows: PendingRow[] }>()
+  const deletes = new Map<EntityModel, PendingRow[]>()
+  for (const row of rows) {
+    const entity = row.entry.entity
+    if (row.kind === 'insert') addTo(inserts, entity, row)
+    else if (row.kind === 'delete') addTo(deletes, entity, row)
+    else {
+      const shape = `${entity.name}:${row.columns!.map((c) => c.column).join(',')}`
+      const group = updates.get(shape) ?? { entity, columns: row.columns!, rows: [] }
+      group.rows.push(row)
+      updates.set(shape, group)
+    }
+  }
+  const steps: string[] = []
+  const checked: string[] = []
+  const written: WrittenRow[] = []
+  const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
+  const expected: RowColumn = { name: VERSION_COLUMN, type: 'int', value: (r) => r.expected }
+  const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
+  const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
+  for (const [entity, inserted] of inserts) {
+    const columns = columnsOf(entity)
+    const names = [...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')
+    steps.push(
+      net
+        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(bind, inserted, [...columns.map(stored), next])} returning 1`
+        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(bind, inserted, columns.map(stored))} returning 1`,
+    )
+  }
+  for (const { entity, columns, rows: updated } of updates.values()) {
+    const version = net ? `v.${quote('_next')}` : `t.${quote(VERSION_COLUMN)} + 1`
+    const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
+    checked.push(`"w${steps.length}"`)
+    steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
+        from ${rowSource(bind, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+    for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
+  }
+  for (const [entity, deleted] of deletes) {
+    checked.push(`"w${steps.length}"`)
+    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(bind, deleted, [key, expected])}
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+    for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
+  }
+  const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
+  const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
+      select case when ${found} = ${bind(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
+  return { text, params, written }
+}
+
+/** A column of the rows a flush writes: its name, its SQL type, its value in a row. */
 interface RowColumn {
   readonly name: string
   readonly type: string
-  readonly value: (entry: Entry) => unknown
+  readonly value: (row: PendingRow) => unknown
 }
 
 /**
@@ -383,15 +621,15 @@ interface RowColumn {
  */
 const VALUES_LIST_ROWS = 8
 
-/** The rows `entries` as a relation `v` with `columns`: a VALUES list or unnest of arrays. */
-function rowSource(bind: Bind, entries: readonly Entry[], columns: readonly RowColumn[]): string {
+/** The rows as a relation `v` with `columns`: a VALUES list or unnest of arrays. */
+function rowSource(bind: Bind, rows: readonly PendingRow[], columns: readonly RowColumn[]): string {
   const names = columns.map((c) => quote(c.name)).join(', ')
-  if (entries.length > VALUES_LIST_ROWS) {
-    const arrays = columns.map((c) => bind(entries.map(c.value), `${c.type}[]`))
+  if (rows.length > VALUES_LIST_ROWS) {
+    const arrays = columns.map((c) => bind(rows.map(c.value), `${c.type}[]`))
     return `unnest(${arrays.join(', ')}) as v(${names})`
   }
-  const rows = entries.map((e) => `(${columns.map((c) => bind(c.value(e), c.type)).join(', ')})`)
-  return `(values ${rows.join(', ')}) as v(${names})`
+  const values = rows.map((r) => `(${columns.map((c) => bind(c.value(r), c.type)).join(', ')})`)
+  return `(values ${values.join(', ')}) as v(${names})`
 }
 
 /** The entity's columns (and version) from its table `t`, where `condition` holds. */
@@ -427,6 +665,12 @@ function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 
 function byKey(a: Entry, b: Entry): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+}
+
+/** Whether every value is the very one loaded (or settled): a cheap test before comparing values. */
+function unchanged(values: Readonly<Record<string, unknown>>, original: Readonly<Record<string, unknown>>): boolean {
+  for (const name in values) if (values[name] !== original[name]) return false
+  return true
 }
 
 /**

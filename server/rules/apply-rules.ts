@@ -12,7 +12,7 @@ import { validationFailed, type ErrorDetail } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
 import type { CollectionProperty } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
-import { sameValue, type Entry, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
+import { sameValue, type Entry, type FlushHook, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
@@ -29,12 +29,21 @@ interface Pending {
   readonly navigations: Set<string>
 }
 
+/**
+ * The rules as a unit of work's flush hook: they run before every write, and they say which
+ * parents a change will make them recompute, so the unit loads those with the changed row.
+ */
+export const businessRules: FlushHook = {
+  beforeWrite: (unit) => applyRules(unit),
+  prefetch: (model, entity, changing) => parentsReachedBy(model, entity, changing),
+}
+
 /** Bounds the propagation between entities; a plugin's rules that never settle are a bug. */
 const MAX_ROUNDS = 20
 
 export async function applyRules(unit: UnitOfWork): Promise<void> {
   const scope = new ViewScope(unit)
-  const removed = new Set(unit.entries().filter((entry) => entry.removed && entry.state === 'loaded'))
+  const removed = new Set([...unit.pending()].filter((entry) => entry.removed && entry.state === 'loaded'))
   const pending = collectChanges(unit)
   if (pending.size === 0 && removed.size === 0) return
   const context: RuleContext = {
@@ -87,7 +96,7 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
 /** New and changed entities of the unit of work, with what changed. */
 function collectChanges(unit: UnitOfWork): Map<Entry, Pending> {
   const pending = new Map<Entry, Pending>()
-  for (const entry of unit.entries()) {
+  for (const entry of unit.pending()) {
     if (entry.removed || entry.state === 'stub') continue
     const changed = new Set(unit.changes(entry))
     if (entry.state === 'new' || changed.size > 0) pending.set(entry, { entry, created: entry.state === 'new', changed, navigations: new Set() })
@@ -201,7 +210,7 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
   }
   if (requests.length === 0) return
   await unit.load(requests)
-  const missing = requests.filter((request) => unit.get(request.entity, request.key)?.state === 'stub')
+  const missing = requests.filter((request) => ['stub', 'gone'].includes(unit.get(request.entity, request.key)?.state ?? 'stub'))
   const seen = new Set<string>()
   const failures: ErrorDetail[] = []
   for (const { entity, key, referrer } of missing) {

@@ -49,6 +49,14 @@ export const WorkflowError = {
           omittedDetails: error.omittedDetails,
           target: error.target,
         }),
+  /** A stored request this version cannot apply: stored before workflows kept write plans, or by a later version. */
+  storedOtherwise: (id: string, request: RequestRef) =>
+    new ServiceError(
+      'Conflict',
+      `Workflow ${id} cannot go on: ${describe(request)} was stored by another version of entityctl, in a form this one does not apply. ` +
+        'Abort the workflow and start it again.',
+      { target: 'Workflow-Id' },
+    ),
   busy: () => new ServiceError('Conflict', 'The workflow met a concurrent change of the same rows; send the request again.'),
 }
 

@@ -10,18 +10,20 @@
 // transaction: between requests it holds no lock and no connection, any instance sharing
 // the database serves its next request, and a restart loses nothing. A request opens one
 // transaction, locks the workflow's row (so duplicates of one index run one after the other:
-// the second gets the stored answer or 409), takes a savepoint, replays the stored requests
-// that change something (workflow-replay.ts), runs the new one with a session on that
-// transaction (workflow-session.ts: every read, $filter, $expand, $count, $apply or method,
-// sees the pending changes), rolls back to the savepoint, records the request with its
-// answer, and commits that record alone. The commit replays everything the same way and
-// commits it; a replayed request that fails validation, or finds a row it changes at another
-// version than on its first run, fails the commit and leaves the workflow as it was.
+// the second gets the stored answer or 409), takes a savepoint, rebuilds the pending state
+// from the write plans the earlier requests stored (workflow-rebuild.ts: one unit of work,
+// one write), runs the new one with a session on that transaction (workflow-session.ts:
+// every read, $filter, $expand, $count, $apply or method, sees the pending changes), rolls
+// back to the savepoint, records the request's plans with its answer, and commits that record
+// alone. The commit rebuilds the same way and commits it; a stored request that fails
+// validation, or finds a row it changes at another version than on its first run, fails the
+// commit and leaves the workflow as it was.
 //
-// Cost model: request n replays the change requests before it, so it costs O(n) units of work
-// and a workflow of n requests O(n²) in all; reads are stored (for the index and a safe
-// retry) but never replayed. Workflow:MaxRequests (default 200) bounds n: above it, 400
-// WorkflowLimitExceeded. Row locks taken by the replay last one request, not the workflow.
+// Cost model: the rebuild applies the plans in memory and writes their net result in one
+// statement, so request n costs its own work plus work proportional to the changes the
+// workflow holds (no HTTP, no reply read again); reads are stored (for the index and a safe
+// retry) but hold no plan. Workflow:MaxRequests (default 200) bounds n: above it, 400
+// WorkflowLimitExceeded. Row locks taken by the rebuild last one request, not the workflow.
 
 import type Router from '@koa/router'
 import { AuthError } from '../errors.ts'
@@ -32,7 +34,8 @@ import { GUID_PATTERN, newGuid } from '../persistence/guid.ts'
 import type { WorkflowServices as Services } from './workflow-services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { WorkflowError } from './workflow-errors.ts'
-import { WorkflowReplayer } from './workflow-replay.ts'
+import { rebuildWorkflow, restoreWorkflow } from './workflow-rebuild.ts'
+import { planActor } from '../writes/plan-actor.ts'
 import { WorkflowSession } from './workflow-session.ts'
 import { inTransaction as inPoolTransaction, plainSql, type Sql } from '../persistence/sql.ts'
 import {
@@ -50,9 +53,6 @@ import {
 /** The fixed system routes (decisions.md "Names and routes") write outside any session. */
 const SYSTEM_ROUTES = /^\/api\/(auth|user\/pats|workflow|roles\/tree)(\/|$)/i
 
-/** Request headers a replay needs to answer as the first run did. */
-const KEPT_HEADERS = ['if-match', 'prefer', 'accept', 'content-type', 'content-length', 'odata-maxversion']
-
 /** Answer headers a safe retry sends again. */
 const ANSWER_HEADERS = ['content-type', 'etag', 'location', 'odata-entityid', 'preference-applied']
 
@@ -62,7 +62,6 @@ interface WorkflowHeaders {
 }
 
 export function workflowRoutes(router: Router<ApiState>, services: Services): void {
-  const replayer = new WorkflowReplayer(services)
   const { IdleTimeoutMinutes: idleMinutes, MaxRequests: maxRequests } = services.config.Workflow
   // The router-wide stage too, again, as the auth routes do: it runs once per request.
   const authenticated = authenticate(services)
@@ -92,7 +91,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
       }
       const open = requireOpen(id, workflow, idleMinutes)
       if (index !== open.lastIndex + 1) throw WorkflowError.indexConflict(index, open.lastIndex + 1)
-      await replayer.replay(ctx as ApiContext, sql, await loadReplayable(sql, id))
+      await rebuildWorkflow(tenant, sql, await loadReplayable(sql, id), planActor(access))
       await markCommitted(sql, id, index, idleMinutes)
     })
     if (!retried) services.metrics.workflows('committed')
@@ -122,7 +121,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
       if (headers.index > maxRequests) throw WorkflowError.limitExceeded(maxRequests)
 
       await sql('savepoint workflow_replay')
-      await replayer.replay(live, sql, await loadReplayable(sql, headers.id))
+      await restoreWorkflow(tenant, sql, await loadReplayable(sql, headers.id))
       const session = new WorkflowSession(tenant, sql)
       live.state.session = session
       await next()
@@ -134,8 +133,8 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
         index: headers.index,
         method: live.method,
         path: live.url,
-        headers: keptHeaders(live),
-        body: (live.request as { body?: unknown }).body,
+        plans: session.plans,
+        rows: session.rows,
         at: session.at,
         guids: session.guids,
         touched: [...session.touched.values()],
@@ -195,12 +194,6 @@ function signedIn(ctx: ApiContext): { tenant: TenantDatabase; access: NonNullabl
   const { tenant, access } = ctx.state
   if (!tenant || !access) throw AuthError.missingCredentials()
   return { tenant, access }
-}
-
-function keptHeaders(ctx: ApiContext): Record<string, string> {
-  const kept: Record<string, string> = {}
-  for (const name of KEPT_HEADERS) if (ctx.get(name)) kept[name] = ctx.get(name)
-  return kept
 }
 
 function answerOf(ctx: ApiContext): StoredAnswer {

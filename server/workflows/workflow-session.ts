@@ -1,44 +1,52 @@
 // The Session of one request inside a workflow (persistence/session.ts): every read and
 // write runs on the workflow's transaction, so it sees what the workflow's earlier requests
 // did, and nothing of it outlives the request unless the commit says so. Each unit of work
-// is pinned to the request's clock and Guids, so a replay writes what the first run wrote,
-// and reports the rows it changes with the version it found.
+// is pinned to the request's clock and Guids, and the session keeps the write plans it
+// applied and the rows they changed with the version each had, so the request can be stored
+// and applied again identically (workflow-rebuild.ts).
 
-import { openUnit, readOnly, type Session } from '../persistence/session.ts'
+import { openUnit, readOnly, type Session, type WriteOptions } from '../persistence/session.ts'
 import type { Sql } from '../persistence/sql.ts'
-import type { UnitOfWork, WrittenRow } from '../persistence/unit-of-work.ts'
+import type { FlushedRow, UnitOfWork, WrittenRow } from '../persistence/unit-of-work.ts'
 import { newGuid } from '../persistence/guid.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import type { WritePlan } from '../writes/write-plan.ts'
 import type { Touch } from './workflow-store.ts'
 
 export class WorkflowSession implements Session {
   readonly tenant: TenantDatabase
-  /** The clock of this request's rules: now when first run, the stored instant when replayed. */
+  /** The clock of this request's rules. */
   readonly at: Date
   /** The Guids this request generated, in order. */
   readonly guids: string[] = []
   /** The rows this request changed or deleted, keyed `Entity(key)`, with the version each had before. */
   readonly touched = new Map<string, Touch>()
+  /** The write plans this request applied, in order. */
+  readonly plans: WritePlan[] = []
+  /** The rows its writes wrote, in order, with their values: what the next request puts back. */
+  readonly rows: FlushedRow[] = []
   readonly #sql: Sql
-  readonly #replayedGuids: string[]
 
-  /** `replay`: the clock and Guids of the request's first run, to write exactly what it wrote. */
-  constructor(tenant: TenantDatabase, sql: Sql, replay?: { at: Date; guids: readonly string[] }) {
+  constructor(tenant: TenantDatabase, sql: Sql) {
     this.tenant = tenant
     this.#sql = sql
-    this.at = replay?.at ?? new Date()
-    this.#replayedGuids = [...(replay?.guids ?? [])]
+    this.at = new Date()
   }
 
   query<T = Record<string, unknown>>(sql: string, params: readonly unknown[]): Promise<T[]> {
     return this.#sql<T>(sql, params)
   }
 
-  write<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
+  write<T>(work: (unit: UnitOfWork) => Promise<T>, options: WriteOptions<T> = {}): Promise<T> {
+    // Only a plan can be applied again: a write without one has no place in a workflow.
+    const { plan, within } = options
+    if (!plan) throw new Error('a write inside a workflow must come as a write plan')
     const unit = this.#unitOfWork()
     return this.#inSavepoint(async () => {
       const result = await work(unit)
       await unit.flush()
+      await within?.(this, result)
+      this.plans.push(plan)
       return result
     }, 'release')
   }
@@ -52,11 +60,12 @@ export class WorkflowSession implements Session {
     return openUnit(this.tenant, this.#sql, {
       pins: { now: this.at, newGuid: () => this.#nextGuid() },
       onWrite: (rows) => this.#recordTouched(rows),
+      onFlush: (rows) => this.rows.push(...rows),
     })
   }
 
   #nextGuid(): string {
-    const guid = this.#replayedGuids.shift() ?? newGuid(this.at.getTime())
+    const guid = newGuid(this.at.getTime())
     this.guids.push(guid)
     return guid
   }

@@ -1,10 +1,17 @@
 // The workflow's rows in the tenant database (persistence/internal-tables.ts): the workflow
-// itself (owner, expiry, last accepted index) and each accepted request, kept so it can be
-// replayed identically and, for the last one, answered again. Plain parameterised SQL, run
-// by whoever holds the connection: the workflow's transaction, or the pool.
+// itself (owner, expiry, last accepted index) and each accepted request, kept so its write
+// plans can be applied again identically and, for the last one, its answer given again. Plain
+// parameterised SQL, run by whoever holds the connection: the workflow's transaction, or the pool.
+//
+// A request's plans are stored in its "Body" column, versioned, with the rows they wrote:
+// { "format": 1, "plans": [ … ], "rows": [ … ] } (writes/write-plan.ts, FlushedRow of
+// persistence/unit-of-work.ts). A request stored otherwise (by a version of entityctl that
+// replayed HTTP requests, or a later format) is not guessed at: its workflow fails by name.
 
 import type { Sql } from '../persistence/sql.ts'
-import type { WrittenRow } from '../persistence/unit-of-work.ts'
+import type { FlushedRow, WrittenRow } from '../persistence/unit-of-work.ts'
+import { WRITE_PLAN_FORMAT, type WritePlan } from '../writes/write-plan.ts'
+import { WorkflowError } from './workflow-errors.ts'
 
 /** A row a request changed or deleted, with the row version it found: [entity, key, version]. */
 export type Touch = WrittenRow
@@ -15,14 +22,16 @@ export interface WorkflowRow {
   readonly expired: boolean
 }
 
-/** A request as it was first run: what to send again, and what it took from the world. */
+/** A request as it was first run: the plans it applied, and what it took from the world. */
 export interface StoredRequest {
   readonly index: number
   readonly method: string
-  /** Path with its query string, as sent. */
+  /** Path with its query string, as sent (to name it, and to match a retry). */
   readonly path: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: unknown
+  /** Its write plans, in the order it applied them. */
+  readonly plans: readonly WritePlan[]
+  /** The rows they wrote, in order, with their values. */
+  readonly rows: readonly FlushedRow[]
   /** The clock of its rules. */
   readonly at: Date
   /** The Guids it generated, in order. */
@@ -62,13 +71,12 @@ export async function loadReplayable(sql: Sql, id: string): Promise<StoredReques
     Index: number
     Method: string
     Path: string
-    Headers: Record<string, string>
-    Body: unknown
+    Body: StoredBody | null
     At: number
     Guids: string[]
     Touched: Touch[]
   }>(
-    `select "Index", "Method", "Path", "Headers", "Body", (extract(epoch from "At") * 1000)::float8 as "At", "Guids", "Touched"
+    `select "Index", "Method", "Path", "Body", (extract(epoch from "At") * 1000)::float8 as "At", "Guids", "Touched"
        from "_WorkflowRequest" where "WorkflowId" = $1 and "Method" not in ${READ_METHODS} order by "Index"`,
     [id],
   )
@@ -76,12 +84,25 @@ export async function loadReplayable(sql: Sql, id: string): Promise<StoredReques
     index: row.Index,
     method: row.Method,
     path: row.Path,
-    headers: row.Headers,
-    body: row.Body,
+    ...storedPlans(id, row),
     at: new Date(row.At),
     guids: row.Guids,
     touched: row.Touched,
   }))
+}
+
+interface StoredBody {
+  readonly format?: unknown
+  readonly plans?: WritePlan[]
+  readonly rows?: FlushedRow[]
+}
+
+function storedPlans(id: string, row: { Index: number; Method: string; Path: string; Body: StoredBody | null }): { plans: WritePlan[]; rows: FlushedRow[] } {
+  const stored = row.Body
+  if (!stored || stored.format !== WRITE_PLAN_FORMAT || !Array.isArray(stored.plans) || !Array.isArray(stored.rows)) {
+    throw WorkflowError.storedOtherwise(id, { index: row.Index, method: row.Method, path: row.Path })
+  }
+  return { plans: stored.plans, rows: stored.rows }
 }
 
 /** The last accepted request, with its answer: what a safe retry compares and sends again. */
@@ -108,8 +129,8 @@ export async function recordRequest(sql: Sql, id: string, request: StoredRequest
       request.index,
       request.method,
       request.path,
-      JSON.stringify(request.headers),
-      request.body === undefined ? null : JSON.stringify(request.body),
+      '{}',
+      JSON.stringify({ format: WRITE_PLAN_FORMAT, plans: request.plans, rows: request.rows }),
       request.at,
       JSON.stringify(request.guids),
       JSON.stringify(request.touched),

@@ -221,12 +221,23 @@ describe('a reply whose statement fails on the data, which binding cannot forese
   }
   const ordersNumbered = async (number: number) => (await get(`Orders/$count?$filter=Number eq ${number}`)).text
 
-  it('outside a workflow, where the write is saved: 204 with the Location, as for return=minimal', async () => {
+  it('outside a workflow: the error, and nothing saved (the reply is read in the write\'s transaction)', async () => {
     const answer = await send('POST', failingReply, await order(880001))
-    expect(answer.status, answer.text).toBe(204)
-    expect(answer.headers.get('location')).toMatch(/Orders\([0-9a-f-]{36}\)$/)
-    expect(answer.headers.get('preference-applied')).toBeNull()
-    expect(await ordersNumbered(880001)).toBe('1')
+    expect(answer.status, answer.text).toBe(400)
+    expect(answer.headers.get('location')).toBeNull()
+    expect(await ordersNumbered(880001)).toBe('0')
+  })
+
+  it('the same reply on a PATCH: the error, and the change not saved', async () => {
+    const created = await send('POST', 'Orders?$expand=Lines($select=Guid)', await order(880003))
+    expect(created.status, created.text).toBe(200)
+    const path = `Orders(${created.body.Guid})?$expand=Lines($filter=cast(Title,Edm.Int32) eq 1)`
+    const read = async () => (await get(`Orders(${created.body.Guid})?$select=OrderDate`)).body
+    const before = await read()
+    const answer = await send('PATCH', path, { OrderDate: '2020-02-01' })
+    expect(answer.status, answer.text).toBe(400)
+    expect(await read()).toEqual(before)
+    expect(before.OrderDate).not.toBe('2020-02-01')
   })
 
   it('inside a workflow, where nothing is saved yet: the error, and nothing after the commit', async () => {
@@ -239,7 +250,7 @@ describe('a reply whose statement fails on the data, which binding cannot forese
     expect(await ordersNumbered(880002)).toBe('0')
   })
 
-  it("a modify method's too: 204 once its changes are saved, the error inside a workflow", async () => {
+  it("a modify method's too: the error, and its changes not saved, in a workflow or not", async () => {
     const tally = await created('Tallies', { Count: 100, Label: 'not a number' })
     const count = async () => (await get(`Tallies(${tally.Guid})?$select=Count`)).body.Count
     const failing = `Tallies/BumpAll?$filter=${encodeURIComponent('cast(Label,Edm.Int32) eq 1')}`
@@ -248,8 +259,8 @@ describe('a reply whose statement fails on the data, which binding cannot forese
     expect((await workflow.commit()).status).toBe(200)
     expect(await count()).toBe(100)
     const answer = await send('POST', failing)
-    expect(answer.status, answer.text).toBe(204)
-    expect(await count()).toBe(101)
+    expect(answer.status, answer.text).toBe(400)
+    expect(await count()).toBe(100)
   })
 })
 

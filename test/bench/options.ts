@@ -42,6 +42,10 @@ export type Options = {
   heavyOrders: number
   /** `--scale n`: the dataset n times the workload's (scaled-dataset.mjs); 1 is gen-dataset.mjs's own. */
   scale: number
+  /** `--workflow`: the cost of request n of one 200-request workflow (workflow-run.ts). */
+  workflow: boolean
+  /** Workflows of the workflow run, whose per-request times are taken the median of. */
+  workflowRuns: number
 }
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
@@ -82,7 +86,11 @@ Other measurements (entityctl alone, instead of the comparison):
   --max-connections <n>    entityctl's Database:MaxConnections (default: entityctl's, 40)
   --heavy                  two tenants; key-read p50/p99 on each, alone and while 4 clients send a
                            nested lambda filter to the first (--duration s per phase, default 10)
-  --heavy-orders <n>       orders per tenant of the heavy run (default 3000)`
+  --heavy-orders <n>       orders per tenant of the heavy run (default 3000)
+  --workflow               one tenant; workflows of 200 requests (POST of an order with a line):
+                           time of request 1, 50, 100, 200 and of the commit; PASS when request
+                           200 costs at most 3 times request 1
+  --workflow-runs <n>      workflows of the workflow run, medians taken (default 5)`
 
 /** Seconds of `--soak` given without a value. */
 export const DEFAULT_SOAK_SECONDS = 300
@@ -115,6 +123,8 @@ export function parseOptions(argv: string[]): Options {
       heavy: { type: 'boolean', default: false },
       'heavy-orders': { type: 'string' },
       scale: { type: 'string' },
+      workflow: { type: 'boolean', default: false },
+      'workflow-runs': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   })
@@ -127,8 +137,8 @@ export function parseOptions(argv: string[]): Options {
   const soakSeconds = values['soak-minutes'] !== undefined
     ? positive(values['soak-minutes'], 'soak-minutes') * 60
     : values.soak !== undefined ? positive(values.soak, 'soak') : undefined
-  if ([soakSeconds !== undefined, tenants !== undefined, values.heavy].filter(Boolean).length > 1) {
-    throw new Error('--soak, --tenants and --heavy are separate runs: give one')
+  if ([soakSeconds !== undefined, tenants !== undefined, values.heavy, values.workflow].filter(Boolean).length > 1) {
+    throw new Error('--soak, --tenants, --heavy and --workflow are separate runs: give one')
   }
   const defaultDuration = tenants !== undefined ? DEFAULT_TENANTS_SECONDS : smoke ? 1 : 10
   return {
@@ -157,6 +167,8 @@ export function parseOptions(argv: string[]): Options {
     heavy: values.heavy,
     heavyOrders: values['heavy-orders'] !== undefined ? positive(values['heavy-orders'], 'heavy-orders') : 3000,
     scale: values.scale !== undefined ? wholeScale(values.scale) : 1,
+    workflow: values.workflow,
+    workflowRuns: values['workflow-runs'] !== undefined ? positive(values['workflow-runs'], 'workflow-runs') : 5,
   }
 }
 

@@ -33,6 +33,7 @@ process.on('SIGINT', () => process.exit(130))
 if (options.soakSeconds !== undefined) process.exit(await (await import('./soak.ts')).runSoak(options, options.soakSeconds))
 if (options.tenants !== undefined) process.exit(await (await import('./tenants-run.ts')).runTenants(options, options.tenants))
 if (options.heavy) process.exit(await (await import('./heavy-run.ts')).runHeavy(options))
+if (options.workflow) process.exit(await (await import('./workflow-run.ts')).runWorkflow(options))
 const started = Date.now()
 const log = progressLog('bench', started)
 const timings: Record<string, number> = {}

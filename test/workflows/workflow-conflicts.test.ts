@@ -47,6 +47,20 @@ describe('commit after a concurrent change', () => {
     expect((await workflow.abort()).status).toBe(200)
   })
 
+  it('is 409 for the next request too, naming the row, before the commit', async () => {
+    const data = await saveSalesData(api, token, 77)
+    const workflow = await WorkflowClient.start(api, token)
+    expect((await workflow.send('PATCH', `OrderLines(${data.lines[0]})`, { Quantity: 4 })).status).toBe(204)
+    expect((await outside('PATCH', `OrderLines(${data.lines[0]})`, { Quantity: 6 })).status).toBe(204)
+    const next = await workflow.send('GET', `OrderLines(${data.lines[0]})?$select=Quantity`)
+    expect(next.status).toBe(409)
+    expect(next.body.error.message).toContain(`request 1 of the workflow (PATCH /api/OrderLines(${data.lines[0]}))`)
+    expect(next.body.error.details).toContainEqual(
+      expect.objectContaining({ target: `OrderLines(${data.lines[0]})`, message: expect.stringContaining('row version 1 when the workflow changed it, 2 now') }),
+    )
+    expect((await workflow.abort()).status).toBe(200)
+  })
+
   it('is 409 too when the changed row is one the rules touched (the order of a changed line)', async () => {
     const data = await saveSalesData(api, token, 2)
     const workflow = await WorkflowClient.start(api, token)

@@ -1,9 +1,10 @@
-// A replayed request writes what it wrote the first time: the instant its rules ran at and
-// the Guids it generated (nested creates included) come back, through every replay and the commit.
+// A stored request's write plans apply as they did the first time: the instant its rules ran at and
+// the Guids it generated (nested creates included) come back, through every rebuild and the commit.
 
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { tenantPool } from '../auth/helpers.ts'
 import { WorkflowClient } from './helpers.ts'
 
 let server: TestServer
@@ -35,4 +36,23 @@ it('keeps generated keys and clock-based defaults identical across replays and t
   expect((await workflow.commit()).status).toBe(200)
   const saved = await call(`${server.api}/Batches(${created.body.Guid})?${READ}`, { token })
   expect(saved.body).toMatchObject({ StampedAt: created.body.StampedAt, Items: created.body.Items })
+})
+
+it('fails by name, changing nothing, when a stored request is not a write plan this version applies', async () => {
+  const workflow = await WorkflowClient.start(server.api, token)
+  expect((await workflow.send('POST', 'Batches', { Name: 'Stored the old way' })).status).toBe(200)
+  // As the version that replayed HTTP requests stored it: the request's body, no plan.
+  const pool = tenantPool(server)
+  try {
+    await pool.query(`update "_WorkflowRequest" set "Body" = $2::json where "WorkflowId" = $1`, [workflow.id, JSON.stringify({ Name: 'Stored the old way' })])
+  } finally {
+    await pool.end()
+  }
+  const next = await workflow.send('POST', 'Batches', { Name: 'Next' })
+  expect(next.status).toBe(409)
+  expect(next.body.error.message).toMatch(/request 1 of the workflow \(POST \/api\/Batches\) was stored by another version of entityctl.*Abort the workflow/)
+  expect((await workflow.commit()).status).toBe(409)
+  expect((await workflow.abort()).status).toBe(200)
+  const saved = await call(`${server.api}/Batches?$filter=${encodeURIComponent("Name eq 'Stored the old way' or Name eq 'Next'")}`, { token })
+  expect(saved.body.value).toEqual([])
 })

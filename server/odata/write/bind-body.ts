@@ -1,23 +1,24 @@
-// Applies a JSON request body to an entity of the unit of work: public names to properties, values
-// parsed by type, references bound (`Customer@odata.bind`, `CustomerGuid`, `{ "Guid": … }`),
-// related entities created (deep insert). Every problem of the body is gathered into one
-// ValidationFailed, so a client learns all of them at once. Before any of it, the body's size
-// in entities is checked against the limits (ApiOptions:MaxBodyEntities, MaxCollectionMembers).
+// Binds a JSON request body to the model, as a write plan's operation: public names to
+// properties, values parsed by type, references bound (`Customer@odata.bind`, `CustomerGuid`,
+// `{ "Guid": … }`), related entities created (deep insert). Pure: nothing here reads the
+// database, so a body is refused whole before anything is written. Every problem of the body
+// is gathered into one ValidationFailed, so a client learns all of them at once. Before any
+// of it, the body's size in entities is checked against the limits (ApiOptions:MaxBodyEntities,
+// MaxCollectionMembers).
 
 import { RequestError, validationFailed, type ErrorDetail } from '../../errors.ts'
 import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
 import { KEY } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
-import type { Entry, UnitOfWork } from '../../persistence/unit-of-work.ts'
 import { parseClientValue } from '../../rules/values.ts'
+import type { CreateOperation } from '../../writes/write-plan.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
 import type { NestedCreate } from '../semantic/authorize.ts'
 
 export type WriteMode = 'create' | 'patch' | 'put'
 
 export interface BodyContext {
-  readonly unit: UnitOfWork
   readonly model: Model
   readonly naming: NamingPolicy
   readonly limits: BodyLimits
@@ -29,36 +30,45 @@ export interface BodyLimits {
   readonly maxCollectionMembers: number
 }
 
-/** Creates an entity (and, nested, its related ones) from a body; returns its entry. */
-export function createFromBody(context: BodyContext, entity: EntityModel, body: unknown, path = ''): Entry {
+/** The create of an entity (and, nested, of its related ones) a body asks for. */
+export function bindCreateBody(context: BodyContext, entity: EntityModel, body: unknown): CreateOperation {
   checkBodyLimits(context.naming, context.limits, entity, body)
   const failures: ErrorDetail[] = []
-  const created = createEntity(context, entity, body, path, failures)
+  const created = bindCreate(context, entity, body, '', failures)
   if (failures.length) throw validationFailed(failures)
   return created
 }
 
-export function updateFromBody(context: BodyContext, entity: EntityModel, record: Entry, body: unknown, mode: 'patch' | 'put'): void {
+/** The values a PATCH or PUT body sets on the entity `key` (a PUT's: null for every property it leaves out). */
+export function bindUpdateBody(context: BodyContext, entity: EntityModel, key: string, body: unknown, mode: 'patch' | 'put'): Record<string, unknown> {
   checkBodyLimits(context.naming, context.limits, entity, body)
   const failures: ErrorDetail[] = []
-  assign(context, entity, record, body, mode, '', failures)
+  const target: Target = { key: key.toLowerCase(), values: {}, nested: [], members: [] }
+  assign(context, entity, target, body, mode, '', failures)
   if (failures.length) throw validationFailed(failures)
+  return target.values
 }
 
-/** Every entity created here is one nestedCreates() lists, so the create permission was checked before the write. */
-function createEntity(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): Entry {
-  // The key first: the unit of work knows the entity by it from the moment it is created.
+/** What assign() fills: the values of one entity, and for a create what is created or bound with it. */
+interface Target {
+  readonly key: string | undefined
+  readonly values: Record<string, unknown>
+  readonly nested: { property: string; create: CreateOperation }[]
+  readonly members: { property: string; keys: string[] }[]
+}
+
+function bindCreate(context: BodyContext, entity: EntityModel, body: unknown, path: string, failures: ErrorDetail[]): CreateOperation {
   const given = body && typeof body === 'object' ? (body as Record<string, unknown>)[context.naming.toPublic(KEY)] : undefined
-  const key = typeof given === 'string' && GUID_PATTERN.test(given) ? given.toLowerCase() : context.unit.newGuid()
-  if (given !== undefined && key !== String(given).toLowerCase()) {
+  const valid = typeof given === 'string' && GUID_PATTERN.test(given)
+  if (given !== undefined && !valid) {
     failures.push({ code: 'ValidationFailed', target: `${path}${KEY}`, message: 'Guid must be a GUID.' })
   }
-  const record = context.unit.create(entity, key)
-  assign(context, entity, record, body, 'create', path, failures)
-  return record
+  const target: Target = { key: valid ? given.toLowerCase() : undefined, values: {}, nested: [], members: [] }
+  assign(context, entity, target, body, 'create', path, failures)
+  return { kind: 'create', entity: entity.name, ...(target.key ? { key: target.key } : {}), values: target.values, nested: target.nested, members: target.members }
 }
 
-function assign(context: BodyContext, entity: EntityModel, record: Entry, body: unknown, mode: WriteMode, path: string, failures: ErrorDetail[]): void {
+function assign(context: BodyContext, entity: EntityModel, record: Target, body: unknown, mode: WriteMode, path: string, failures: ErrorDetail[]): void {
   const fail = (target: string, message: string) => failures.push({ code: 'ValidationFailed', target: `${path}${target}`, message })
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     fail('', `The body must be a JSON object with the properties of ${entity.name}.`)
@@ -96,7 +106,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
     }
     if (property.kind === 'reference') {
       if (bindsReference(isBind, value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
-      else if (mode === 'create') record.values[property.name] = createEntity(context, property.target, value, `${path}${name}/`, failures).key
+      else if (mode === 'create') record.nested.push({ property: property.name, create: bindCreate(context, property.target, value, `${path}${name}/`, failures) })
       else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
       continue
     }
@@ -116,18 +126,17 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
       fail(name, `${property.name} holds ${members}: each member is a new ${property.target.name}, as an object; bind existing ones with ${name}${BIND}.`)
       continue
     }
+    const bound: string[] = []
     value.forEach((item, i) => {
       if (isBind) {
         const key = keyFromBinding(context.model, item, property.target)
         if (!key) fail(`${name}/${i}`, `'${String(item)}' does not address a ${property.target.name}.`)
-        else {
-          context.unit.reference(property.target, key).values[property.inverse.name] = record.key
-        }
+        else bound.push(key)
         return
       }
-      const child = createEntity(context, property.target, item, `${path}${name}/${i}/`, failures)
-      child.values[property.inverse.name] = record.key
+      record.nested.push({ property: property.name, create: bindCreate(context, property.target, item, `${path}${name}/${i}/`, failures) })
     })
+    if (bound.length > 0) record.members.push({ property: property.name, keys: bound })
   }
   if (mode === 'put') {
     for (const property of entity.properties.values()) {
@@ -142,7 +151,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Entry, body: 
 function bindReference(
   context: BodyContext,
   reference: ReferenceProperty,
-  record: Entry,
+  record: Target,
   value: unknown,
   name: string,
   fail: (target: string, message: string) => void,
@@ -225,17 +234,6 @@ export function nestedCreates(naming: NamingPolicy, entity: EntityModel, body: u
     if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, at(`${name}/${i}`)))
   }
   return found
-}
-
-/** The declared names of the properties a body sets (unknown names are left to assign to report). */
-export function propertiesNamedIn(naming: NamingPolicy, entity: EntityModel, body: unknown): string[] {
-  if (!body || typeof body !== 'object') return []
-  const properties = publicProperties(entity, naming)
-  return Object.keys(body).flatMap((name) => {
-    const property = properties.get(propertyNameOf(name))
-    if (!property) return []
-    return property.kind === 'scalar' && property.foreignKeyOf ? [property.foreignKeyOf.name] : [property.name]
-  })
 }
 
 const BIND = '@odata.bind'

@@ -1,0 +1,235 @@
+// The write binder, beside the read binder: a request that writes (POST, PATCH, PUT, DELETE,
+// an action or function) → a WritePlan (server/writes/write-plan.ts) and the bound read of its
+// reply. Pure: names, types, references, deep inserts, If-Match, the reply's $select/$expand
+// and every permission the request needs (authorize.ts, the stage reads use too) are settled
+// here, so a request refused for any of them is refused before anything touches the database.
+// What only the data can decide stays for when the plan is applied (server/writes/apply-plan.ts):
+// whether the entity exists, whether its ETag still matches, which members a cascade reaches.
+
+import type { AccessContext } from '../../auth/access-context.ts'
+import { QueryError, RequestError } from '../../errors.ts'
+import type { EntityModel, Model } from '../../model/model.ts'
+import type { NamingPolicy } from '../../model/naming.ts'
+import { writePlan, type WritePlan } from '../../writes/write-plan.ts'
+import type { QueryOptionsSyntax, SelectItemSyntax } from '../parser/syntax.ts'
+import { authorize, type BoundRead } from '../semantic/authorize.ts'
+import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
+import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
+import type { Target } from '../semantic/bind-path.ts'
+import { bindCreateBody, bindUpdateBody, checkBodyLimits, nestedCreates, type BodyContext, type BodyLimits } from './bind-body.ts'
+import { bindParameters } from './bind-parameters.ts'
+
+/** What binding a write needs of the service: the model, its naming, the limits. */
+export interface WriteBinding {
+  readonly model: Model
+  readonly naming: NamingPolicy
+  readonly query: QueryLimits
+  readonly body: BodyLimits
+  readonly defaultSelect: DefaultSelect
+}
+
+export type MethodTarget = Extract<Target, { kind: 'method' }>
+
+/** A request that writes, as the route and the parser leave it. */
+export type WriteRequest =
+  | { readonly kind: 'create'; readonly entity: EntityModel; readonly body: unknown; readonly options: QueryOptionsSyntax }
+  | {
+      readonly kind: 'update'
+      readonly entity: EntityModel
+      readonly key: string
+      readonly mode: 'patch' | 'put'
+      readonly body: unknown
+      readonly ifMatch: string
+      readonly options: QueryOptionsSyntax
+    }
+  | { readonly kind: 'delete'; readonly entity: EntityModel; readonly key: string; readonly ifMatch: string; readonly options: QueryOptionsSyntax }
+  | {
+      readonly kind: 'call'
+      readonly target: MethodTarget
+      readonly httpMethod: string
+      /** As requested, for a 405's message. */
+      readonly path: string
+      readonly body: unknown
+      /** A bound method's precondition on the entity it is called on. */
+      readonly ifMatch: string
+      readonly options: QueryOptionsSyntax
+    }
+
+/** How a write answers, bound before it is applied. */
+export type WriteReply =
+  /**
+   * The written entity (a create's or an update's), or the one entity a method returns.
+   * `failsOnData`: reading it evaluates what can fail on the data (an expanded $filter's cast,
+   * a plugin's virtual property), so it is read in the write's transaction, and its failure
+   * undoes the write; any other reply is read after the write, at no extra round trip.
+   */
+  | {
+      readonly kind: 'entity'
+      readonly entity: EntityModel
+      readonly read: BoundEntityRead
+      readonly select: readonly SelectItemSyntax[] | undefined
+      readonly failsOnData: boolean
+    }
+  /** The entities a method returns, read as its query options ask. */
+  | {
+      readonly kind: 'entities'
+      readonly entity: EntityModel
+      readonly read: BoundCollectionRead
+      readonly select: readonly SelectItemSyntax[] | undefined
+      readonly failsOnData: boolean
+    }
+  /** A value a method returns (Edm type name). */
+  | { readonly kind: 'value'; readonly type: string }
+  | { readonly kind: 'none' }
+
+export interface BoundWrite {
+  readonly plan: WritePlan
+  readonly reply: WriteReply
+}
+
+export function bindWrite(binding: WriteBinding, request: WriteRequest, access: AccessContext | undefined): BoundWrite {
+  switch (request.kind) {
+    case 'create': {
+      const { entity, body } = request
+      requireSystemWritable(entity)
+      const reply = bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
+      // Measured before it is walked for what it creates: a body past the limits costs no more than one at them.
+      checkBodyLimits(binding.naming, binding.body, entity, body)
+      const nested = nestedCreates(binding.naming, entity, body)
+      for (const created of nested) requireSystemWritable(created.entity)
+      authorize(access, { kind: 'create', entity, nested, reply: reply.read })
+      return { plan: writePlan([bindCreateBody(bodyContext(binding), entity, body)]), reply }
+    }
+    case 'update': {
+      const { entity, key, mode, body } = request
+      requireSystemWritable(entity)
+      const reply = bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
+      const ifMatch = parseIfMatch(request.ifMatch)
+      authorize(access, { kind: 'update', entity, reply: reply.read })
+      const values = bindUpdateBody(bodyContext(binding), entity, key, body, mode)
+      return { plan: writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}) }]), reply }
+    }
+    case 'delete': {
+      const { entity, key } = request
+      requireSystemWritable(entity)
+      // A DELETE answers with nothing, but its query options are a write's: bound, or refused.
+      bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
+      const ifMatch = parseIfMatch(request.ifMatch)
+      authorize(access, { kind: 'delete', entity })
+      return { plan: writePlan([{ kind: 'delete', entity: entity.name, key, ...(ifMatch ? { ifMatch } : {}) }]), reply: { kind: 'none' } }
+    }
+    case 'call': {
+      const { target, options } = request
+      const { entity, method, name } = target
+      const expected = method.kind === 'read' ? 'GET' : 'POST'
+      if (request.httpMethod !== expected) throw RequestError.methodNotAllowed(request.httpMethod, request.path, [expected])
+      const params = bindParameters(binding.naming, method, request.httpMethod === 'POST' ? (request.body ?? {}) : {}, target.inline, options.custom)
+      const reply = bindMethodReply(binding, target, options)
+      const ifMatch = target.key ? parseIfMatch(request.ifMatch) : undefined
+      // An entity result's reading is authorized with the call, before the method runs.
+      authorize(access, { kind: 'execute', entity, method: name, result: resultRead(reply) })
+      const call = {
+        kind: 'call' as const,
+        entity: entity.name,
+        method: name,
+        ...(target.key ? { key: target.key } : {}),
+        ...(ifMatch ? { ifMatch } : {}),
+        params,
+        readOnly: method.kind === 'read',
+      }
+      return { plan: writePlan([call]), reply }
+    }
+  }
+}
+
+/**
+ * Binds the reply's query options as a read of one entity would: a write whose reply cannot be
+ * given ($expand=Nope, $filter on one entity) is refused before it writes, not after. The
+ * writer may lack read permission on what it wrote, and the reply shows it all the same; what
+ * its $expand reaches is authorized with the write (authorize.ts).
+ */
+function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: QueryOptionsSyntax, why: string): Extract<WriteReply, { kind: 'entity' }> {
+  if (appliesToCollections(options)) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`)
+  const context = createBindContext(binding.naming, binding.query, options.aliases)
+  const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, binding.defaultSelect, 1)
+  return { kind: 'entity', entity, read, select: options.select, failsOnData: evaluatesOnData(read) }
+}
+
+/**
+ * Binds the reply's query options to what the method returns, before it runs. Entity results
+ * are read through the query pipeline; a method that returns no entities takes none of the
+ * system query options.
+ */
+function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: QueryOptionsSyntax): WriteReply {
+  const returns = target.method.returns
+  if (returns?.kind === 'collection') {
+    const entity = binding.model.entities.get(returns.target)!
+    const read = bindCollectionRead(createBindContext(binding.naming, binding.query, options.aliases), entity, options, binding.defaultSelect)
+    const failsOnData = Boolean(read.filter || read.orderby.length > 0 || read.apply?.length) || evaluatesOnData(read.read)
+    return { kind: 'entities', entity, read, select: options.select, failsOnData }
+  }
+  if (returns?.kind === 'reference') {
+    const entity = binding.model.entities.get(returns.target)!
+    return { ...bindEntityReply({ ...binding, defaultSelect: 'Key' }, entity, options, `${target.name} returns one ${entity.name}`) }
+  }
+  const given = systemOptionsIn(options)
+  if (given.length > 0) throw QueryError.invalid(`${given.join(', ')}: ${target.name} returns ${returns ? 'no entities' : 'nothing'}, so no query option applies to its answer.`, given[0])
+  return returns ? { kind: 'value', type: edmName(returns.type) } : { kind: 'none' }
+}
+
+/** Whether a read evaluates expressions or plugin code, which the data can make fail. */
+function evaluatesOnData(read: BoundEntityRead): boolean {
+  return read.virtuals.length > 0 || read.expand.some((expand) => expand.filter !== undefined || expand.orderby.length > 0 || evaluatesOnData(expand.read))
+}
+
+/** An entity result's read, without its keys (the method gives them), for authorize.ts. */
+function resultRead(reply: WriteReply): BoundRead | undefined {
+  if (reply.kind === 'entities') return reply.read
+  if (reply.kind === 'entity') return { kind: 'entity', entity: reply.entity, key: '', read: reply.read }
+  return undefined
+}
+
+function appliesToCollections(options: QueryOptionsSyntax): boolean {
+  return Boolean(options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply || options.count !== undefined)
+}
+
+/** The system query options a request gives ($format aside, which only chooses the answer's format). */
+function systemOptionsIn(options: QueryOptionsSyntax): string[] {
+  const given: Array<[string, unknown]> = [
+    ['$select', options.select], ['$expand', options.expand], ['$filter', options.filter], ['$orderby', options.orderby], ['$apply', options.apply],
+    ['$compute', options.compute], ['$top', options.top], ['$skip', options.skip], ['$count', options.count], ['$skiptoken', options.skiptoken],
+  ]
+  return given.filter(([, value]) => value !== undefined).map(([name]) => name)
+}
+
+function bodyContext(binding: WriteBinding): BodyContext {
+  return { model: binding.model, naming: binding.naming, limits: binding.body }
+}
+
+/** Entity tags as If-Match lists them (RFC 9110 13.1.1); undefined for none or `*` (any). */
+export function parseIfMatch(header: string): readonly string[] | undefined {
+  const text = header.trim()
+  if (text === '' || text === '*') return undefined
+  const tags = text.split(',').map((tag) => tag.trim())
+  const wrong = tags.find((tag) => !/^(W\/)?"[^"]*"$/.test(tag))
+  if (wrong !== undefined) {
+    throw RequestError.invalid(`If-Match holds '${wrong}', which is not an entity tag: send the ETag of the entity (W/"<version>") or *.`, 'If-Match')
+  }
+  return tags
+}
+
+/** Responsibilities come from plugins: `responsibility sync` owns that table. */
+function requireSystemWritable(entity: EntityModel): void {
+  if (entity.name === 'Responsibility') {
+    throw RequestError.methodNotAllowed('write', 'Responsibilities', ['GET'])
+  }
+}
+
+function edmName(type: string): string {
+  const map: Record<string, string> = {
+    Integer: 'Edm.Int32', Decimal: 'Edm.Decimal', Double: 'Edm.Double', Boolean: 'Edm.Boolean', Date: 'Edm.Date',
+    DateTimeOffset: 'Edm.DateTimeOffset', TimeOfDay: 'Edm.TimeOfDay', Guid: 'Edm.Guid',
+  }
+  return map[type] ?? 'Edm.String'
+}

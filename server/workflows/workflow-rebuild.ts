@@ -1,0 +1,190 @@
+// A workflow's pending state, put back on its transaction, two ways, neither through HTTP (no
+// reply is read again):
+//
+//   rebuildWorkflow  (the commit) applies the stored write plans again: one unit of work, each
+//                    request's plans pinned to the clock and Guids of its first run and staged
+//                    (the rules run, the result is settled in memory), so each writes what it
+//                    wrote then and is validated again on today's data; one statement then
+//                    writes the net result.
+//   restoreWorkflow  (every other request) puts back the rows the plans wrote, as they wrote
+//                    them: their net result in one statement, no rule run again, after one
+//                    statement checking that the rows that existed still have the versions the
+//                    workflow found. A request costs its own work plus work proportional to
+//                    the rows the workflow holds.
+//
+// Either way, the rows a request changes must still carry the versions it found on its first
+// run, or someone changed them outside the workflow: 409 naming them. A request that fails now
+// (validation, a row gone) fails the rebuild, named by its index.
+
+import { RequestError, ServiceError, type ErrorDetail } from '../errors.ts'
+import type { EntityModel, Model } from '../model/model.ts'
+import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import { translateDatabaseError } from '../persistence/database-errors.ts'
+import { newGuid } from '../persistence/guid.ts'
+import { openUnit } from '../persistence/session.ts'
+import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
+import type { LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
+import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
+import type { WritePlan } from '../writes/write-plan.ts'
+import { WorkflowError } from './workflow-errors.ts'
+import type { StoredRequest, Touch } from './workflow-store.ts'
+
+export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests: readonly StoredRequest[], actor: PlanActor): Promise<void> {
+  if (requests.length === 0) return
+  const touched = new Map<string, Touch>()
+  const unit = openUnit(tenant, sql, {
+    onWrite: (rows) => {
+      for (const row of rows) if (!touched.has(`${row[0]}(${row[1]})`)) touched.set(`${row[0]}(${row[1]})`, row)
+    },
+  })
+  // The rows the plans change by key, in one statement rather than one per request.
+  await unit.load(rowsNamedBy(tenant.model, requests.flatMap((request) => request.plans)))
+  for (const request of requests) {
+    touched.clear()
+    const guids = [...request.guids]
+    unit.pin({ now: request.at, newGuid: () => guids.shift() ?? newGuid(request.at.getTime()) })
+    try {
+      for (const plan of request.plans) {
+        await applyPlan(unit, plan, actor)
+        await unit.stage()
+      }
+    } catch (error) {
+      throw noLongerApplies(request, error)
+    }
+    const changed = changesOutside(tenant.model, request.touched, touched)
+    if (changed.length > 0) throw WorkflowError.changedOutside(request, changed)
+  }
+  try {
+    await unit.flush()
+  } catch (error) {
+    throw noLongerApplies(requests.at(-1)!, error)
+  }
+}
+
+/** A row as the workflow's requests left it, and the request that first touched it. */
+interface HeldRow {
+  readonly entity: EntityModel
+  readonly key: string
+  /** It was stored before the workflow: updated or deleted over `expected`, else inserted. */
+  readonly existed: boolean
+  readonly expected?: number
+  version: number
+  readonly values: Record<string, unknown>
+  gone: boolean
+  readonly first: StoredRequest
+}
+
+export async function restoreWorkflow(tenant: TenantDatabase, sql: Sql, requests: readonly StoredRequest[]): Promise<void> {
+  const held = new Map<string, HeldRow>()
+  for (const request of requests) {
+    for (const row of request.rows) {
+      const entity = tenant.model.entities.get(row.entity)
+      if (!entity) throw noLongerApplies(request, RequestError.invalid(`The entity type ${row.entity} no longer exists.`))
+      const id = `${row.entity}(${row.key})`
+      const known = held.get(id)
+      if (row.kind === 'insert' || !known) {
+        const existed = row.kind !== 'insert'
+        const version = existed ? row.expected! + 1 : 1
+        held.set(id, { entity, key: row.key, existed, expected: row.expected, version, values: { ...row.values }, gone: row.kind === 'delete', first: request })
+        continue
+      }
+      if (row.kind === 'delete') {
+        if (known.existed) known.gone = true
+        else held.delete(id)
+        continue
+      }
+      Object.assign(known.values, row.values)
+      known.version += 1
+    }
+  }
+  await requireUnchanged(tenant.model, sql, [...held.values()].filter((row) => row.existed))
+  const rows = [...held.values()].map(
+    (row): RowToWrite =>
+      !row.existed
+        ? { entity: row.entity, key: row.key, kind: 'insert', version: row.version, values: row.values }
+        : row.gone
+          ? { entity: row.entity, key: row.key, kind: 'delete', expected: row.expected }
+          : { entity: row.entity, key: row.key, kind: 'update', expected: row.expected, version: row.version, values: row.values },
+  )
+  try {
+    await openUnit(tenant, sql).writeRows(rows)
+  } catch (error) {
+    throw noLongerApplies(requests.at(-1)!, error)
+  }
+}
+
+/** The rows that existed before the workflow still have the versions it found: one statement, or 409 naming those that do not. */
+async function requireUnchanged(model: Model, sql: Sql, rows: readonly HeldRow[]): Promise<void> {
+  if (rows.length === 0) return
+  const byEntity = new Map<EntityModel, string[]>()
+  for (const row of rows) byEntity.set(row.entity, [...(byEntity.get(row.entity) ?? []), row.key])
+  const params: unknown[] = []
+  const parts = [...byEntity].map(([entity, keys]) => {
+    params.push(entity.name, keys)
+    return `select $${params.length - 1}::text as "entity", t.${quote(KEY)}::text as "key", t.${quote(VERSION_COLUMN)} as "version"
+              from ${quote(entity.table)} t where t.${quote(KEY)} = any($${params.length}::uuid[])`
+  })
+  const found = new Map((await sql<{ entity: string; key: string; version: number }>(parts.join(' union all '), params)).map((r) => [`${r.entity}(${r.key})`, r.version]))
+  const changed = rows
+    .map((row) => ({ row, now: found.get(`${row.entity.name}(${row.key})`) }))
+    .filter(({ row, now }) => now !== row.expected)
+  if (changed.length === 0) return
+  const first = changed.reduce((a, b) => (b.row.first.index < a.row.first.index ? b : a)).row.first
+  const details = changed
+    .filter(({ row }) => row.first === first)
+    .map(({ row, now }): ErrorDetail => {
+      const label = `${model.entities.get(row.entity.name)?.setName ?? row.entity.name}(${row.key})`
+      return now === undefined
+        ? { code: 'Conflict', target: label, message: `${label} was changed outside the workflow: it was deleted.` }
+        : { code: 'Conflict', target: label, message: `${label} was changed outside the workflow: row version ${row.expected} when the workflow changed it, ${now} now.` }
+    })
+  throw WorkflowError.changedOutside(first, details)
+}
+
+function noLongerApplies(request: StoredRequest, error: unknown): unknown {
+  const known = error instanceof ServiceError ? error : translateDatabaseError(error)
+  return known ? WorkflowError.noLongerApplies(request, known) : error
+}
+
+/** The entities the plans name by key (updates, deletes, bound method calls). */
+function rowsNamedBy(model: Model, plans: readonly WritePlan[]): LoadRequest[] {
+  const requests: LoadRequest[] = []
+  for (const plan of plans) {
+    for (const operation of plan.operations) {
+      const entity = model.entities.get(operation.entity)
+      if (entity && operation.kind !== 'create' && operation.key) requests.push({ entity, key: operation.key })
+    }
+  }
+  return requests
+}
+
+/**
+ * Rows whose version differs from the one the request found on its first run, or that it
+ * changes now but did not then (a row added outside that a cascade now reaches):
+ *   OrderLines(…): version 1 then, 2 now
+ */
+function changesOutside(model: Model, recorded: readonly Touch[], rebuilt: ReadonlyMap<string, Touch>): ErrorDetail[] {
+  const label = (entity: string, key: string) => `${model.entities.get(entity)?.setName ?? entity}(${key})`
+  const details: ErrorDetail[] = []
+  const seen = new Set<string>()
+  for (const [entity, key, version] of recorded) {
+    const id = `${entity}(${key})`
+    seen.add(id)
+    const now = rebuilt.get(id)
+    if (!now) {
+      details.push({ code: 'Conflict', target: label(entity, key), message: `${label(entity, key)} was changed outside the workflow: the request no longer reaches it.` })
+    } else if (now[2] !== version) {
+      details.push({
+        code: 'Conflict',
+        target: label(entity, key),
+        message: `${label(entity, key)} was changed outside the workflow: row version ${version} when the workflow changed it, ${now[2]} now.`,
+      })
+    }
+  }
+  for (const [id, [entity, key]] of rebuilt) {
+    if (seen.has(id)) continue
+    details.push({ code: 'Conflict', target: label(entity, key), message: `${label(entity, key)} appeared outside the workflow and would now be changed by it too.` })
+  }
+  return details
+}

@@ -1,0 +1,110 @@
+// Applies a write plan (write-plan.ts) to a unit of work: what the binder settled becomes
+// entries of the unit, and what only the data decides is decided here: whether the entity to
+// change exists, whether its ETag still matches If-Match, which members a delete's cascade
+// reaches (and whether the caller may delete or change them). The unit's flush then runs the
+// business rules and writes it all in one statement. The same plan applied to a unit with the
+// same pins (clock, keys) changes the same rows the same way: workflows rely on it.
+
+import type { Permission } from '../model/declarations.ts'
+import type { EntityModel } from '../model/model.ts'
+import { RequestError } from '../errors.ts'
+import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
+import { runMethod } from '../rules/run-method.ts'
+import { WRITE_PLAN_FORMAT, type CreateOperation, type PlanResult, type WriteOperation, type WritePlan } from './write-plan.ts'
+
+/** Who applies the plan: what the data may still require of them, and who they are to a method. */
+export interface PlanActor {
+  /** Throws unless the caller holds `permission` on `entity` (checked as the data is found). */
+  demand(entity: EntityModel, permission: Permission, by: string): void
+  readonly user?: { readonly guid: string; readonly username: string }
+}
+
+export async function applyPlan(unit: UnitOfWork, plan: WritePlan, actor: PlanActor): Promise<PlanResult> {
+  if (plan.format !== WRITE_PLAN_FORMAT) throw new Error(`a write plan of format ${String(plan.format)} cannot be applied by format ${WRITE_PLAN_FORMAT}`)
+  const results: unknown[] = []
+  for (const operation of plan.operations) results.push(await applyOperation(unit, operation, actor))
+  return { results }
+}
+
+async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor: PlanActor): Promise<unknown> {
+  const entity = entityNamed(unit, operation.entity)
+  switch (operation.kind) {
+    case 'create':
+      return create(unit, entity, operation).key
+    case 'update': {
+      // A PUT replaces every property; a PATCH reaches the parents its properties feed.
+      const record = await loadForChange(unit, entity, operation.key, operation.ifMatch, operation.mode === 'put' ? undefined : Object.keys(operation.values))
+      Object.assign(record.values, operation.values)
+      return record.key
+    }
+    case 'delete':
+      await removeWithCascades(unit, await loadForChange(unit, entity, operation.key, operation.ifMatch, undefined), actor)
+      return undefined
+    case 'call':
+      // The entity a bound method changes is loaded as any changed entity is, its ETag checked.
+      if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation.ifMatch, [])
+      return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user })
+  }
+}
+
+/** The entity and what it creates with it; its key first, then its nested ones' in the body's order. */
+function create(unit: UnitOfWork, entity: EntityModel, operation: CreateOperation): Entry {
+  const record = unit.create(entity, operation.key ?? unit.newGuid())
+  Object.assign(record.values, operation.values)
+  for (const { property: name, create: nested } of operation.nested) {
+    const property = entity.properties.get(name)!
+    if (property.kind === 'scalar') continue
+    const child = create(unit, property.target, nested)
+    if (property.kind === 'reference') record.values[property.name] = child.key
+    else child.values[property.inverse.name] = record.key
+  }
+  for (const { property: name, keys } of operation.members) {
+    const property = entity.properties.get(name)!
+    if (property.kind !== 'collection') continue
+    for (const key of keys) unit.reference(property.target, key).values[property.inverse.name] = record.key
+  }
+  return record
+}
+
+/** The entity to change, with what its change will recompute (the flush hook says what), its ETag checked. */
+async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: readonly string[] | undefined, changing: readonly string[] | undefined): Promise<Entry> {
+  const record = await unit.loadForChange(entity, key, changing)
+  if (!record) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
+  if (ifMatch) {
+    const current = `W/"${record.version}"`
+    if (!ifMatch.includes(current) && !ifMatch.includes(current.slice(2))) throw RequestError.preconditionFailed()
+  }
+  return record
+}
+
+/**
+ * Removes an entity and, first, what its references' onDelete asks for: cascade removes
+ * the members, setNull clears their reference (restrict is checked by the rules on flush).
+ * Members are loaded so the rules see them go (a parent's totals, for instance).
+ */
+async function removeWithCascades(unit: UnitOfWork, record: Entry, actor: PlanActor): Promise<void> {
+  for (const property of record.entity.properties.values()) {
+    if (property.kind !== 'collection') continue
+    const inverse = property.inverse
+    // Restricting references are judged by the rules engine, which sees the whole flush.
+    if (inverse.onDelete === 'restrict') continue
+    for (const member of await unit.find(property.target, { [inverse.name]: record.key })) {
+      // Which members a delete reaches only the data says, so these are checked as they are found.
+      if (inverse.onDelete === 'cascade') {
+        actor.demand(property.target, 'delete', `Deleting ${property.target.setName} by cascade from ${record.entity.setName}`)
+        await removeWithCascades(unit, member, actor)
+      } else {
+        actor.demand(property.target, 'update', `Clearing ${property.target.setName}.${inverse.name} of a deleted ${record.entity.name}`)
+        member.values[inverse.name] = null
+      }
+    }
+  }
+  unit.remove(record)
+}
+
+function entityNamed(unit: UnitOfWork, name: string): EntityModel {
+  const entity = unit.model.entities.get(name)
+  // A stored plan of a workflow outlives a change of the plugins: the entity may be gone.
+  if (!entity) throw RequestError.invalid(`The entity type ${name} no longer exists.`)
+  return entity
+}
