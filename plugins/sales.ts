@@ -4,9 +4,9 @@ import { entity, method, p, plugin, sum } from 'entityctl/plugin'
 
 const Customer = entity('Customer', {
   properties: {
-    Name: p.properNoun().required().maxLength(100).label('Name'),
-    Email: p.email().label('E-mail').description('Where invoices are sent'),
-    City: p.text().maxLength(60),
+    Name: p.properNoun().required().maxLength(100).label('Name').searchable(),
+    Email: p.email().label('E-mail').description('Where invoices are sent').searchable(),
+    City: p.text().maxLength(60).searchable(),
     Country: p.text().maxLength(2).label('Country').description('ISO 3166-1 alpha-2 code, upper-case'),
     CreditLimit: p.decimal(12, 2).label('Credit limit'),
     Title: p.text().maxLength(100),
@@ -26,9 +26,9 @@ const Customer = entity('Customer', {
 const Product = entity('Product', {
   naturalKey: ['Code'],
   properties: {
-    Code: p.text().required().maxLength(20).label('Product code'),
-    Name: p.properNoun().required().maxLength(100),
-    Category: p.text().maxLength(40),
+    Code: p.text().required().maxLength(20).label('Product code').searchable(),
+    Name: p.properNoun().required().maxLength(100).searchable(),
+    Category: p.text().maxLength(40).searchable(),
     Price: p.decimal(12, 2).required().min(0).label('Price'),
     Title: p.text().maxLength(121),
   },

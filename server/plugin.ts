@@ -76,6 +76,28 @@ export class ScalarBuilder {
   encrypted(): ScalarBuilder {
     return this.with({ encrypted: true })
   }
+  /**
+   * The property's name before a rename: migrations rename its column instead of dropping
+   * it and adding an empty one. Keep it until every tenant has been migrated.
+   *
+   * ```ts
+   * Email: p.email().renamedFrom('Mail'),
+   * ```
+   */
+  renamedFrom(previousName: string): ScalarBuilder {
+    return this.with({ renamedFrom: previousName })
+  }
+  /**
+   * Found by `$search`: the entity's searchable text properties feed one full-text index.
+   *
+   * ### Examples
+   * ```ts
+   * Name: p.properNoun().required().searchable(),   // GET /api/Customers?$search=lovelace
+   * ```
+   */
+  searchable(): ScalarBuilder {
+    return this.with({ searchable: true })
+  }
 }
 
 export class ReferenceBuilder {
@@ -95,6 +117,10 @@ export class ReferenceBuilder {
   }
   description(text: string): ReferenceBuilder {
     return new ReferenceBuilder({ ...this.decl, description: text })
+  }
+  /** The reference's name before a rename: its foreign key column is renamed, keeping its values. */
+  renamedFrom(previousName: string): ReferenceBuilder {
+    return new ReferenceBuilder({ ...this.decl, renamedFrom: previousName })
   }
 }
 

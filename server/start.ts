@@ -1,5 +1,6 @@
 // `entityctl serve`: opens the database server (configured or embedded), loads the plugins,
-// brings every tenant's schema up to date, and serves HTTP until SIGINT/SIGTERM, when it
+// brings every tenant's schema up to date (migrations/migrate-at-start.ts: a tenant whose
+// migration is refused answers 503, the others serve), and serves HTTP until SIGINT/SIGTERM, when it
 // lets in-flight requests finish, closes the pools and stops the embedded database. With
 // Server:MetricsPort set, a second listener serves the Prometheus metrics.
 //
@@ -15,13 +16,15 @@ import { loadModel } from './model/load-plugins.ts'
 import type { Model } from './model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
-import { migrateAllTenants } from './tenancy/tenant-admin.ts'
+import { migrateAtStart } from './migrations/migrate-at-start.ts'
+import type { SchemaGate } from './migrations/schema-gate.ts'
 import { createApp, type AppServices } from './http/app.ts'
 import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
 import { prettyLine } from './http/pretty-log.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
+import { watchConfig } from './config/config-watch.ts'
 import { NO_METRICS, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
 import { namingPolicy } from './model/naming.ts'
 import { AccessService } from './auth/access-service.ts'
@@ -38,6 +41,11 @@ export interface StartOptions {
   readonly model?: Model
   /** Destination of the log, default stdout. */
   readonly logger?: Logger
+  /**
+   * false (`serve --no-migrate`): tenants whose schema is behind the plugins are not migrated
+   * but answer 503 until `entityctl migrate` has run. Default: Server:MigrateOnStart.
+   */
+  readonly migrate?: boolean
 }
 
 export interface RunningServer {
@@ -68,9 +76,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let scrapes: MetricsListener | undefined
   try {
     tenants = new TenantRegistry(config, model, database.url)
-    await migrateAllTenants(config, model, tenants, logger)
+    const schemaGate = await migrateAtStart(config, model, tenants, logger, { migrate: options.migrate ?? config.Server.MigrateOnStart })
+    tenants.admitWith(schemaGate.admit)
     const metrics = config.Server.MetricsPort > 0 ? new PrometheusMetrics(tenants) : undefined
-    const services = createServices({ config, model, tenants, logger, metrics })
+    const services = createServices({ config, model, tenants, logger, metrics, schemaGate })
     const app = createApp(services)
     const server = createHttpServer(app.callback(), config, logger)
     const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
@@ -80,11 +89,21 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await listen(server, port, host)
     const address = server.address()
     const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
+    // Tenants follow the config file (tenant add/remove/disable/enable, a key changed).
+    const configWatch = watchConfig(config.path, async (next) => {
+      const change = await tenants!.reload(next.Tenants)
+      if (change.added.length + change.removed.length + change.changed.length > 0) logger.info(change, 'tenants changed')
+    }, logger)
     const workflowSweep = startWorkflowSweep(services)
     const housekeeping = startHousekeeping(services)
-    logger.info({ url, metrics: scrapes?.url, tenants: [...config.Tenants.keys()], database: database.embedded ? 'embedded' : 'external' }, 'entityctl serving')
+    const unavailable = schemaGate.blocked().map((blocked) => blocked.tenant)
+    logger.info(
+      { url, metrics: scrapes?.url, tenants: [...config.Tenants.keys()], ...(unavailable.length > 0 ? { unavailable } : {}), database: database.embedded ? 'embedded' : 'external' },
+      'entityctl serving',
+    )
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
+      configWatch.close()
       await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
       await scrapes?.close()
       await workflowSweep.stop()
@@ -153,6 +172,8 @@ export interface ServiceDeps {
   readonly tenants: TenantRegistry
   readonly logger: Logger
   readonly metrics?: Metrics
+  /** Tenants refused for their schema at start (migrations/migrate-at-start.ts). */
+  readonly schemaGate?: SchemaGate
 }
 
 /** The long-lived services, built once per server; each subsystem is handed the part it declares (AuthServices, OdataServices, WorkflowServices, JobServices). */

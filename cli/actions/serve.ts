@@ -11,10 +11,12 @@ import { unreachable } from '../database-hint.ts'
 /** How long a burst of file events (an editor's save is several) is gathered into one reload. */
 const SETTLE_MS = 150
 
-export async function serve(options: { port?: number; host?: string; watch?: boolean }, command: Command): Promise<void> {
+export async function serve(options: { port?: number; host?: string; watch?: boolean; migrate?: boolean }, command: Command): Promise<void> {
   const configPath = configFileOf(command)
+  // commander's --no-migrate: false when given, true otherwise; only the flag overrides the config.
+  const migrate = options.migrate === false ? false : undefined
   const start = (model?: Model, port = options.port) =>
-    startServer({ configPath, port, host: options.host, model }).catch((error) => {
+    startServer({ configPath, port, host: options.host, model, migrate }).catch((error) => {
       // Any tenant's own connection string may be the one: the start migrates every tenant.
       const config = loadConfig(configPath)
       throw unreachable(error, config, config.Tenants.keys()) ?? error
@@ -58,7 +60,8 @@ export async function serve(options: { port?: number; host?: string; watch?: boo
     try {
       server = await start(model, port)
     } catch (error) {
-      // A migration the new model needs may be refused (it would lose data): serve the old one.
+      // The new model may fail to start (a wrong EncryptionKey found by its migration): serve the old
+      // one. A migration refused because it would lose data does not fail it: that tenant answers 503.
       server = await start(previous, port)
       logger().error({ error: (error as Error).message }, 'plugins not reloaded: the ones loaded before keep serving')
     }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { existsSync } from 'node:fs'
-import { loadConfig, TENANT_NAME } from '../../server/config/load-config.ts'
+import { loadConfig, readConfigFile, TENANT_NAME, writeConfigFile } from '../../server/config/load-config.ts'
 import { configFileOf } from '../config-file.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
@@ -38,8 +38,12 @@ export async function add(given: string | undefined, options: { json?: boolean; 
 export async function list(options: { json?: boolean }, command: Command): Promise<void> {
   // Reads the config only: no database, no plugins.
   const config = loadConfig(configFileOf(command))
-  const rows = [...config.Tenants.values()].map((t) => ({ name: t.name, database: t.ConnectionString ? '(own connection string)' : t.Database }))
-  printResult(options, rows, () => table(rows, ['name', 'database']))
+  const rows = [...config.Tenants.values()].map((t) => ({
+    name: t.name,
+    database: t.ConnectionString ? '(own connection string)' : t.Database,
+    state: t.Disabled ? 'disabled' : 'enabled',
+  }))
+  printResult(options, rows, () => table(rows, ['name', 'database', 'state']))
 }
 
 export async function remove(
@@ -76,6 +80,28 @@ export async function remove(
     const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: \`entityctl tenant add ${name} --encryption-key-file ${options.exportKey}\` reattaches it.` : ''
     printResult(options, { tenant: name, removed: true, ...(keepsData ? { databaseKept: true } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) }, () => `Tenant '${name}' removed.${kept}`)
   })
+}
+
+export async function disable(name: string, options: { json?: boolean }, command: Command): Promise<void> {
+  await setDisabled(name, true, options, command)
+}
+
+export async function enable(name: string, options: { json?: boolean }, command: Command): Promise<void> {
+  await setDisabled(name, false, options, command)
+}
+
+/** A change of the config file only: running servers see it there (server/config/config-watch.ts). */
+async function setDisabled(name: string, disabled: boolean, options: { json?: boolean }, command: Command): Promise<void> {
+  const path = configFileOf(command)
+  const file = readConfigFile(path)
+  const settings = file.Tenants?.[name]
+  if (!settings) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+  if (disabled) settings.Disabled = true
+  else delete settings.Disabled
+  await writeConfigFile(path, file)
+  printResult(options, { tenant: name, disabled }, () =>
+    disabled ? `Tenant '${name}' disabled: running servers refuse its requests and close its connections.` : `Tenant '${name}' enabled.`,
+  )
 }
 
 function validTenantName(value: string): true | string {

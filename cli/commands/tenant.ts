@@ -6,7 +6,9 @@ const keys = () => import('../actions/tenant-keys.ts')
 const transfer = () => import('../actions/tenant-transfer.ts')
 
 export function tenantCommand(): Command {
-  const tenant = new Command('tenant').description('Manage tenants: each has its own database.')
+  const tenant = new Command('tenant').description(
+    'Manage tenants: each has its own database. Running servers follow the config file: a change reaches them within a second or two, without a restart.',
+  )
   withJson(
     tenant
       .command('add [name]')
@@ -22,6 +24,12 @@ export function tenantCommand(): Command {
       .option('--keep-database', 'remove the tenant from the config but keep its database')
       .option('--export-key <file>', 'write the tenant\'s EncryptionKey to this file (mode 600) first: `tenant add --encryption-key-file` reattaches the kept database with it'),
   ).action(lazy(actions, 'remove'))
+  withJson(
+    tenant
+      .command('disable <name>')
+      .description('Refuse the tenant\'s requests (401) and close its connections on every running server, keeping its data.'),
+  ).action(lazy(actions, 'disable'))
+  withJson(tenant.command('enable <name>').description('Serve a disabled tenant again.')).action(lazy(actions, 'enable'))
   withJson(
     tenant
       .command('rotate-key <name>')

@@ -1,33 +1,55 @@
-// Hears, per tenant database, that something access is computed from has changed (the
-// triggers of persistence/internal-tables.ts NOTIFY 'entityctl_access' with the table name),
-// so every server instance sharing the database drops its cached access.
+// Hears that something access is computed from has changed in a tenant database, so every
+// server instance sharing the database drops its cached access.
 //
-// One connection per tenant this instance is caching for, opened on the tenant's first
-// authenticated request and closed with the tenant's pool (`stop`, called by the
-// TenantRegistry's onClose: access-service.ts), so it counts within Database:MaxConnections as
-// one more connection per open tenant. Until it listens, and whenever it is lost, nothing of
-// that tenant may be cached: the caller is told so, and on a loss everything cached for the
-// tenant is dropped (a change may have been missed).
+// One notification connection per instance and database server, not one per tenant: NOTIFY
+// is confined to one database, so the channel lives in each server's `postgres` database
+// (notificationUrl) and names the tenant database in its payload. Whoever changes access
+// announces it there after committing: the server's write paths (access-service.ts `changed`)
+// and the CLI (`announceAccessChange`). A change made by other means (SQL by hand) is seen
+// when the cached entry expires (ApiOptions:RoleCacheExpirationMinutes).
 //
-// A writer that must know every instance has heard its change (revoke: "refused on the next
-// request, wherever it lands") runs a barrier: it NOTIFYs a marker and waits until every
-// listening connection of the database (pg_stat_activity, by application name) answers it.
-// Notifications arrive in commit order, so an instance that answers has seen the change.
+// The connection is opened on the first authenticated request of a tenant on that server and
+// kept for the instance's life; it counts within Database:MaxConnections (the registry leaves
+// room for it). Until it listens, and whenever it is lost, nothing of the server's tenants may
+// be cached: the caller is told so, and on a loss everything cached for them is dropped (a
+// change may have been missed).
+//
+// A writer that must know every instance has heard its change ("refused on the next request,
+// wherever it lands") runs a barrier: it NOTIFYs the change and a marker in one statement and
+// waits until every listening connection of the server (pg_stat_activity, by application
+// name) answers the marker. Notifications arrive in commit order, so an instance that answers
+// has handled the change.
 
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { Logger } from 'pino'
+import { databaseUrl } from '../tenancy/database-server.ts'
 
 export const ACCESS_CHANNEL = 'entityctl_access'
 const LISTENER_NAME = 'entityctl-access-listener'
+const CHANGE = 'change:'
 const MARKER = 'barrier:'
 const ANSWER = 'seen:'
 /** An instance that does not answer in this time is not waited for (it may be gone). */
 const BARRIER_TIMEOUT_MS = 1_000
 const RETRY_AFTER_MS = 5_000
 
-/** `table` is the changed table, or '*' when changes may have been missed. */
+/** `table` is the changed table, or '*' when changes may have been missed or are not named. */
 export type ChangeHandler = (tenant: string, table: string) => void
+
+/** The database of the tenant's server that carries its notifications. */
+export function notificationUrl(tenantUrl: string): string {
+  return databaseUrl(tenantUrl, 'postgres')
+}
+
+function databaseOf(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.slice(1))
+}
+
+/** `change:<table>:<database>`: the table never holds a colon, the database may. */
+function changePayload(database: string, table: string): string {
+  return `${CHANGE}${table}:${database}`
+}
 
 interface Listener {
   readonly client: pg.Client
@@ -37,9 +59,12 @@ interface Listener {
 }
 
 export class AccessListener {
+  /** By notification URL: one per database server. */
   readonly #listeners = new Map<string, Listener>()
-  /** Tenants whose listener failed to connect, with the time to try again. */
+  /** Servers whose listener failed to connect, with the time to try again. */
   readonly #retryAt = new Map<string, number>()
+  /** Per notification URL, the tenants of each database this instance has cached for. */
+  readonly #tenants = new Map<string, Map<string, Set<string>>>()
   readonly #barriers = new Map<string, (answer: string) => void>()
   readonly #onChange: ChangeHandler
   readonly #logger: Logger
@@ -52,23 +77,30 @@ export class AccessListener {
 
   /** Whether changes of this tenant reach this instance, so that caching is safe. */
   listening(tenant: string, url: string): boolean | Promise<boolean> {
-    const listener = this.#listeners.get(tenant)
+    const channel = notificationUrl(url)
+    this.#register(channel, databaseOf(url), tenant)
+    const listener = this.#listeners.get(channel)
     if (listener) return listener.up || listener.ready
-    if (this.#closed || (this.#retryAt.get(tenant) ?? 0) > Date.now()) return false
-    return this.#open(tenant, url).ready
+    if (this.#closed || (this.#retryAt.get(channel) ?? 0) > Date.now()) return false
+    return this.#open(channel).ready
   }
 
-  /** Waits until every instance listening on the tenant's database has heard what committed before. */
-  async barrier(tenant: string, url: string): Promise<void> {
-    if (!(await this.listening(tenant, url))) return announceAccessChange(url)
-    const listener = this.#listeners.get(tenant)!
-    await runBarrier(listener.client, this.#barriers)
+  /** Announces a change of the tenant's access and waits until every listening instance has heard it. */
+  async barrier(tenant: string, url: string, table = '*'): Promise<void> {
+    if (!(await this.listening(tenant, url))) return announceAccessChange(url, table)
+    const listener = this.#listeners.get(notificationUrl(url))
+    if (!listener) return announceAccessChange(url, table)
+    await runBarrier(listener.client, this.#barriers, changePayload(databaseOf(url), table))
   }
 
-  /** Closes the tenant's listener (its pool is closing); the next use opens one again. */
-  async stop(tenant: string): Promise<void> {
-    const listener = this.#listeners.get(tenant)
-    if (listener) await this.#drop(tenant, listener)
+  /** Forgets the tenant (its pool closed); the server's connection stays for the others. */
+  stop(tenant: string): void {
+    for (const databases of this.#tenants.values()) {
+      for (const [database, tenants] of databases) {
+        tenants.delete(tenant)
+        if (tenants.size === 0) databases.delete(database)
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -78,8 +110,16 @@ export class AccessListener {
     await Promise.allSettled(all.map((listener) => listener.client.end()))
   }
 
-  #open(tenant: string, url: string): Listener {
-    const client = new pg.Client({ connectionString: url, application_name: LISTENER_NAME })
+  #register(channel: string, database: string, tenant: string): void {
+    let databases = this.#tenants.get(channel)
+    if (!databases) this.#tenants.set(channel, (databases = new Map()))
+    let tenants = databases.get(database)
+    if (!tenants) databases.set(database, (tenants = new Set()))
+    tenants.add(tenant)
+  }
+
+  #open(channel: string): Listener {
+    const client = new pg.Client({ connectionString: channel, application_name: LISTENER_NAME })
     const listener: Listener = {
       client,
       up: false,
@@ -88,58 +128,65 @@ export class AccessListener {
         .then(() => client.query(`listen ${ACCESS_CHANNEL}`))
         .then(
           () => {
-            if (this.#listeners.get(tenant) !== listener) return false
+            if (this.#listeners.get(channel) !== listener) return false
             listener.up = true
             return true
           },
           (error: Error) => {
-            // Stopped while connecting: nothing went wrong.
-            if (this.#listeners.get(tenant) !== listener) return false
-            this.#logger.warn({ tenant, err: error.message }, 'access listener could not connect; access of this tenant is not cached')
-            this.#retryAt.set(tenant, Date.now() + RETRY_AFTER_MS)
-            this.#drop(tenant, listener)
+            // Closed while connecting: nothing went wrong.
+            if (this.#listeners.get(channel) !== listener) return false
+            this.#logger.warn({ err: error.message }, 'access listener could not connect; access is not cached')
+            this.#retryAt.set(channel, Date.now() + RETRY_AFTER_MS)
+            this.#drop(channel, listener)
             return false
           },
         ),
     }
     client.on('notification', (message) => {
       if (message.channel !== ACCESS_CHANNEL) return
-      const payload = message.payload ?? '*'
+      const payload = message.payload ?? ''
       if (payload.startsWith(MARKER)) {
         // Everything committed before the marker has been handled above: say so.
         client.query('select pg_notify($1, $2)', [ACCESS_CHANNEL, ANSWER + payload.slice(MARKER.length)]).catch(() => {})
       } else if (payload.startsWith(ANSWER)) {
         this.#barriers.get(payload.slice(ANSWER.length))?.(payload)
-      } else {
-        this.#onChange(tenant, payload)
+      } else if (payload.startsWith(CHANGE)) {
+        const rest = payload.slice(CHANGE.length)
+        const colon = rest.indexOf(':')
+        this.#changed(channel, rest.slice(colon + 1), rest.slice(0, colon))
       }
     })
     client.on('error', (error) => {
-      this.#logger.warn({ tenant, err: error.message }, 'access listener lost; cached access of this tenant dropped')
-      this.#drop(tenant, listener)
+      this.#logger.warn({ err: error.message }, 'access listener lost; cached access dropped')
+      this.#drop(channel, listener)
     })
-    client.on('end', () => this.#drop(tenant, listener))
-    this.#listeners.set(tenant, listener)
+    client.on('end', () => this.#drop(channel, listener))
+    this.#listeners.set(channel, listener)
     return listener
   }
 
+  #changed(channel: string, database: string, table: string): void {
+    for (const tenant of this.#tenants.get(channel)?.get(database) ?? []) this.#onChange(tenant, table)
+  }
+
   /** Forgets a listener and closes its connection; what was cached while it listened can no longer be trusted. */
-  #drop(tenant: string, listener: Listener): Promise<void> {
-    if (this.#listeners.get(tenant) !== listener) return Promise.resolve()
-    this.#listeners.delete(tenant)
+  #drop(channel: string, listener: Listener): Promise<void> {
+    if (this.#listeners.get(channel) !== listener) return Promise.resolve()
+    this.#listeners.delete(channel)
     listener.up = false
-    this.#onChange(tenant, '*')
+    for (const tenants of this.#tenants.get(channel)?.values() ?? []) for (const tenant of tenants) this.#onChange(tenant, '*')
     return listener.client.end().catch(() => {})
   }
 }
 
 /**
- * For writers outside a server (the CLI): waits until every server instance listening on the
- * database has heard the changes this process committed, so that its next request anywhere
- * sees them. Returns at once when no instance listens.
+ * For writers outside a server (the CLI) and a listener not yet up: announces that the
+ * tenant database's access changed and waits until every server instance listening on its
+ * server has heard it, so that the next request anywhere sees it. Returns as soon as the
+ * change is announced when no instance listens.
  */
-export async function announceAccessChange(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, application_name: 'entityctl' })
+export async function announceAccessChange(url: string, table = '*'): Promise<void> {
+  const client = new pg.Client({ connectionString: notificationUrl(url), application_name: 'entityctl' })
   // A lost connection fails the barrier's statement; unheard, its 'error' event would end the process.
   client.on('error', () => {})
   await client.connect()
@@ -149,14 +196,14 @@ export async function announceAccessChange(url: string): Promise<void> {
       if (message.channel === ACCESS_CHANNEL && message.payload?.startsWith(ANSWER)) barriers.get(message.payload.slice(ANSWER.length))?.(message.payload)
     })
     await client.query(`listen ${ACCESS_CHANNEL}`)
-    await runBarrier(client, barriers)
+    await runBarrier(client, barriers, changePayload(databaseOf(url), table))
   } finally {
     await client.end().catch(() => {})
   }
 }
 
-/** NOTIFYs a marker and waits for one answer per listening connection counted at that moment. */
-async function runBarrier(client: pg.Client, barriers: Map<string, (answer: string) => void>): Promise<void> {
+/** NOTIFYs the change and a marker, and waits for one answer per listening connection counted at that moment. */
+async function runBarrier(client: pg.Client, barriers: Map<string, (answer: string) => void>, change: string): Promise<void> {
   const id = randomUUID()
   let expected = Infinity
   let answers = 0
@@ -168,9 +215,9 @@ async function runBarrier(client: pg.Client, barriers: Map<string, (answer: stri
     timer = setTimeout(resolve, BARRIER_TIMEOUT_MS)
     timer.unref()
     const counted = client.query<{ listeners: number }>(
-      `select pg_notify($1, $2), (select count(*)::int from pg_stat_activity
-                                   where datname = current_database() and application_name = $3) as listeners`,
-      [ACCESS_CHANNEL, MARKER + id, LISTENER_NAME],
+      `select pg_notify($1, $2), pg_notify($1, $3), (select count(*)::int from pg_stat_activity
+                                   where datname = current_database() and application_name = $4) as listeners`,
+      [ACCESS_CHANNEL, change, MARKER + id, LISTENER_NAME],
     )
     counted.then(
       ({ rows }) => {

@@ -14,7 +14,7 @@ export interface UserRow {
   readonly responsibilities: readonly [string, string][]
 }
 
-/** Times in ms since the epoch: the tenant pool hands timestamps over as text (MikroORM's parsers). */
+/** Times in ms since the epoch: the tenant pool hands timestamps over as text (tenant-database.ts). */
 export interface PatRow {
   readonly id: string
   readonly userGuid: string

@@ -3,11 +3,11 @@
 // ApiOptions:RoleCacheExpirationMinutes, a PAT's scope for ResponsibilityCacheExpirationMinutes
 // (0 disables either). A request with a cached credential runs no SQL.
 //
-// Freshness: a change on this instance calls invalidateTenant() (the write paths do); a change
-// anywhere reaches every instance through the tenant database's NOTIFY (access-listener.ts).
-// A tenant is cached only while its listener is up, and a load that raced an invalidation is
-// not stored (per-tenant generation), so a stale entry never outlives the change's commit by
-// more than a notification's delivery.
+// Freshness: a change's writer calls changed() (the server's write paths) or
+// announceAccessChange (the CLI) after committing; the announcement reaches every instance
+// through its database server's notification connection (access-listener.ts) before the
+// writer answers. A tenant is cached only while that connection listens, and a load that
+// raced an invalidation is not stored (per-tenant generation).
 
 import type { Logger } from 'pino'
 import type { Config } from '../config/load-config.ts'
@@ -73,10 +73,13 @@ export class AccessService {
     this.#roleTtlMs = deps.config.ApiOptions.RoleCacheExpirationMinutes * 60_000
     this.#patTtlMs = deps.config.ApiOptions.ResponsibilityCacheExpirationMinutes * 60_000
     this.#listener = new AccessListener((tenant, table) => this.#changed(tenant, table), deps.logger)
-    // The listener's connection lives and dies with the tenant's pool (tenant-registry.ts).
-    deps.tenants.onClose((tenant) => {
+    // A tenant closed because it was idle, or its connections were needed, keeps its cache:
+    // the listener still hears its changes, and its next request needs no query for access.
+    // One removed, disabled or changed in the config loses it.
+    deps.tenants.onClose((tenant, gone) => {
+      if (!gone) return
       this.#caches.delete(tenant)
-      return this.#listener.stop(tenant)
+      this.#listener.stop(tenant)
     })
     this.#useFlusher = setInterval(() => void this.flushPatUses(), USE_RECORD_INTERVAL_MS)
     this.#useFlusher.unref()
@@ -105,13 +108,15 @@ export class AccessService {
 
   /**
    * After committing a change to access (roles, assignments, users, PATs): drops this
-   * instance's caches of the tenant and waits until every instance listening on the tenant's
-   * database has heard the change (access-listener.ts barrier), so the client's next request,
-   * wherever it lands, sees it. A round trip or two: for the rare writes to access only.
+   * instance's caches of the tenant, announces the change and waits until every instance
+   * has heard it (access-listener.ts barrier), so the client's next request, wherever it
+   * lands, sees it. A round trip or two: for the rare writes to access only. `table` '_Pat'
+   * lets the others keep their cached users.
    */
-  async changed(db: TenantDatabase): Promise<void> {
-    this.invalidateTenant(db.tenant)
-    await this.#listener.barrier(db.tenant, db.url)
+  async changed(db: TenantDatabase, table = '*'): Promise<void> {
+    if (table === '_Pat') this.invalidatePats(db.tenant)
+    else this.invalidateTenant(db.tenant)
+    await this.#listener.barrier(db.tenant, db.url, table)
   }
 
   /** The user's current access; undefined when no such user exists (any more). */
@@ -152,7 +157,7 @@ export class AccessService {
       // The change that ended the fallback conditions disables it too (a trigger); this is
       // the check at use time, for rows that trigger never saw.
       await disablePat(db.pool, pat.id)
-      this.invalidateTenant(db.tenant)
+      await this.changed(db, '_Pat')
       throw AuthError.invalidToken('the full-access fallback PAT was disabled: its owner now has a role or no full access')
     }
     this.#recordUse(db.tenant, pat)
@@ -185,7 +190,7 @@ export class AccessService {
   }
 
   #changed(tenant: string, table: string): void {
-    if (table === '_Pat' || table === '_PatResponsibility') this.invalidatePats(tenant)
+    if (table === '_Pat') this.invalidatePats(tenant)
     else this.invalidateTenant(tenant)
   }
 

@@ -19,8 +19,8 @@ export interface AuthServices {
   readonly naming: NamingPolicy
   /**
    * Who may do what, cached across requests. After committing a write to User, Role,
-   * UserRole, RoleResponsibility or Responsibility, call `access.invalidateTenant(tenant)`
-   * (other instances learn of it by NOTIFY).
+   * UserRole, RoleResponsibility or Responsibility, await `access.changed(tenant)`: every
+   * instance has heard of it when it returns.
    */
   readonly access: AccessService
   /** Credentials: access tokens (JWT) and the sign-in throttle. */

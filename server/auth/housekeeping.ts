@@ -1,7 +1,8 @@
 // Purges what the auth subsystem no longer needs, on Housekeeping:Schedule (node-cron):
 // PATs and refresh tokens expired (or revoked) more than Housekeeping:RetentionDays ago, and
-// sign-in throttle rows whose lock and window are over. Several instances may share the
-// tenant databases; a session advisory lock per tenant database lets one of them do it.
+// sign-in throttle rows whose lock and window are over. Each scheduled run is run by one
+// instance of the deployment (run-lease.ts); a session advisory lock per tenant database
+// keeps a run on demand from overlapping it.
 //
 //   const housekeeping = startHousekeeping(services)   // in start.ts, after createApp
 //   await housekeeping.stop()                           // on shutdown, before closing pools
@@ -32,7 +33,7 @@ export function startHousekeeping(services: AuthServices): Housekeeping {
 
 async function purgeAll(services: AuthServices): Promise<PurgeReport[]> {
   const reports: PurgeReport[] = []
-  for (const tenant of services.config.Tenants.keys()) {
+  for (const tenant of services.tenants.configured().keys()) {
     try {
       const report = await purgeTenant(services, tenant)
       reports.push(report)

@@ -34,7 +34,7 @@ export function patRoutes(router: Router<ApiState>, services: AuthServices, auth
     const { access, db } = interactive(ctx)
     const item = await revokePat(db, access.userGuid, ctx.params.id)
     if (!item) throw notFound(ctx.params.id)
-    await services.access.changed(db)
+    await services.access.changed(db, '_Pat')
     ctx.body = item
   })
 
@@ -42,7 +42,7 @@ export function patRoutes(router: Router<ApiState>, services: AuthServices, auth
     const { access, db } = interactive(ctx)
     const item = await regeneratePat(db, access.userGuid, ctx.params.id)
     if (!item) throw notFound(ctx.params.id)
-    await services.access.changed(db)
+    await services.access.changed(db, '_Pat')
     ctx.body = item
   })
 }

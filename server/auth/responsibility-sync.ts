@@ -5,6 +5,7 @@
 
 import type { Model, ResponsibilityModel } from '../model/model.ts'
 import { poolSession } from '../persistence/session.ts'
+import { announceAccessChange } from './access-listener.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 
 export interface SyncReport {
@@ -45,6 +46,8 @@ export async function syncResponsibilities(db: TenantDatabase, model: Model): Pr
     }
   })
   for (const list of [report.added, report.changed, report.removed]) list.sort()
+  // Running instances cache who holds which responsibility.
+  if (report.changed.length + report.removed.length > 0) await announceAccessChange(db.url, 'Responsibility')
   return report
 }
 

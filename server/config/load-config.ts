@@ -22,6 +22,8 @@ export interface TenantConfig {
   readonly EncryptionKey: string
   /** The key before `tenant rotate-key`, set only while a rotation runs: values under it stay readable. */
   readonly PreviousEncryptionKey?: string
+  /** Refused and closed, data kept (`entityctl tenant disable`). */
+  readonly Disabled: boolean
 }
 
 export type Config = { readonly [N in SectionName]: Section<N> } & {
@@ -94,6 +96,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
   for (const [sectionName, keys] of Object.entries(SECTIONS)) {
     config[sectionName] = readSection(sectionName, keys, raw[sectionName] ?? {}, problems)
   }
+  attempt(() => checkCors(config.ApiOptions as Record<string, unknown>))
   const tenants = new Map<string, TenantConfig>()
   const rawTenants = raw.Tenants ?? {}
   if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) problems.push(new ConfigError('Tenants', 'must be an object of tenant name → settings'))
@@ -111,7 +114,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
 function readTenant(name: string, settings: unknown, problems: ConfigError[]): TenantConfig | undefined {
   if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
   const before = problems.length
-  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined>
+  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined> & { Disabled?: boolean }
   if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
   for (const key of ['EncryptionKey', 'PreviousEncryptionKey'] as const) {
     const value = section[key]
@@ -124,6 +127,7 @@ function readTenant(name: string, settings: unknown, problems: ConfigError[]): T
     ConnectionString: section.ConnectionString ?? '',
     EncryptionKey: section.EncryptionKey,
     ...(section.PreviousEncryptionKey ? { PreviousEncryptionKey: section.PreviousEncryptionKey } : {}),
+    Disabled: section.Disabled === true,
   }
 }
 
@@ -133,7 +137,7 @@ function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown,
     problems.push(new ConfigError(where, 'must be an object'))
     return out
   }
-  const given = raw as Record<string, unknown>
+  const given = flattenGroups(raw as Record<string, unknown>, keys)
   for (const key of Object.keys(given)) {
     if (!(key in keys)) problems.push(new ConfigError(`${where}:${key}`, `unknown key; known: ${Object.keys(keys).join(', ')}`))
   }
@@ -147,6 +151,32 @@ function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown,
     }
   }
   return out
+}
+
+/** A page of any site sending the browser's credentials is what CORS exists to prevent. */
+function checkCors(options: Record<string, unknown>): void {
+  const origins = String(options['Cors:AllowedOrigins']).split(',').map((origin) => origin.trim())
+  if (options['Cors:AllowCredentials'] === true && origins.includes('*')) {
+    throw new ConfigError('ApiOptions:Cors:AllowCredentials', "cannot be true while Cors:AllowedOrigins is '*'; list the origins")
+  }
+}
+
+/**
+ * Keys of a group within a section (`ApiOptions:Cors:AllowedOrigins`) are written nested in
+ * the file, `"ApiOptions": {"Cors": {"AllowedOrigins": …}}`, and read as `Cors:AllowedOrigins`.
+ */
+function flattenGroups(given: Record<string, unknown>, keys: Record<string, KeySpec>): Record<string, unknown> {
+  const groups = new Set(Object.keys(keys).filter((key) => key.includes(':')).map((key) => key.slice(0, key.indexOf(':'))))
+  if (groups.size === 0) return given
+  const flat: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(given)) {
+    if (groups.has(key) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      for (const [inner, innerValue] of Object.entries(value)) flat[`${key}:${inner}`] = innerValue
+    } else {
+      flat[key] = value
+    }
+  }
+  return flat
 }
 
 function checkValue(key: string, spec: KeySpec, value: unknown): unknown {
@@ -194,9 +224,10 @@ function applyEnvironment(raw: Record<string, any>, env: NodeJS.ProcessEnv): Rec
       result.Tenants[tenant][key] = value
       continue
     }
-    if (parts.length !== 2) continue
+    if (parts.length !== 2 && parts.length !== 3) continue
     const keys = SECTIONS[section as SectionName]
-    const key = Object.keys(keys).find((k) => k.toLowerCase() === parts[1].toLowerCase()) ?? parts[1]
+    const written = parts.slice(1).join(':')
+    const key = Object.keys(keys).find((k) => k.toLowerCase() === written.toLowerCase()) ?? written
     result[section] ??= {}
     result[section][key] = value
   }

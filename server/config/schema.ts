@@ -26,6 +26,11 @@ export const SECTIONS = {
     MaxConnections: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of open client connections, idle keep-alive ones included; above it a new connection is closed at once, without an answer, and a warning is logged (at most one per 10 s). Keep it below the open-file limit.' },
     MetricsPort: { type: 'integer', default: 0, min: 0, max: 65535, doc: 'Port of the Prometheus metrics listener (`GET /metrics`, no credentials), apart from the API. 0: no listener, and no metrics are collected.' },
     MetricsHost: { type: 'string', default: '127.0.0.1', doc: 'Address of the metrics listener; keep it on loopback or a private network, as it asks no credentials.' },
+    MigrateOnStart: {
+      type: 'boolean',
+      default: true,
+      doc: 'Whether `serve` migrates the tenants whose schema is behind the plugins before serving. false (or `serve --no-migrate`): for deployments that migrate in a step of their own (`entityctl migrate`); a tenant behind then answers 503 and is listed by /readyz until migrated.',
+    },
     PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
     TrustedProxies: {
       type: 'string',
@@ -55,6 +60,13 @@ export const SECTIONS = {
     MaxBodyEntities: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of entities one write body creates or binds, nested ones included (400 QueryLimitExceeded above).' },
     MaxCollectionMembers: { type: 'integer', default: 500, min: 1, max: 1000000, doc: 'Largest number of members of one collection in a write body, e.g. the Lines of a deep-inserted order (400 QueryLimitExceeded above).' },
     MaxBatchRequests: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of requests in one `$batch` (change set members included); above it the batch is 400 QueryLimitExceeded before any of its requests runs.' },
+    'Cors:AllowedOrigins': {
+      type: 'string',
+      default: '',
+      doc: 'Comma-separated origins (`https://app.example.com`) whose browser pages may call the API across origins, or `*` for any. Empty: CORS is off, and responses carry no CORS headers.',
+    },
+    'Cors:AllowCredentials': { type: 'boolean', default: false, doc: 'true: CORS answers allow credentials the browser manages itself (cookies, HTTP authentication it prompted for); not needed for a bearer token set by the page. Not allowed with `*`.' },
+    'Cors:MaxAgeSeconds': { type: 'integer', default: 600, min: 0, max: 86400, doc: 'How long a browser may reuse the answer to a preflight (`Access-Control-Max-Age`).' },
     RoleCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached roles and responsibilities of a user; 0 disables the cache.' },
     ResponsibilityCacheExpirationMinutes: { type: 'number', default: 5, min: 0, max: 1440, doc: 'Lifetime of the cached PAT scope; 0 disables the cache.' },
   },
@@ -93,4 +105,5 @@ export const TENANT_KEYS = {
     type: 'secret',
     doc: 'Set by `entityctl tenant rotate-key` while it re-encrypts the data, and removed when it is done: values still under the old key stay readable meanwhile. Do not set it by hand.',
   },
+  Disabled: { type: 'boolean', default: false, doc: 'true: the tenant\'s requests are refused (401) and its pool closed, its data kept (`entityctl tenant disable`/`enable`).' },
 } as const satisfies Record<string, KeySpec>

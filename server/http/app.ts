@@ -1,5 +1,5 @@
 // The Koa application: middleware order on one screen. A request flows one way:
-// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → headers → router →
+// health (/healthz, /readyz) → request-log → client-disconnect → error-boundary → cors → headers → router →
 // (auth routes | explorer | authenticate → workflow → handler).
 
 import Koa from 'koa'
@@ -10,6 +10,7 @@ import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
 import { clientDisconnect } from './client-disconnect.ts'
 import { odataHeaders } from './odata-headers.ts'
+import { cors } from './cors.ts'
 import { bodyReadError, readJsonBody } from './json-body.ts'
 import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
@@ -21,12 +22,16 @@ import { workflowRoutes } from '../workflows/workflow-routes.ts'
 import type { WorkflowServices } from '../workflows/workflow-services.ts'
 import { healthRoutes } from './health.ts'
 import { Readiness } from './readiness.ts'
+import type { SchemaGate } from '../migrations/schema-gate.ts'
 
 /**
  * What the routes are handed by the composition root (server/start.ts): the union of what
- * auth, the OData routes and the workflows need (a workflow request passes through all three).
+ * auth, the OData routes and the workflows need (a workflow request passes through all three),
+ * and for /readyz the tenants refused for their schema (migrations/schema-gate.ts).
  */
-export type AppServices = WorkflowServices
+export interface AppServices extends WorkflowServices {
+  readonly schemaGate?: SchemaGate
+}
 
 export function createApp(services: AppServices): Koa<ApiState> {
   const app = new Koa<ApiState>({ proxy: false })
@@ -41,10 +46,11 @@ export function createApp(services: AppServices): Koa<ApiState> {
   openApiRoute(router, services)
   odataRoutes(router, services)
 
-  app.use(healthRoutes(new Readiness(services.tenants)))
+  app.use(healthRoutes(new Readiness(services.tenants, services.schemaGate)))
   app.use(requestLog(services.logger, services.metrics))
   app.use(clientDisconnect)
   app.use(errorBoundary)
+  app.use(cors(services.config.ApiOptions))
   app.use(odataHeaders)
   // The JSON body is read by authenticate once it accepts the credentials, or at once for
   // sign-in and refresh (json-body.ts).

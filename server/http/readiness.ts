@@ -8,12 +8,16 @@
 //   whose database is missing or refuses connections (pg_database, one query for them all);
 // - tenants with a ConnectionString of their own: each distinct one is connected to, and
 //   its tenants are unavailable when that fails.
+// - tenants refused for their schema (migrations/schema-gate.ts: a migration that would lose
+//   data, or one behind under `serve --no-migrate`), also in `migrationsPending` with why.
 // Only the configured database server decides the status (503): one tenant's database down
-// does not take the instance out of rotation, since every instance would fail it alike.
+// or its schema behind does not take the instance out of rotation, since every instance
+// would fail it alike.
 
 import pg from 'pg'
 import type { TenantConfig } from '../config/load-config.ts'
 import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
+import type { BlockedTenant, SchemaGate } from '../migrations/schema-gate.ts'
 
 const READY_TIMEOUT_MS = 2000
 const CACHE_MS = 1000
@@ -22,15 +26,19 @@ export interface ReadinessReport {
   readonly status: 'ready' | 'unavailable'
   readonly database: 'up' | 'down'
   readonly unavailableTenants: readonly string[]
+  /** Tenants whose schema is not the plugins', and why; absent when there are none. */
+  readonly migrationsPending?: readonly BlockedTenant[]
 }
 
 export class Readiness {
   readonly #tenants: TenantRegistry
+  readonly #schemaGate: SchemaGate | undefined
   #last?: { readonly at: number; readonly report: ReadinessReport }
   #running?: Promise<ReadinessReport>
 
-  constructor(tenants: TenantRegistry) {
+  constructor(tenants: TenantRegistry, schemaGate?: SchemaGate) {
     this.#tenants = tenants
+    this.#schemaGate = schemaGate
   }
 
   report(): Promise<ReadinessReport> {
@@ -67,7 +75,14 @@ export class Readiness {
       if (!others[i]) unavailable.push(...names)
     })
     const up = accepting !== undefined
-    return { status: up ? 'ready' : 'unavailable', database: up ? 'up' : 'down', unavailableTenants: unavailable.sort() }
+    const pending = this.#schemaGate?.blocked() ?? []
+    for (const { tenant } of pending) if (!unavailable.includes(tenant)) unavailable.push(tenant)
+    return {
+      status: up ? 'ready' : 'unavailable',
+      database: up ? 'up' : 'down',
+      unavailableTenants: unavailable.sort(),
+      ...(pending.length > 0 ? { migrationsPending: pending } : {}),
+    }
   }
 }
 

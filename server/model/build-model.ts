@@ -12,7 +12,7 @@ import type {
   ResponsibilityModel,
   ScalarProperty,
 } from './model.ts'
-import { KEY } from './model.ts'
+import { indexKey, KEY } from './model.ts'
 import { checkRuleOrder } from './rule-order.ts'
 import { pluralize } from './naming.ts'
 import { PluginError } from './plugin-error.ts'
@@ -30,6 +30,9 @@ const SCALAR_TYPES = new Set([
 ])
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 const RESERVED_PARAMETERS = new Set(['filter', 'orderby', 'select', 'expand', 'top', 'skip', 'count', 'apply', 'search', 'format', 'skiptoken', 'compute', 'levels', 'index', 'id', 'schemaversion', 'deltatoken'])
+/** The types whose values $search finds words in. */
+const TEXT_TYPES = new Set(['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'])
+
 const GUID_DECL: ScalarDecl = { kind: 'scalar', type: 'Guid', required: true, virtual: false, encrypted: false, label: 'Id' }
 const TITLE_DECL: ScalarDecl = { kind: 'scalar', type: 'Text', required: false, virtual: false, encrypted: false, label: 'Title' }
 
@@ -91,7 +94,9 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
     }
   }
 
-  return { entities, sets, responsibilities }
+  checkRenames(entities)
+  const sources = plugins.map(({ source, decl }) => ({ source, ...(typeof decl.version === 'string' ? { version: decl.version } : {}) }))
+  return { entities, sets, responsibilities, plugins: sources }
 }
 
 function declareEntity(source: string, decl: EntityDecl, system: boolean): MutableEntity {
@@ -125,6 +130,7 @@ function declareEntity(source: string, decl: EntityDecl, system: boolean): Mutab
     methods: new Map(Object.entries(decl.methods ?? {})),
     source,
     system,
+    renamedFrom: decl.renamedFrom,
   }
   entity.properties.set(KEY, { kind: 'scalar', name: KEY, type: 'Guid', decl: GUID_DECL, column: KEY, entity })
   if (!(('Title' as string) in decl.properties)) {
@@ -154,6 +160,9 @@ function bindProperty(
         throw fail('a decimal needs an integer precision and a scale not larger than it')
       }
       if (decl.virtual && decl.encrypted) throw fail('a virtual property is not stored, so it cannot be encrypted')
+      if (decl.searchable && (decl.virtual || decl.encrypted || !TEXT_TYPES.has(decl.type))) {
+        throw fail('only a stored, unencrypted text property can be searchable')
+      }
       if (decl.virtual && !entity.rules.computed.has(name)) throw fail('a virtual property needs a computed rule')
       const property: ScalarProperty = { kind: 'scalar', name, type: decl.type, decl, column: decl.virtual ? undefined : name, entity }
       return property
@@ -208,10 +217,12 @@ function checkEntity(entity: EntityModel): void {
     }
   }
   for (const index of entity.indexes) {
-    for (const key of index) {
-      const property = entity.properties.get(key)
+    for (const text of index) {
+      const key = indexKey(text)
+      if (!key) throw fail('.indexes', `'${text}' must be a property name, optionally followed by asc or desc`)
+      const property = entity.properties.get(key.property)
       if (!property || property.kind === 'collection' || (property.kind === 'scalar' && !property.column)) {
-        throw fail('.indexes', `'${key}' must be a stored property`)
+        throw fail('.indexes', `'${key.property}' must be a stored property`)
       }
     }
   }
@@ -234,6 +245,30 @@ function checkEntity(entity: EntityModel): void {
       if (RESERVED_PARAMETERS.has(parameter.toLowerCase())) {
         throw fail(`.methods.${name}.params.${parameter}`, `'${parameter}' is the name of a system query option; choose another`)
       }
+    }
+  }
+}
+
+/**
+ * A rename names the old name of something that no longer exists under it: an entity renamed
+ * from one that is still declared, or a property from a sibling, would make the migration
+ * guess which of the two keeps the data.
+ */
+function checkRenames(entities: ReadonlyMap<string, EntityModel>): void {
+  for (const entity of entities.values()) {
+    const fail = (where: string, problem: string) => new PluginError(entity.source, `${entity.name}${where}`, problem)
+    if (entity.renamedFrom !== undefined) {
+      if (typeof entity.renamedFrom !== 'string' || !NAME.test(entity.renamedFrom)) throw fail('.renamedFrom', 'must be the entity\'s previous name, an identifier')
+      if (entities.has(entity.renamedFrom)) throw fail('.renamedFrom', `'${entity.renamedFrom}' is still declared; a renamed entity's old name must be gone`)
+    }
+    for (const property of entity.properties.values()) {
+      if (property.kind === 'collection' || (property.kind === 'scalar' && property.foreignKeyOf)) continue
+      const previous = property.decl.renamedFrom
+      if (previous === undefined) continue
+      const where = `.${property.name}.renamedFrom`
+      if (typeof previous !== 'string' || !NAME.test(previous)) throw fail(where, 'must be the property\'s previous name, an identifier')
+      if (property.kind === 'scalar' && property.decl.virtual) throw fail(where, 'a virtual property has no column to rename')
+      if (entity.properties.has(previous)) throw fail(where, `'${previous}' is still a property of ${entity.name}; a renamed property's old name must be gone`)
     }
   }
 }

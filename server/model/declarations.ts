@@ -36,6 +36,10 @@ export interface ScalarDecl {
   readonly virtual: boolean
   /** Stored encrypted with the tenant's EncryptionKey; cannot be filtered or sorted on. */
   readonly encrypted: boolean
+  /** The name this property had before: its column is renamed, keeping its values. */
+  readonly renamedFrom?: string
+  /** Part of the entity's full-text index, found by $search (text properties only). */
+  readonly searchable?: boolean
 }
 
 export interface ReferenceDecl {
@@ -45,6 +49,8 @@ export interface ReferenceDecl {
   readonly onDelete: OnDelete
   readonly label?: string
   readonly description?: string
+  /** The name this reference had before: its foreign key column is renamed, keeping its values. */
+  readonly renamedFrom?: string
 }
 
 export interface CollectionDecl {
@@ -110,8 +116,14 @@ export interface EntityDecl {
   readonly computed?: Readonly<Record<string, ComputedRule>>
   readonly validations?: Readonly<Record<string, ValidationRule>>
   readonly methods?: Readonly<Record<string, MethodDecl>>
-  /** Extra indexes an integrator wants for their queries: each a list of property names. */
+  /**
+   * Extra indexes an integrator wants for their queries: each a list of keys, a property name
+   * (`'Status'`) or a property name with the direction of an `$orderby` it should serve
+   * (`'OrderDate desc'`, `'Nickname asc'`: nulls sorted as `$orderby` sorts them).
+   */
   readonly indexes?: readonly (readonly string[])[]
+  /** The name this entity had before: its table is renamed, keeping its rows. */
+  readonly renamedFrom?: string
 }
 
 /** Permissions on one entity: 'read' | 'create' | 'update' | 'delete' | 'execute:<Method>'. */
@@ -123,6 +135,8 @@ export interface ResponsibilityDecl {
 }
 
 export interface PluginDecl {
+  /** The plugin's own version, recorded with every migration it causes (`_Migration`). */
+  readonly version?: string
   readonly entities: readonly EntityDecl[]
   readonly responsibilities?: Readonly<Record<string, ResponsibilityDecl | Readonly<Record<string, readonly Permission[]>>>>
 }

@@ -74,6 +74,7 @@ export interface EntityModel {
   /** All properties by declared name, Guid and Title included. */
   readonly properties: ReadonlyMap<string, PropertyModel>
   readonly naturalKey: readonly string[]
+  /** Each a list of keys: `Name`, `Name asc` or `Name desc` (indexKey). */
   readonly indexes: readonly (readonly string[])[]
   readonly rules: EntityRules
   readonly methods: ReadonlyMap<string, MethodDecl>
@@ -81,6 +82,8 @@ export interface EntityModel {
   readonly source: string
   /** true for Users, Roles, Responsibilities: served by the system, not a plugin. */
   readonly system: boolean
+  /** The entity's name (and table) before a rename, which migrations carry out. */
+  readonly renamedFrom?: string
 }
 
 export interface ResponsibilityModel extends ResponsibilityDecl {
@@ -93,8 +96,36 @@ export interface Model {
   /** Entity set names and aliases, as declared (case sensitive). */
   readonly sets: ReadonlyMap<string, EntityModel>
   readonly responsibilities: ReadonlyMap<string, ResponsibilityModel>
+  /** The plugin files the model was built from, with the version each declares (recorded by migrations). */
+  readonly plugins?: readonly PluginSource[]
+}
+
+export interface PluginSource {
+  readonly source: string
+  readonly version?: string
+}
+
+/** The generated tsvector column of an entity with searchable properties; never public, read by $search. */
+export const SEARCH_COLUMN = '_Search'
+
+/** The properties `$search` looks in, in declaration order; none: the entity cannot be searched. */
+export function searchableProperties(entity: EntityModel): ScalarProperty[] {
+  return [...entity.properties.values()].filter((property): property is ScalarProperty => property.kind === 'scalar' && property.decl.searchable === true)
 }
 
 /** The column holding the row version; never public, surfaced as @odata.etag. */
 export const VERSION_COLUMN = '_Version'
 export const KEY = 'Guid'
+
+/** A key of a declared index: the property, and the direction of the $orderby it serves, if any. */
+export interface IndexKey {
+  readonly property: string
+  readonly direction?: 'asc' | 'desc'
+}
+
+/** `'OrderDate desc'` → { property: 'OrderDate', direction: 'desc' }; undefined when malformed. */
+export function indexKey(text: string): IndexKey | undefined {
+  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?\s*$/.exec(text)
+  if (!match) return undefined
+  return match[2] ? { property: match[1], direction: match[2] as 'asc' | 'desc' } : { property: match[1] }
+}

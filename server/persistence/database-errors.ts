@@ -68,6 +68,8 @@ const LOST_CONNECTION_MESSAGES = [
   'Connection terminated',
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
+  // The tenant's pool was closed under the request: the tenant was removed, disabled or changed.
+  'Cannot use a pool after calling end on the pool',
 ]
 /** pg-pool's words when no connection became free within its connectionTimeoutMillis. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect'

@@ -3,6 +3,8 @@
 // reads them, with plain parameterised SQL. Each statement is idempotent; migrate runs them
 // all after the entity schema. Names start with _ so they can never clash with an entity.
 
+import { quoteIdentifier as quote } from './sql.ts'
+
 export const INTERNAL_TABLES: readonly string[] = [
   `create table if not exists "_Credential" (
      "UserGuid" uuid primary key references "User" ("Guid") on delete cascade,
@@ -48,9 +50,10 @@ export const INTERNAL_TABLES: readonly string[] = [
      "PatId" uuid not null references "_Pat" ("Id") on delete cascade,
      "ResponsibilityGuid" uuid not null references "Responsibility" ("Guid") on delete cascade,
      primary key ("PatId", "ResponsibilityGuid"))`,
-  // Every server instance caches access (auth/access-service.ts) and listens on this channel in
-  // each tenant database it serves; any write to what access is computed from announces
-  // itself, whichever path made it (API, CLI, SQL). NOTIFY is delivered at commit.
+  // Any write to what access is computed from announces itself on this channel of the tenant
+  // database, whichever path made it (API, CLI, SQL), for tools that listen there. The servers
+  // do not: they hear the writers' announcements on one connection per database server
+  // (auth/access-listener.ts).
   `create or replace function "_entityctl_access_changed"() returns trigger language plpgsql as $$
    begin
      perform pg_notify('entityctl_access', TG_TABLE_NAME);
@@ -58,7 +61,7 @@ export const INTERNAL_TABLES: readonly string[] = [
    end $$`,
   ...['User', 'Role', 'UserRole', 'RoleResponsibility', 'Responsibility', '_PatResponsibility'].map(
     (table) =>
-      `create or replace trigger "_access_changed" after insert or update or delete or truncate on "${table}"
+      `create or replace trigger "_access_changed" after insert or update or delete or truncate on ${quote(table)}
          for each statement execute function "_entityctl_access_changed"()`,
   ),
   // LastUsedAt changes often and concerns no cache: it does not announce itself.

@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
+import { isLostConnection } from './database-errors.ts'
 
 /** An identifier in double quotes (names come from the model or validated configuration, never a request). */
 export function quoteIdentifier(name: string): string {
@@ -55,7 +56,9 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     await client.query('commit')
     return result
   } catch (error) {
-    await client.query('rollback').catch((failed: Error) => (broken = failed))
+    // A lost connection cannot roll back; one that could is destroyed all the same.
+    if (isLostConnection(error)) broken = error as Error
+    else await client.query('rollback').catch((failed: Error) => (broken = failed))
     throw error
   } finally {
     client.release(broken)

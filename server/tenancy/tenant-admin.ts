@@ -1,18 +1,15 @@
 // Tenant lifecycle for the CLI and the server start: add (database + schema + config
 // entry), remove, migrate. The config file is the tenant registry (decisions.md "Tenants").
 
-import type { Logger } from 'pino'
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
-import { applyMigration, planMigration, type MigrationPlan } from './migrate.ts'
-import { openTenantDatabase } from './tenant-database.ts'
-import type { TenantRegistry } from './tenant-registry.ts'
+import { migrateTenant } from '../migrations/migrate-tenant.ts'
 import { propertyCipher } from './property-encryption.ts'
 import { newEncryptionKey, rotateEncryptionKey, type RotationReport } from './tenant-keys.ts'
 import pg from 'pg'
-import { syncResponsibilities, type SyncReport } from '../auth/responsibility-sync.ts'
+import type { SyncReport } from '../auth/responsibility-sync.ts'
 
 export class TenantAdminError extends Error {
   constructor(message: string) {
@@ -48,7 +45,7 @@ export async function addTenant(
   const database = `entityctl_${name.replaceAll('-', '_')}`
   const created = !(await databaseExists(serverUrl, database))
   if (created) await createDatabase(serverUrl, database)
-  await migrateDatabase(name, databaseUrl(serverUrl, database), model, false)
+  await migrateDatabase(name, databaseUrl(serverUrl, database), model, false, 'tenant add')
   const file = readConfigFile(config.path)
   const EncryptionKey = options.encryptionKey ?? newEncryptionKey()
   await verifyEncryptionKey(name, databaseUrl(serverUrl, database), EncryptionKey).catch((error) => {
@@ -65,32 +62,18 @@ export async function addTenant(
 export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean): Promise<void> {
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
-  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
   const file = readConfigFile(config.path)
   if (file.Tenants) delete file.Tenants[name]
+  // First out of the config, so that running servers refuse the tenant and close its pool
+  // (config-watch.ts) rather than see its connections cut by the drop.
   await writeConfigFile(config.path, file)
+  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
 }
 
-export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean): Promise<MigrationReport> {
-  const database = await openTenantDatabase(tenant, url, model, { poolSize: 1 })
-  try {
-    const plan: MigrationPlan = await planMigration(database.orm, model)
-    await applyMigration(database.orm, tenant, plan, allowDataLoss)
-    const responsibilities = await syncResponsibilities(database, model)
-    return { tenant, statements: plan.statements.length, applied: true, responsibilities }
-  } finally {
-    await database.close()
-  }
-}
-
-/** At start: every configured tenant follows the plugins; a destructive change or a wrong key stops the start. */
-export async function migrateAllTenants(config: Config, model: Model, tenants: TenantRegistry, logger: Logger): Promise<void> {
-  for (const tenant of config.Tenants.values()) {
-    const url = tenants.urlOf(tenant)
-    const report = await migrateDatabase(tenant.name, url, model, false)
-    await verifyEncryptionKey(tenant.name, url, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
-    logger.info({ tenant: tenant.name, statements: report.statements }, 'tenant schema up to date')
-  }
+/** Migrates the tenant's database (migrations/migrate-tenant.ts), refusing a change that loses data unless allowed. */
+export async function migrateDatabase(tenant: string, url: string, model: Model, allowDataLoss: boolean, by = 'migrate'): Promise<MigrationReport> {
+  const result = await migrateTenant(tenant, url, model, { allowDataLoss, by })
+  return { tenant, statements: result.plan?.statements.length ?? 0, applied: result.applied, responsibilities: result.responsibilities }
 }
 
 /**
@@ -99,21 +82,26 @@ export async function migrateAllTenants(config: Config, model: Model, tenants: T
  * could read an encrypted property with it.
  */
 export async function verifyEncryptionKey(tenant: string, url: string, key: string, previousKey?: string): Promise<void> {
-  const cipher = propertyCipher(tenant, key, previousKey)
   const client = new pg.Client({ connectionString: url })
   // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
   client.on('error', () => {})
   await client.connect()
   try {
-    await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])
-    const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
-    try {
-      cipher.decrypt(rows[0].Canary)
-    } catch {
-      throw new TenantAdminError(`Tenants:${tenant}:EncryptionKey is not the key this tenant's data was encrypted with; restore the right key.`)
-    }
+    await verifyEncryptionKeyOn(client, tenant, key, previousKey)
   } finally {
     await client.end()
+  }
+}
+
+/** The same on a connection the caller holds (a start checks a tenant's schema version on it too). */
+export async function verifyEncryptionKeyOn(client: pg.Client, tenant: string, key: string, previousKey?: string): Promise<void> {
+  const cipher = propertyCipher(tenant, key, previousKey)
+  await client.query(`insert into "_EncryptionCheck" ("Id", "Canary") values (1, $1) on conflict ("Id") do nothing`, [cipher.encrypt('entityctl')])
+  const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
+  try {
+    cipher.decrypt(rows[0].Canary)
+  } catch {
+    throw new TenantAdminError(`Tenants:${tenant}:EncryptionKey is not the key this tenant's data was encrypted with; restore the right key.`)
   }
 }
 

@@ -1,21 +1,19 @@
-// One tenant's database: its MikroORM instance (the schema: migrations compare the model's
-// entity schemas with the database) and the pg pool under it, which requests use directly
+// One tenant's database: a pg pool of its own, which requests use directly
 // (persistence/request-connection.ts) with the pool's heavy-read lane. Opened lazily, closed
-// when idle.
+// when idle. Opening creates the pool and nothing else (no connection until the first
+// statement), so a tenant costs milliseconds to open; the schema diff of migrations has its
+// own short-lived MikroORM instance (migrations/schema-plan.ts).
 
-import { MikroORM } from '@mikro-orm/postgresql'
-import type pg from 'pg'
+import pg from 'pg'
 import type { Model } from '../model/model.ts'
-import { entitySchemas } from '../persistence/entity-schemas.ts'
-import { ParameterisedPostgreSqlDriver } from '../persistence/parameterised-driver.ts'
 import type { PropertyCipher } from './property-encryption.ts'
 import { HeavyReadLane } from './heavy-read-lane.ts'
+import { budgetedClient, underBudget, type ConnectionBudget } from './connection-budget.ts'
 
 export interface TenantDatabase {
   readonly tenant: string
   readonly url: string
   readonly model: Model
-  readonly orm: MikroORM
   readonly pool: pg.Pool
   /** Encrypts and decrypts the properties plugins mark encrypted, with this tenant's key. */
   readonly cipher: PropertyCipher | undefined
@@ -28,7 +26,6 @@ export interface TenantDatabase {
 
 export interface TenantDatabaseOptions {
   readonly poolSize: number
-  readonly debug?: boolean
   readonly cipher?: PropertyCipher
   /**
    * statement_timeout of every connection of the pool (0 or absent: none). The server's
@@ -37,7 +34,23 @@ export interface TenantDatabaseOptions {
   readonly statementTimeoutMs?: number
   /** The pool's wait for a connection (pg-pool connectionTimeoutMillis); 0 or absent: none. */
   readonly acquireTimeoutMs?: number
+  /** The instance's bound over all tenant pools (tenant-registry.ts); absent: only poolSize bounds. */
+  readonly budget?: ConnectionBudget
+  /** Told when a connection of the pool breaks while idle or in use (default: not told). */
+  readonly onConnectionError?: (error: Error) => void
 }
+
+/**
+ * Dates, timestamps and intervals stay the text PostgreSQL sends (the unit of work and the
+ * serializer pass them on as they are), their arrays arrays of that text.
+ */
+const TEXT_TYPES = (() => {
+  const types = new pg.TypeOverrides()
+  const textArray = pg.types.getTypeParser(1009 as Parameters<typeof pg.types.getTypeParser>[0]) // text[]
+  for (const oid of [1082, 1114, 1184, 1186]) types.setTypeParser(oid, (text: string) => text)
+  for (const oid of [1182, 1115, 1185, 1187]) types.setTypeParser(oid, textArray)
+  return types
+})()
 
 export async function openTenantDatabase(
   tenant: string,
@@ -49,45 +62,37 @@ export async function openTenantDatabase(
   // Set at connection start, so a bounded statement costs nothing more per request.
   if (options.statementTimeoutMs) startup.push(`-c statement_timeout=${Math.max(1, Math.round(options.statementTimeoutMs))}`)
   const acquireTimeoutMs = Math.round(options.acquireTimeoutMs ?? 0)
-  const orm = await MikroORM.init({
-    driver: ParameterisedPostgreSqlDriver,
-    clientUrl: url,
-    entities: entitySchemas(model),
-    discovery: { warnWhenNoEntities: false },
-    pool: { min: 0, max: options.poolSize, idleTimeoutMillis: 30_000 },
+  const pool = new pg.Pool({
+    connectionString: url,
+    types: TEXT_TYPES,
+    min: 0,
+    max: options.poolSize,
+    idleTimeoutMillis: 30_000,
     // Statements are named prepared statements, one per query shape, kept by each connection
     // for its life; recycling a connection after this many uses bounds what it accumulates.
     // Each shape is planned once (generic plan) instead of at every execution: planning the
     // unit of work's statements cost more than running them (0.6 ms vs 0.1 ms for a load).
-    driverOptions: {
-      maxUses: 10_000,
-      options: startup.join(' '),
-      ...(acquireTimeoutMs > 0 ? { connectionTimeoutMillis: acquireTimeoutMs } : {}),
-    },
-    debug: options.debug ?? false,
-    // Entities are plain data here; MikroORM must not try to validate class instances.
-    allowGlobalContext: false,
-    forceUtcTimezone: true,
-    ensureDatabase: false,
-    // Internal tables (_Pat, _Workflow, …) and their triggers belong to their subsystems'
-    // DDL (persistence/internal-tables.ts); the schema diff must not touch them.
-    schemaGenerator: { skipTables: [/^_/], ignoreTriggers: true },
+    maxUses: 10_000,
+    options: startup.join(' '),
+    ...(acquireTimeoutMs > 0 ? { connectionTimeoutMillis: acquireTimeoutMs } : {}),
+    ...(options.budget ? { Client: budgetedClient(options.budget, acquireTimeoutMs) } : {}),
   })
-  const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool
+  // A connection the server drops emits 'error': on the pool while idle, on the client while
+  // checked out (pg-pool leaves those to the holder). Unheard, either ends the process; the
+  // statement in flight fails on its own and the connection is destroyed on release.
+  if (options.budget) underBudget(pool, options.budget, options.poolSize)
+  const heard = (error: Error) => options.onConnectionError?.(error)
+  pool.on('error', heard)
+  pool.on('connect', (client) => client.on('error', heard))
   return {
     tenant,
     url,
     model,
-    orm,
     pool,
     cipher: options.cipher,
     acquireTimeoutMs,
     heavyReads: new HeavyReadLane(options.poolSize - 1),
     async close() {
-      await orm.close(true)
-      // MikroORM ends the pg pool only when its own query builder has used it; the read
-      // path's statements go to the pool directly, so a tenant that only read kept its
-      // connections open after close.
       if (!pool.ending) await pool.end()
     },
   }

@@ -1,19 +1,22 @@
 // The tenants of this server: which database each one uses, opened on first use and closed
-// when idle or when another tenant needs the room, so that any number of tenants share a
-// bounded number of connections. An open tenant holds at most PoolSizePerTenant pooled
-// connections plus one for its access listener (auth/access-listener.ts, closed with the pool
-// through onClose), so at most MaxConnections / (PoolSizePerTenant + 1) tenants are open at
-// once; a tenant still closing counts until its connections are gone.
+// when idle or when another tenant needs connections, so that any number of tenants share a
+// bounded number of connections. Opening a tenant creates its pool and nothing more; the
+// connections of all pools together stay within Database:MaxConnections, less one
+// notification connection per database server (auth/access-listener.ts), by a budget
+// (connection-budget.ts) that closes the least recently used tenant nobody holds when a busy
+// one needs a connection.
 //
 // A tenant in use is never closed. A request holds its tenant from authentication to its end
 // (`acquire` … `release`: auth/authenticate.ts, auth/sign-in.ts), background work for the
-// length of `use`. A tenant that needs room while every open tenant is in use waits until one
-// is released; only `get` (for short admin commands) holds nothing.
+// length of `use`. A connection wanted while every connection belongs to a tenant in use
+// waits for one, at most Database:AcquireTimeoutSeconds (then 503); only `get` (for short
+// admin commands) holds nothing.
 
 import type { Config, TenantConfig } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { databaseUrl } from './database-server.ts'
 import { openTenantDatabase, type TenantDatabase } from './tenant-database.ts'
+import { ConnectionBudget } from './connection-budget.ts'
 import { propertyCipher } from './property-encryption.ts'
 
 /** A tenant's database, kept open until released (once; further calls do nothing). */
@@ -22,8 +25,12 @@ export interface TenantLease {
   release(): void
 }
 
-/** Called when a tenant's pool is closed, before its room is given to another tenant. */
-export type TenantCloseHook = (tenant: string) => Promise<void> | void
+/**
+ * Called when a tenant's pool is closed: `gone` when the tenant was removed, disabled or
+ * changed in the config (what was kept for it must go too), not when it was only idle or
+ * its connections were needed elsewhere.
+ */
+export type TenantCloseHook = (tenant: string, gone: boolean) => Promise<void> | void
 
 /** How full one open tenant's pool is (for the metrics). */
 export interface PoolUse {
@@ -46,42 +53,74 @@ interface OpenTenant {
 
 export class TenantRegistry {
   readonly #config: Config
+  /** The tenants of the config file as last read (`reload`): live, unlike the rest of the config. */
+  #tenants: ReadonlyMap<string, TenantConfig>
   readonly #model: Model
   readonly #serverUrl: string
   readonly #open = new Map<string, OpenTenant>()
-  /** Tenants being closed: their connections count until they are gone. */
-  #closing = 0
-  /** Acquirers waiting for room, woken when a tenant is released or closed. */
-  #waiting: (() => void)[] = []
   readonly #closeHooks: TenantCloseHook[] = []
-  readonly #capacity: number
+  readonly #budget: ConnectionBudget
   readonly #poolSize: number
   readonly #sweeper: NodeJS.Timeout
   #closed = false
+  /** Decides whether a tenant may be served now (migrations/schema-gate.ts); undefined: it may. */
+  #admission?: (tenant: string) => Promise<void> | undefined
 
   constructor(config: Config, model: Model, serverUrl: string) {
     this.#config = config
+    this.#tenants = config.Tenants
     this.#model = model
     this.#serverUrl = serverUrl
     const { MaxConnections, PoolSizePerTenant } = config.Database
-    // The listener's connection must fit beside the pool, even with MaxConnections that small.
-    this.#poolSize = Math.max(1, Math.min(PoolSizePerTenant, MaxConnections - 1))
-    this.#capacity = Math.max(1, Math.floor(MaxConnections / (this.#poolSize + 1)))
+    // One notification connection per database server the tenants live on.
+    const servers = new Set([serverUrl, ...[...config.Tenants.values()].map((tenant) => this.urlOf(tenant))].map((url) => databaseUrl(url, 'postgres')))
+    const budget = Math.max(1, MaxConnections - servers.size)
+    this.#poolSize = Math.max(1, Math.min(PoolSizePerTenant, budget))
+    this.#budget = new ConnectionBudget(budget, () => this.#makeRoom())
     this.#sweeper = setInterval(() => void this.#closeIdle(config.Database.TenantIdleSeconds * 1000), 5_000)
     this.#sweeper.unref()
   }
 
+  /** Whether requests of the tenant are served: configured and not disabled. */
   has(tenant: string): boolean {
-    return this.#config.Tenants.has(tenant)
+    return this.tenantConfig(tenant) !== undefined
   }
 
-  /** Every tenant of the configuration, by name. */
+  /** Every tenant of the configuration that is served (not disabled), by name. */
   configured(): ReadonlyMap<string, TenantConfig> {
-    return this.#config.Tenants
+    return new Map([...this.#tenants].filter(([, tenant]) => !tenant.Disabled))
   }
 
+  /** The tenant's settings; undefined for a tenant not configured or disabled. */
   tenantConfig(tenant: string): TenantConfig | undefined {
-    return this.#config.Tenants.get(tenant)
+    const settings = this.#tenants.get(tenant)
+    return settings?.Disabled ? undefined : settings
+  }
+
+  /**
+   * Follows a change of the config file's tenants (config-watch.ts): a tenant added is served
+   * at its next request; one removed or disabled is refused at once and its pool closed; one
+   * whose key or database changed is closed, to reopen with the new settings. Returns what
+   * changed, by name.
+   */
+  async reload(tenants: ReadonlyMap<string, TenantConfig>): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+    const before = this.#tenants
+    this.#tenants = tenants
+    const served = (map: ReadonlyMap<string, TenantConfig>, name: string) => map.has(name) && !map.get(name)!.Disabled
+    const added = [...tenants.keys()].filter((name) => served(tenants, name) && !served(before, name))
+    const removed = [...before.keys()].filter((name) => served(before, name) && !served(tenants, name))
+    const changed = [...tenants.keys()].filter((name) => {
+      const [old, now] = [before.get(name), tenants.get(name)!]
+      return old && served(before, name) && served(tenants, name) &&
+        (old.EncryptionKey !== now.EncryptionKey || old.PreviousEncryptionKey !== now.PreviousEncryptionKey ||
+          old.Database !== now.Database || old.ConnectionString !== now.ConnectionString)
+    })
+    // Requests already holding such a tenant finish on its old pool; new ones are refused or reopen it.
+    await Promise.allSettled([...removed, ...changed].map((name) => {
+      const open = this.#open.get(name)
+      return open ? this.#close(name, open, true) : Promise.all(this.#closeHooks.map(async (hook) => hook(name, true)))
+    }))
+    return { added, removed, changed }
   }
 
   /** The database server of tenants without a ConnectionString of their own. */
@@ -93,32 +132,35 @@ export class TenantRegistry {
     return tenant.ConnectionString || databaseUrl(this.#serverUrl, tenant.Database)
   }
 
-  /** Registers what else must close with a tenant's pool (the access listener's connection). */
+  /**
+   * Every acquire asks `admission` first: a tenant whose schema is not the plugins' is refused
+   * (its promise rejects with the 503) before it takes any room.
+   */
+  admitWith(admission: (tenant: string) => Promise<void> | undefined): void {
+    this.#admission = admission
+  }
+
+  /** Registers what else must close with a tenant's pool (the access caches, when it is gone). */
   onClose(hook: TenantCloseHook): void {
     this.#closeHooks.push(hook)
   }
 
+  /** Connections of all tenant pools, open or opening, and the most there may be. */
+  connections(): { readonly used: number; readonly bound: number } {
+    return { used: this.#budget.used, bound: this.#budget.size }
+  }
+
   /**
    * The tenant's database, held open until the lease is released; undefined for a tenant the
-   * configuration does not know. Waits while every open tenant is in use and there is no room.
+   * configuration does not know. Never waits for room: connections do (connection-budget.ts).
    */
   async acquire(tenant: string): Promise<TenantLease | undefined> {
-    const settings = this.#config.Tenants.get(tenant)
+    const settings = this.tenantConfig(tenant)
     if (!settings) return undefined
-    let open = this.#open.get(tenant)
-    while (!open) {
-      if (this.#closed) throw new Error('The tenant registry is closed.')
-      // Checked and claimed without a pause between, so concurrent acquirers cannot overshoot.
-      if (this.#open.size + this.#closing < this.#capacity) {
-        open = this.#openTenant(tenant, settings)
-        break
-      }
-      const idle = this.#leastRecentlyUsedIdle()
-      if (idle) await this.#close(...idle)
-      else await new Promise<void>((resolve) => this.#waiting.push(resolve))
-      open = this.#open.get(tenant)
-    }
-    const held = open
+    const admitting = this.#admission?.(tenant)
+    if (admitting) await admitting
+    if (this.#closed) throw new Error('The tenant registry is closed.')
+    const held = this.#open.get(tenant) ?? this.#openTenant(tenant, settings)
     held.users++
     held.lastUsed = Date.now()
     let database: TenantDatabase
@@ -152,7 +194,7 @@ export class TenantRegistry {
 
   /**
    * The tenant's database without holding it: it may be closed whenever another tenant needs
-   * the room. For short admin commands; requests and background work use acquire or use.
+   * its connections. For short admin commands; requests and background work use acquire or use.
    */
   async get(tenant: string): Promise<TenantDatabase | undefined> {
     const lease = await this.acquire(tenant)
@@ -173,7 +215,6 @@ export class TenantRegistry {
   async close(): Promise<void> {
     this.#closed = true
     clearInterval(this.#sweeper)
-    this.#wake()
     await Promise.allSettled([...this.#open].map(([tenant, open]) => this.#close(tenant, open)))
   }
 
@@ -184,6 +225,7 @@ export class TenantRegistry {
         statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
         acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
         cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),
+        budget: this.#budget,
       }),
       users: 0,
       lastUsed: Date.now(),
@@ -195,7 +237,6 @@ export class TenantRegistry {
       },
       () => {
         if (this.#open.get(tenant) === open) this.#open.delete(tenant)
-        this.#wake()
       },
     )
     return open
@@ -204,37 +245,29 @@ export class TenantRegistry {
   #release(open: OpenTenant): void {
     open.users--
     open.lastUsed = Date.now()
-    if (open.users === 0) this.#wake()
+    // A connection may be waiting for this tenant to become closable.
+    if (open.users === 0) this.#budget.wake()
   }
 
-  #leastRecentlyUsedIdle(): [string, OpenTenant] | undefined {
+  /** Closes the least recently used tenant that no request holds and that has connections. */
+  #makeRoom(): void {
     let oldest: [string, OpenTenant] | undefined
     for (const entry of this.#open) {
-      if (entry[1].users === 0 && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry
+      const [, open] = entry
+      if (open.users > 0 || !open.opened || open.opened.pool.totalCount === 0) continue
+      if (!oldest || open.lastUsed < oldest[1].lastUsed) oldest = entry
     }
-    return oldest
+    if (oldest) void this.#close(...oldest)
   }
 
-  /** Closes the tenant's pool and what closes with it; its room is free once they are gone. */
-  async #close(tenant: string, open: OpenTenant): Promise<void> {
+  /** Closes the tenant's pool (its connections give their permits back as they end) and what closes with it. */
+  async #close(tenant: string, open: OpenTenant, gone = false): Promise<void> {
     if (this.#open.get(tenant) !== open) return
     this.#open.delete(tenant)
-    this.#closing++
-    try {
-      await Promise.allSettled([
-        ...this.#closeHooks.map(async (hook) => hook(tenant)),
-        open.database.then((database) => database.close()),
-      ])
-    } finally {
-      this.#closing--
-      this.#wake()
-    }
-  }
-
-  #wake(): void {
-    const waiting = this.#waiting
-    this.#waiting = []
-    for (const resolve of waiting) resolve()
+    await Promise.allSettled([
+      ...this.#closeHooks.map(async (hook) => hook(tenant, gone)),
+      open.database.then((database) => database.close()),
+    ])
   }
 
   async #closeIdle(idleMs: number): Promise<void> {

@@ -83,6 +83,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id, index } = requireHeaders(ctx as ApiContext)
     let retried = false
+    let wroteAccess = false
     await inTransaction(tenant, async (sql) => {
       const workflow = await lockWorkflow(sql, id, access.userGuid)
       if (workflow?.status === 'committed' && !workflow.expired && index === workflow.lastIndex) {
@@ -91,9 +92,13 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
       }
       const open = requireOpen(id, workflow, idleMinutes)
       if (index !== open.lastIndex + 1) throw WorkflowError.indexConflict(index, open.lastIndex + 1)
-      await rebuildWorkflow(tenant, sql, await loadReplayable(sql, id), planActor(access))
+      const requests = await loadReplayable(sql, id)
+      await rebuildWorkflow(tenant, sql, requests, planActor(access))
       await markCommitted(sql, id, index, idleMinutes)
+      wroteAccess = requests.some((request) => request.touched.some(([entity]) => services.model.entities.get(entity)?.system))
     })
+    // Users, roles or their links changed: every instance hears it before the answer (access-service.ts `changed`).
+    if (wroteAccess) await services.access.changed(tenant)
     if (!retried) services.metrics.workflows('committed')
     ctx.body = { workflowId: id, committed: true }
   })

@@ -1,7 +1,8 @@
 // Discards expired workflows on Housekeeping:Schedule (node-cron). An expired workflow is
-// already refused when used (404 WorkflowNotFound); the sweep only frees its rows. Several
-// instances may sweep the same tenant: the delete is idempotent and waits for a request in
-// progress, which moves the expiry on, so an active workflow is never swept.
+// already refused when used (404 WorkflowNotFound); the sweep only frees its rows. Each
+// scheduled sweep is run by one instance of the deployment (run-lease.ts); a sweep run on
+// demand besides is harmless: the delete is idempotent and waits for a request in progress,
+// which moves the expiry on, so an active workflow is never swept.
 //
 //   const sweep = startWorkflowSweep(services)   // in start.ts, once the server listens
 //   await sweep.stop()                           // on shutdown, before closing pools
@@ -20,7 +21,7 @@ export function startWorkflowSweep(services: Services): WorkflowSweep {
 
 async function sweepAll(services: Services): Promise<number> {
   let total = 0
-  for (const tenant of services.config.Tenants.keys()) {
+  for (const tenant of services.tenants.configured().keys()) {
     try {
       const swept = (await services.tenants.use(tenant, (db) => purgeExpiredWorkflows(plainSql(db.pool)))) ?? 0
       total += swept

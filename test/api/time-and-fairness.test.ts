@@ -196,6 +196,26 @@ describe('a pool of two connections', () => {
     }
     expect(answers.slice(-4).map((answer) => answer.status)).toEqual([200, 200, 200, 200])
   })
+
+  it('answers 503 with Retry-After when the backend is terminated under a write, and pools neither connection again', async () => {
+    unlock = await lockOrders(tenant)
+    const write = call(`${tenant.server.api}/Orders(${tenant.order})`, { method: 'PATCH', token: tenant.token, body: { Number: 2 } })
+    const [pid] = await until(() => blockedBackends(tenant), (pids) => pids.length === 1)
+    const admin = await adminClient(tenant)
+    try {
+      await admin.query('select pg_terminate_backend($1)', [pid])
+      const lost = await write
+      expect(lost.status).toBe(503)
+      expect(lost.headers.get('retry-after')).toMatch(/^\d+$/)
+    } finally {
+      await admin.end()
+    }
+    await unlock()
+    unlock = undefined
+    // Two writes at once use both connections of the pool: a broken one given back would fail one.
+    const again = await Promise.all([1, 2].map((n) => call(`${tenant.server.api}/Orders(${tenant.order})`, { method: 'PATCH', token: tenant.token, body: { Number: 10 + n } })))
+    expect(again.map((answer) => answer.status)).toEqual([204, 204])
+  })
 })
 
 describe('a connection lost without SQLSTATE', () => {

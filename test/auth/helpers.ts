@@ -6,6 +6,7 @@ import pg from 'pg'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { main } from '../../cli/main.ts'
+import { announceAccessChange } from '../../server/auth/access-listener.ts'
 import { ADMIN, call, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 
 export const FIXTURE_PLUGINS = fileURLToPath(new URL('./fixtures/plugins', import.meta.url))
@@ -74,4 +75,13 @@ export async function eventually(check: () => Promise<void>, timeoutMs = 2_000):
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
   }
+}
+
+/**
+ * What a change made by SQL by hand needs to reach the servers' caches at once (otherwise
+ * they see it when the cached entry expires): the announcement the CLI makes after its writes.
+ */
+export async function announced(server: TestServer, tenant = server.tenants[0]): Promise<void> {
+  const config = loadConfig(server.configPath, {})
+  await announceAccessChange(databaseUrl(TEST_DATABASE_URL, config.Tenants.get(tenant)!.Database))
 }

@@ -1,5 +1,6 @@
 // Housekeeping: expired and revoked credentials past Housekeeping:RetentionDays are purged,
-// by one instance at a time (advisory lock per tenant database).
+// each scheduled run by one instance of the deployment (run-lease.ts), and by one instance at
+// a time (advisory lock per tenant database) when run on demand.
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import pino from 'pino'
 import type pg from 'pg'
@@ -8,7 +9,9 @@ import { loadModel } from '../../server/model/load-plugins.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { createServices, type Services } from '../../server/start.ts'
 import { startHousekeeping, type Housekeeping } from '../../server/auth/housekeeping.ts'
-import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+import { startWorkflowSweep } from '../../server/workflows/workflow-sweep.ts'
+import { adminSql, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+import { deploymentOf } from '../../server/run-lease.ts'
 import { FIXTURE_PLUGINS, tenantPool, tokens } from './helpers.ts'
 
 let server: TestServer
@@ -86,4 +89,39 @@ it('leaves a tenant to the instance holding its lock', async () => {
 it('refuses an invalid schedule at start', () => {
   const broken = { ...services, config: { ...services.config, Housekeeping: { Schedule: 'every hour', RetentionDays: 7 } } }
   expect(() => startHousekeeping(broken as Services)).toThrow(/Housekeeping:Schedule/)
+})
+
+it('runs each scheduled run on one of two instances only, whenever each fires and however their clocks differ', async () => {
+  const config = loadConfig(server.configPath, {})
+  const model = await loadModel(FIXTURE_PLUGINS)
+  const other = createServices({ config, model, tenants: new TenantRegistry(config, model, TEST_DATABASE_URL), logger: pino({ level: 'silent' }) })
+  const jobs = [
+    [housekeeping, startHousekeeping(other)],
+    [startWorkflowSweep(services), startWorkflowSweep(other)],
+  ] as const
+  try {
+    // Runs an hour apart from now on, so that no earlier run of this database server is later.
+    const base = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000 * 24 * 365
+    for (const [a, b] of jobs) {
+      let runs = 0
+      for (let run = 0; run < 10; run++) {
+        const due = new Date(base + run * 3_600_000)
+        // Together for even runs; for odd ones B fires after A has finished (a later clock).
+        const results = run % 2 === 0 ? await Promise.all([a.scheduled(due), b.scheduled(due)]) : [await a.scheduled(due), await b.scheduled(due)]
+        const ran = results.filter((result) => result !== undefined).length
+        expect(ran, `run ${run}`).toBe(1)
+        runs += ran
+        // The same run fired again (a restart, a clock set back) is not run again.
+        expect(await b.scheduled(due)).toBeUndefined()
+      }
+      expect(runs).toBe(10)
+    }
+  } finally {
+    for (const [, b] of jobs) await b.stop()
+    await jobs[1][0].stop()
+    await other.close()
+    await other.tenants.close()
+    const deployment = deploymentOf([...config.Tenants.values()].map((tenant) => other.tenants.urlOf(tenant)))
+    await adminSql(`delete from "entityctl_run_lease" where "Job" like '${deployment}:%'`)
+  }
 })

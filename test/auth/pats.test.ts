@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { crc32 } from 'node:zlib'
 import type pg from 'pg'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
-import { basic, cli, eventually, FIXTURE_PLUGINS, tenantPool, tokens } from './helpers.ts'
+import { announced, basic, cli, eventually, FIXTURE_PLUGINS, tenantPool, tokens } from './helpers.ts'
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1' }
 const OTHER = { username: 'other', password: 'other-password-1' }
@@ -136,6 +136,7 @@ describe('using', () => {
     const { secret, id } = await issue('clerk', ['ReadRoles'])
     expect((await tree(secret)).status).toBe(200)
     await pool.query(`update "_Pat" set "ExpiresAt" = now() - interval '1 second' where "Id" = $1`, [id])
+    await announced(server)
     await eventually(async () => expect((await tree(secret)).status).toBe(401), 1_000)
     expect((await list('clerk')).body.find((p: { id: string }) => p.id === id).status).toBe('expired')
   })
@@ -143,6 +144,7 @@ describe('using', () => {
   it('gives a legacy PAT without responsibilities, not a fallback, no access: authenticated, every check 403', async () => {
     const { secret, id } = await issue('clerk', ['ReadRoles'])
     await pool.query(`delete from "_PatResponsibility" where "PatId" = $1`, [id])
+    await announced(server)
     await eventually(async () => expect((await tree(secret)).status).toBe(403), 1_000)
   })
 
@@ -252,6 +254,7 @@ describe('full-access fallback', () => {
     } finally {
       client.release()
     }
+    await announced(server)
     try {
       await eventually(async () => expect((await tree(fallback.secret)).status).toBe(401), 1_000)
       const { rows } = await pool.query(`select "DisabledAt" from "_Pat" where "Id" = $1`, [fallback.id])

@@ -202,10 +202,10 @@ function odataRoutes(model: Model): Route[] {
       { name: `PATCH ${set}(k)`, set, method: 'PATCH', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
       { name: `PUT ${set}(k)`, set, method: 'PUT', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
       { name: `DELETE ${set}(k)`, set, method: 'DELETE', path: (v) => `${set}(${v})`, victim, needs: [{ entity, permission: 'delete' }], refused },
-      // No route answers one property (Customers(k)/Name) yet: 404 to everyone, the admin too. The
-      // day one does, the admin's answer changes and these fail until they say what they need.
-      { name: `${set}(k)/Title`, set, method: 'GET', path: () => `${set}(${k})/Title`, needs: read(entity), refused: 404 },
-      { name: `${set}(k)/Title/$value`, set, method: 'GET', path: () => `${set}(${k})/Title/$value`, needs: read(entity), refused: 404 },
+      { name: `${set}(k)/Title`, set, method: 'GET', path: () => `${set}(${k})/Title`, needs: read(entity) },
+      { name: `${set}(k)/Title/$value`, set, method: 'GET', path: () => `${set}(${k})/Title/$value`, needs: read(entity) },
+      { name: `${set}/$ref`, set, method: 'GET', path: () => `${set}/$ref`, needs: read(entity) },
+      { name: `${set}(k)/$ref`, set, method: 'GET', path: () => `${set}(${k})/$ref`, needs: read(entity) },
     )
     for (const navigation of entity.properties.values()) {
       if (navigation.kind === 'scalar') continue
@@ -215,6 +215,8 @@ function odataRoutes(model: Model): Route[] {
       list.push(
         { name: `${set}(k)/${nav}`, set, method: 'GET', path: () => `${set}(${k})/${nav}`, needs: both },
         { name: `${set}?$expand=${nav}`, set, method: 'GET', path: () => `${set}?$expand=${nav}`, needs: both },
+        { name: `${set}(k)/${nav}/$ref`, set, method: 'GET', path: () => `${set}(${k})/${nav}/$ref`, needs: both },
+        { name: `${set}?$expand=${nav}/$ref`, set, method: 'GET', path: () => `${set}?$expand=${nav}/$ref`, needs: both },
         { name: `${set}(k)?$expand=${nav}`, set, method: 'GET', path: () => `${set}(${k})?$expand=${nav}`, needs: both },
         { name: `${set}?$select=${nav}/Title`, set, method: 'GET', path: () => `${set}?$select=${nav}/Title`, needs: both },
         // A write's reply: the written entity is its writer's to see; what it expands is not.

@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type pg from 'pg'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
-import { cli, eventually, signIn, tenantPool, tokens } from './helpers.ts'
+import { announced, cli, eventually, signIn, tenantPool, tokens } from './helpers.ts'
 
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1' }
@@ -163,6 +163,7 @@ describe('sign-in', () => {
     const { accessToken } = await tokens(server, 'gone', 'gone-password-1')
     expect((await call(`${server.api}/user/pats`, { token: accessToken })).status).toBe(200)
     await pool.query(`delete from "User" where "Username" = 'gone'`)
+    await announced(server)
     await eventually(async () => {
       const refused = await call(`${server.api}/user/pats`, { token: accessToken })
       expect(refused.status).toBe(401)

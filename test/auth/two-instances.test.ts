@@ -11,7 +11,7 @@ let b: RunningServer
 let bApi: string
 
 beforeAll(async () => {
-  a = await startTestServer({ pluginsDir: FIXTURE_PLUGINS, users: [ADMIN, { username: 'clerk', password: 'clerk-password-1' }] })
+  a = await startTestServer({ pluginsDir: FIXTURE_PLUGINS, users: [ADMIN, { username: 'clerk', password: 'clerk-password-1' }, { username: 'racer', password: 'racer-password-1' }] })
   b = await startServer({ configPath: a.configPath, port: 0, logger: pino({ level: 'silent' }) })
   bApi = `${b.url}/api`
 })
@@ -69,3 +69,33 @@ it('counts sign-in attempts on A and B together: of 40 concurrent wrong password
   expect(answers.filter((answer) => answer.status === 401)).toHaveLength(5)
   expect(answers.filter((answer) => answer.status === 429)).toHaveLength(35)
 })
+
+it('judges on B, at its next request, a role granted or removed through the API on A: no stale answer in 150 rounds', async () => {
+  for (const args of [['role', 'add', 'Writers'], ['role', 'grant', 'Writers', 'WriteNotes']]) {
+    expect((await cli(a.configPath, ...args, '--tenant', a.tenants[0])).code).toBe(0)
+  }
+  const admin = (await tokens(a)).accessToken
+  const { accessToken: racer } = await tokens(a, 'racer', 'racer-password-1')
+  const guidOf = async (set: string, filter: string) => (await call(`${a.api}/${set}?$select=Guid&$filter=${filter}`, { token: admin })).body.value[0].Guid as string
+  const user = await guidOf('Users', "Username eq 'racer'")
+  const role = await guidOf('Roles', "Name eq 'Writers'")
+  const writeOnB = () => call(`${bApi}/Notes`, { method: 'POST', token: racer, body: { Text: 'race' } })
+  expect((await writeOnB()).status).toBe(403)
+  const stale: string[] = []
+  for (let round = 0; round < 150; round++) {
+    // A request on B in flight while A changes the role: it may load and cache the old access.
+    const racing = writeOnB()
+    const granted = await call(`${a.api}/UserRoles`, { method: 'POST', token: admin, body: { 'User@odata.bind': `Users(${user})`, 'Role@odata.bind': `Roles(${role})` } })
+    expect(granted.status, granted.text).toBe(200)
+    await racing
+    const afterGrant = await writeOnB()
+    if (afterGrant.status !== 200) stale.push(`round ${round}: ${afterGrant.status} after the grant`)
+    const racingRemoval = writeOnB()
+    const removed = await call(`${a.api}/UserRoles(${granted.body.Guid})`, { method: 'DELETE', token: admin })
+    expect(removed.status).toBe(204)
+    await racingRemoval
+    const afterRemoval = await writeOnB()
+    if (afterRemoval.status !== 403) stale.push(`round ${round}: ${afterRemoval.status} after the removal`)
+  }
+  expect(stale).toEqual([])
+}, 120_000)

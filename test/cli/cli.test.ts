@@ -288,7 +288,7 @@ describe('every command family, with the test PostgreSQL: --json results, errors
     mkdirSync(join(dir, 'first-run'))
     expect(await ok('tenant', 'add', tenant)).toEqual({ tenant, database, created: true, config })
     expect(Object.keys(JSON.parse(readFileSync(config, 'utf8')).Tenants)).toEqual([tenant])
-    expect(await ok('tenant', 'list')).toEqual([{ name: tenant, database }])
+    expect(await ok('tenant', 'list')).toEqual([{ name: tenant, database, state: 'enabled' }])
     expect(await fails(1, 'Failed', 'tenant', 'add', tenant)).toBe(`Tenant '${tenant}' already exists.`)
   })
 

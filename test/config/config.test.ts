@@ -46,12 +46,22 @@ describe('loadConfig', () => {
     [{}, { ApiOptions__EnableLowerCamelCase: 'yes' }, 'ApiOptions:EnableLowerCamelCase: must be true or false, not "yes"'],
     [{ ApiOptions: { MaxTopp: 1 } }, {}, 'ApiOptions:MaxTopp: unknown key; known: EnableLowerCamelCase'],
     [{ Apioptions: {} }, {}, 'Apioptions: unknown section'],
+    [{ ApiOptions: { Cors: { AllowedOrigins: '*', AllowCredentials: true } } }, {}, "ApiOptions:Cors:AllowCredentials: cannot be true while Cors:AllowedOrigins is '*'"],
+    [{ ApiOptions: { Cors: { MaxAge: 5 } } }, {}, 'ApiOptions:Cors:MaxAge: unknown key'],
     [{ Server: { LogLevel: 'loud' } }, {}, 'Server:LogLevel: must be one of trace, debug, info'],
     [{ Tenants: { Acme: { EncryptionKey: KEY } } }, {}, 'Tenants:Acme: a tenant name is lower-case'],
     [{ Tenants: { acme: {} } }, {}, 'Tenants:acme:EncryptionKey: is required'],
     [{ Tenants: { acme: { EncryptionKey: 'short' } } }, {}, 'Tenants:acme:EncryptionKey: must be 32 bytes'],
   ])('refuses %j %j naming the key', (content, env, message) => {
     expect(() => loadConfig(file(content), env as NodeJS.ProcessEnv)).toThrow(message)
+  })
+
+  it('reads a group of keys nested in the file or joined by double underscores in the environment', () => {
+    const config = loadConfig(file({ ApiOptions: { Cors: { AllowedOrigins: 'https://a.example', MaxAgeSeconds: 60 } } }), { ApiOptions__Cors__AllowCredentials: 'true' })
+    expect(config.ApiOptions['Cors:AllowedOrigins']).toBe('https://a.example')
+    expect(config.ApiOptions['Cors:MaxAgeSeconds']).toBe(60)
+    expect(config.ApiOptions['Cors:AllowCredentials']).toBe(true)
+    expect(loadConfig(file({}), {}).ApiOptions['Cors:AllowedOrigins']).toBe('')
   })
 
   it('refuses a file that is not JSON, naming the file', () => {

@@ -32,7 +32,7 @@ it('reloads a changed plugin, and keeps the old one serving when the new one doe
   expect(await metadata()).not.toContain('Name="Region"')
 
   const original = readFileSync(sales, 'utf8')
-  const city = 'City: p.text().maxLength(60),'
+  const city = 'City: p.text().maxLength(60).searchable(),'
   expect(original).toContain(city)
   let seen = served.lines.length
   writeFileSync(sales, original.replace(city, `${city}\n    Region: p.text().maxLength(40),`))

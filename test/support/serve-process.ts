@@ -23,7 +23,7 @@ export interface ServeProcess {
   stop(): Promise<number | null>
 }
 
-export function serveProcess(configPath: string, env: Record<string, string> = {}, args: readonly string[] = []): Promise<ServeProcess> {
+export function serveProcess(configPath: string, env: Record<string, string> = {}, args: readonly string[] = [], readyWithinMs = READY_GUARD_MS): Promise<ServeProcess> {
   const child = spawn(join(root, 'bin/entityctl'), ['--config', configPath, 'serve', '--port', '0', ...args], {
     env: { ...process.env, Server__LogLevel: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,8 +55,8 @@ export function serveProcess(configPath: string, env: Record<string, string> = {
     const timer = setTimeout(() => {
       child.kill('SIGTERM')
       setTimeout(() => child.kill('SIGKILL'), 15_000).unref()
-      reject(new Error(`serve did not log "entityctl serving" within ${READY_GUARD_MS / 1000} s: ${stderr}`))
-    }, READY_GUARD_MS)
+      reject(new Error(`serve did not log "entityctl serving" within ${readyWithinMs / 1000} s: ${stderr}`))
+    }, readyWithinMs)
     child.stderr!.on('data', (chunk) => (stderr += chunk))
     exited.then((code) => {
       clearTimeout(timer)

@@ -51,7 +51,7 @@ describe('tenants and users', { timeout: SLOW }, () => {
     expect(added.code, added.stderr).toBe(0)
     expect(JSON.parse(added.stdout)).toMatchObject({ tenant, database, created: true })
     const listed = await entityctl('tenant', 'list', '--json')
-    expect(JSON.parse(listed.stdout)).toEqual([{ name: tenant, database }])
+    expect(JSON.parse(listed.stdout)).toEqual([{ name: tenant, database, state: 'enabled' }])
   })
 
   it('refuses a second tenant of the same name and a bad name, with one line and a non-zero code', async () => {

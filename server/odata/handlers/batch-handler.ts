@@ -159,9 +159,9 @@ class BatchRun {
           answers.push(answer)
         }
         await control('commit')
-        // Its parts told the access cache before the commit; a read between could have cached the old grants.
+        // Its parts ran on a session of the group's, which (as a workflow's) does not tell the access cache: told once committed.
         if (session.plans.some((plan) => plan.operations.some((operation) => this.#services.model.entities.get(operation.entity)?.system))) {
-          this.#services.access.invalidateTenant(tenant.tenant)
+          await this.#services.access.changed(tenant)
         }
         return { answers }
       } catch (error) {

@@ -25,7 +25,12 @@ import type { Logger } from 'pino'
 export const BATCH_ROWS = 128
 
 export interface CollectionShape {
-  readonly context: string
+  /** Absent with odata.metadata=none. */
+  readonly context: string | undefined
+  /** IEEE754Compatible=true: @odata.count (an Edm.Int64) as a string. */
+  readonly countAsText?: boolean
+  /** The 404 of a path whose parent entity does not exist (the statement's `missing` row). */
+  parentMissing?(): Error
   readonly maxBytes: number
   /** The finished JSON of one entity (decrypted, virtual properties computed). */
   finish(body: string): string
@@ -43,6 +48,10 @@ export async function collectionAnswer(cursor: RowCursor, shape: CollectionShape
   } catch (error) {
     cursor.close()
     throw error
+  }
+  if (body.missing) {
+    cursor.close()
+    throw shape.parentMissing?.() ?? new Error('a parent check without its 404')
   }
   if (body.over) {
     cursor.close()
@@ -107,6 +116,7 @@ class CollectionBody {
   #more = false
   items = 0
   over = false
+  missing = false
 
   constructor(shape: CollectionShape) {
     this.#shape = shape
@@ -119,6 +129,10 @@ class CollectionBody {
   /** Adds the entities of a batch; false once the budget is passed (nothing more is added). */
   add(batch: RowBatch): boolean {
     for (const row of batch.rows) {
+      if (row.missing === 't') {
+        this.missing = true
+        return false
+      }
       if (!this.#started) this.#head(row.count)
       if (row.more === 't') this.#more = true
       if (row.size === null || row.more === 't') continue
@@ -149,7 +163,12 @@ class CollectionBody {
 
   #head(count: string | null | undefined): void {
     this.#started = true
-    const head = `{"@odata.context":${JSON.stringify(this.#shape.context)}${count != null ? `,"@odata.count":${count}` : ''},"value":[`
+    const { context, countAsText } = this.#shape
+    const annotations = [
+      ...(context !== undefined ? [`"@odata.context":${JSON.stringify(context)}`] : []),
+      ...(count != null ? [`"@odata.count":${countAsText ? `"${count}"` : count}`] : []),
+    ]
+    const head = `{${annotations.map((annotation) => `${annotation},`).join('')}"value":[`
     this.#bytes += head.length
     this.#parts.unshift(head)
   }

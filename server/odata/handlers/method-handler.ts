@@ -30,7 +30,8 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
     planActor(scope.state.access),
     within ? (session, { results }) => respond(ctx, { ...scope, session }, reply, results[0]) : undefined,
   )
-  if (!isReadOnly(plan)) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
+  // A modify method may change users and roles like any write (write-handlers.ts afterWrite).
+  if (!isReadOnly(plan) && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
   if (!within) await respond(ctx, scope, reply, results[0])
   // An action's empty answer carries its binding entity's new ETag, so a client's next If-Match holds.
   const version = versions?.[0]

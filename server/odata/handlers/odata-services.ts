@@ -5,6 +5,7 @@ import type { Config } from '../../config/load-config.ts'
 import type { Model } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import type { TenantRegistry } from '../../tenancy/tenant-registry.ts'
+import type { TenantDatabase } from '../../tenancy/tenant-database.ts'
 import type { ReadPlanCache } from '../plan/read-plan-cache.ts'
 
 export interface OdataServices {
@@ -17,7 +18,8 @@ export interface OdataServices {
   readonly readPlans: ReadPlanCache
   /**
    * The access cache, told of writes that change who may do what: after committing a write to
-   * User, Role, UserRole, RoleResponsibility or Responsibility (auth/access-service.ts).
+   * User, Role, UserRole, RoleResponsibility or Responsibility; resolves once every instance
+   * has heard of it (auth/access-service.ts).
    */
-  readonly access: { invalidateTenant(tenant: string): void }
+  readonly access: { changed(db: TenantDatabase): Promise<void> }
 }

@@ -1,12 +1,14 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
-// next link), one entity (with its ETag), or a plain-text count. A read is a straight line:
+// next link), one entity (with its ETag; 304 for a current If-None-Match), one property (or its
+// raw $value), references ($ref), or a plain-text count. The JSON is written as negotiate.ts
+// decided (odata.metadata, IEEE754Compatible). A read is a straight line:
 // parse → bind → authorize → plan → compile → one statement → (virtual properties) → body.
 // Parse, bind, authorize, plan and compile run once per shape of read and caller
 // (plan/read-plan-cache.ts). A read that could answer with more than
 // ApiOptions:MaxResultItems entities is refused when planned; a collection's answer is written
 // as its rows come, within ApiOptions:MaxResponseBytes (collection-answer.ts).
 
-import { QueryError, RequestError } from '../../errors.ts'
+import { QueryError, RequestError, type ServiceError } from '../../errors.ts'
 import { MAX_TREE_DEPTH, measureQuery } from '../parser/node-count.ts'
 import { treeTooDeep } from '../parser/parse-errors.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
@@ -20,7 +22,12 @@ import type { PreparedRead } from '../plan/read-plan-cache.ts'
 import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
-import { contextPath, serviceRoot } from '../serializer/urls.ts'
+import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
+import { KEY } from '../../model/model.ts'
+import type { Target } from '../semantic/bind-path.ts'
+import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
+import type { JsonOutput } from '../sql/sql-builder.ts'
+import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { Readable } from 'node:stream'
@@ -28,65 +35,170 @@ import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
-const JSON_TYPE = 'application/json; odata.metadata=minimal; odata.streaming=true'
-
 export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
   const { target, services } = scope
   if (target.kind === 'serviceDocument' || target.kind === 'metadata') authorize(scope.state.access, { kind: 'model' })
   if (target.kind === 'serviceDocument') {
-    ctx.type = JSON_TYPE
+    ctx.type = jsonContentType(scope.format)
     ctx.body = serviceDocument(services.model, serviceRoot(ctx, services))
     return
   }
   if (target.kind === 'metadata') {
-    const json = ctx.query.$format === 'json' || (ctx.accepts('application/xml', 'application/json') === 'application/json' && !/xml/.test(ctx.get('Accept')))
+    const json = scope.media === 'json'
     const document = metadataDocument(services, json ? 'json' : 'xml', ctx.response.get('OData-Version') === '4.01' ? '4.01' : '4.0')
     ctx.type = json ? 'application/json; charset=utf-8' : 'application/xml; charset=utf-8'
     ctx.body = document
     return
   }
   if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
-  const prepared = services.readPlans.read(scope.state.access, readShape(target, ctx.querystring), pathKeys(target), () => prepareRead(scope, target, ctx.querystring))
+  if (target.kind === 'property') return readProperty(ctx, scope, target)
+  const pageSize = target.kind === 'collection' && !target.count ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
+  const shape = readShape(target, ctx.querystring, scope.format) + (pageSize ? ` page ${pageSize}` : '')
+  const prepared = services.readPlans.read(scope.state.access, shape, pathKeys(target), () => prepareRead(scope, target, ctx.querystring, pageSize))
   const { plan, statement } = prepared
   if (plan.kind === 'count') {
-    const [row] = await scope.session.query<{ body: string }>(statement.sql, statement.params)
+    const [row] = await scope.session.query<{ body: string | null }>(statement.sql, statement.params)
+    if (row.body === null) throw parentNotFound(target)
     ctx.type = 'text/plain'
     ctx.body = row.body
     return
   }
   const context = serviceRoot(ctx, services) + prepared.contextPath
   if (plan.kind === 'collection') {
-    ctx.type = JSON_TYPE
-    ctx.body = await runCollectionRead(scope, plan, statement, context, ctx)
+    const body = await runCollectionRead(scope, plan, statement, context, ctx)
+    // A $top, or $apply, makes the answer one page: the preference did not apply.
+    if (pageSize && plan.serverPage) ctx.set('Preference-Applied', `odata.maxpagesize=${pageSize}`)
+    ctx.type = jsonContentType(scope.format)
+    ctx.body = headless(ctx, body)
     return
   }
   const found = await runEntityRead(scope, plan, statement, context)
-  if (!found) throw RequestError.notFound(`${target.entity.setName}(${(target.kind === 'entity' && target.key) || '…'}) does not exist.`)
+  if (!found) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.kind === 'entity' ? target.key : '…'}) does not exist.`)
   ctx.set('ETag', found.etag)
-  ctx.type = JSON_TYPE
+  if (matchesNoneOf(ctx.get('If-None-Match'), found.etag)) {
+    ctx.status = 304
+    return
+  }
+  ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
 }
 
 /** Parse → bind → authorize → plan → compile of a collection, a count or one entity. */
-function prepareRead(scope: RequestScope, target: ReadTarget, querystring: string): PreparedRead {
+function prepareRead(scope: RequestScope, target: ReadTarget, querystring: string, pageSize?: number): PreparedRead {
   const { MaxNodeCount, MaxResponseBytes: maxBytes } = scope.services.config.ApiOptions
   const options = parseReadOptions(querystring, MaxNodeCount)
-  const read = bindRead(scope, target, options)
+  const bound = bindRead(scope, target, options)
+  const read = target.ref ? referencesOnly(bound, options) : bound
+  const json = jsonOutput(scope)
   if (read.kind === 'collection') {
     if (target.kind === 'collection' && target.count) {
       const plan = planCount(read)
       return { plan, statement: compileCount(plan), contextPath: '' }
     }
-    const plan = planCollectionRead(read, planLimits(scope))
-    return { plan, statement: compileCollectionRead(plan, maxBytes), contextPath: contextPath(target.entity, options.select, options.apply !== undefined) }
+    const plan = planCollectionRead(read, { ...planLimits(scope), pageSize })
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope))
+    const contextPath = target.ref ? '$metadata#Collection($ref)' : projectedContextPath(target.entity, projection)
+    return { plan, statement: compileCollectionRead(plan, maxBytes, json), contextPath }
   }
   const plan = planEntityRead(read, planLimits(scope))
-  return { plan, statement: compileEntityRead(plan, maxBytes), contextPath: contextPath(target.entity, options.select, false, true) }
+  const contextPath = target.ref ? '$metadata#$ref' : projectedContextPath(target.entity, selectList(options, defaultKey(scope)), true)
+  return { plan, statement: compileEntityRead(plan, maxBytes, json), contextPath }
 }
 
 function planLimits(scope: RequestScope): ReadPlanLimits {
   const { MaxTop, MaxResultItems } = scope.services.config.ApiOptions
   return { maxTop: MaxTop, maxResultItems: MaxResultItems }
+}
+
+/** How the statement writes its JSON: the negotiated format, and the names full metadata needs. */
+function jsonOutput(scope: RequestScope): JsonOutput {
+  return { format: scope.format, typeName: (entity) => `${NAMESPACE}.${entity.name}`, publicName: scope.services.naming.toPublic }
+}
+
+/** What a read without $select projects, for its context URL: the key's public name, or everything. */
+function defaultKey(scope: RequestScope): string | undefined {
+  return defaultSelect(scope) === 'Key' ? scope.services.naming.toPublic(KEY) : undefined
+}
+
+/** `…/$ref`: the entities as their ids alone; $select and $expand have nothing to shape. */
+function referencesOnly(read: BoundRead, options: QueryOptionsSyntax): BoundRead {
+  if (options.select || options.expand) throw QueryError.invalid('$select and $expand do not apply to references ($ref).')
+  return { ...read, read: { ...read.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true } }
+}
+
+type PropertyTarget = Extract<Target, { kind: 'property' }>
+
+/**
+ * `Customers(<key>)/Name`: `{"@odata.context":…,"value":…}`; `/Name/$value`: the value as
+ * text. A null value is 204 (OData 4.01 Protocol 11.2.6). The entity is read as a $select of
+ * the property, with decimals as text so no digit is lost on the way through Node.
+ */
+async function readProperty(ctx: Exchange, scope: RequestScope, target: PropertyTarget): Promise<void> {
+  const { services } = scope
+  const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
+  if (options.select || options.expand || options.compute) throw QueryError.invalid('A property is read whole: $select, $expand and $compute do not apply to it.')
+  const name = services.naming.toPublic(target.property.name)
+  const entityTarget = { kind: 'entity' as const, entity: target.entity, key: target.key, parent: target.parent }
+  const read = bindRead(scope, entityTarget, { ...options, select: [{ kind: 'selectPath', path: [name], position: 0 }] }) as BoundEntityByKey
+  const json: JsonOutput = { ...jsonOutput(scope), format: { metadata: 'none', ieee754: true } }
+  const plan = planEntityRead(read, planLimits(scope))
+  const statement = compileEntityRead(plan, services.config.ApiOptions.MaxResponseBytes, json)
+  logStatement(scope, statement.sql)
+  const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
+  if (!row) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
+  if (row.body === null) throw tooLarge(services.config.ApiOptions.MaxResponseBytes, 0)
+  ctx.set('ETag', row.etag)
+  const value: unknown = JSON.parse(finishEntities(row.body, read.read, scope.session.tenant.cipher, true))[name]
+  if (value === null || value === undefined) {
+    ctx.status = 204
+    return
+  }
+  if (target.raw) {
+    ctx.type = 'text/plain; charset=utf-8'
+    ctx.body = headless(ctx, String(value))
+    return
+  }
+  // A decimal arrives as its text: written bare it is the exact JSON number.
+  const written = target.property.type === 'Decimal' && !scope.format.ieee754 && typeof value === 'string' ? value : JSON.stringify(value)
+  const path = target.parent
+    ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}`
+    : `${target.entity.setName}(${target.key})`
+  const context = scope.format.metadata === 'none' ? '' : `"@odata.context":${JSON.stringify(`${serviceRoot(ctx, services)}$metadata#${path}/${name}`)},`
+  ctx.type = jsonContentType(scope.format)
+  ctx.body = headless(ctx, `{${context}"value":${written}}`)
+}
+
+/** `Customers(<key>)/Orders` for a customer that does not exist. */
+function parentNotFound(target: Target): ServiceError {
+  const parent = 'parent' in target ? target.parent : undefined
+  if (!parent) return RequestError.notFound('The resource does not exist.')
+  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key}) does not exist.`)
+}
+
+/** `Orders(<key>)/Customer` with no answer: the order does not exist, or has no customer. */
+function parentOrNavigationNotFound(target: Target): ServiceError {
+  const parent = 'parent' in target ? target.parent : undefined
+  if (!parent) return parentNotFound(target)
+  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key})/${parent.navigation.name} does not exist.`)
+}
+
+/**
+ * `If-None-Match` of a GET (RFC 9110 13.1.2): true when the entity's current ETag is among
+ * the client's, or the client sent `*`, so the client's copy is current (304). Weak
+ * comparison, as a GET allows.
+ */
+function matchesNoneOf(ifNoneMatch: string, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  if (ifNoneMatch.trim() === '*') return true
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '')
+  return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag))
+}
+
+/** A HEAD answers the headers of a GET: a streamed body is stopped (its statement with it) and not sent. */
+function headless(ctx: Exchange, body: string | Readable): string | Readable {
+  if (ctx.method !== 'HEAD' || typeof body === 'string') return body
+  body.destroy()
+  return ''
 }
 
 /**
@@ -104,11 +216,12 @@ function defaultSelect(scope: RequestScope): DefaultSelect {
   return scope.services.config.ApiOptions.DefaultSelect as DefaultSelect
 }
 
-/** What makes two reads the same statement but for their keys: the path's shape and the query options. */
-function readShape(target: ReadTarget, querystring: string): string {
+/** What makes two reads the same statement but for their keys: the path's shape, the query options and the JSON format. */
+function readShape(target: ReadTarget, querystring: string, format: JsonFormat): string {
   const parent = target.parent ? `${target.parent.navigation.entity.name}.${target.parent.navigation.name}` : ''
   const kind = target.kind === 'collection' && target.count ? 'count' : target.kind
-  return `${kind} ${target.entity.name} ${parent}?${querystring}`
+  const written = format === DEFAULT_FORMAT ? '' : ` ${format.metadata}${format.ieee754 ? ' ieee754' : ''}`
+  return `${kind}${target.ref ? ' $ref' : ''} ${target.entity.name} ${parent}${written}?${querystring}`
 }
 
 /** The keys of the resource path, in the order the plan takes them (read-plan.ts, pathKeys). */
@@ -159,7 +272,9 @@ async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, stat
     : wholeCursor(await session.query<Record<string, unknown>>(statement.sql, statement.params))
   const nextSkip = plan.serverPage?.nextSkip
   const shape = {
-    context,
+    context: scope.format.metadata === 'none' ? undefined : context,
+    countAsText: scope.format.ieee754,
+    parentMissing: () => parentNotFound(scope.target),
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
     finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, session.tenant.cipher, true) : (body: string) => body,
@@ -173,7 +288,8 @@ async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: C
   const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
   if (!row) return undefined
   if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
-  return { body: entityAnswer(context, finishEntities(row.body, plan.entity.read, scope.session.tenant.cipher, true)), etag: row.etag }
+  const body = finishEntities(row.body, plan.entity.read, scope.session.tenant.cipher, true)
+  return { body: scope.format.metadata === 'none' ? body : entityAnswer(context, body), etag: row.etag }
 }
 
 /** Rows already read whole, as a cursor of one batch (text values, as a cursor gives them). */

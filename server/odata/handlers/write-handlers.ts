@@ -25,7 +25,7 @@ export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: E
   const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options, parent })
   const minimal = prefers(ctx, 'return=minimal')
   const key = await write(ctx, scope, bound, !minimal)
-  afterWrite(scope, entity)
+  await afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
   if (minimal || ctx.status !== 200) {
     ctx.status = 204
@@ -42,7 +42,7 @@ export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: E
   const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), options })
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
   await write(ctx, scope, bound, wantsBody)
-  afterWrite(scope, entity)
+  await afterWrite(scope, entity)
   if (ctx.status !== 200) {
     ctx.status = 204
     return
@@ -53,7 +53,7 @@ export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: E
 export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
-  afterWrite(scope, entity)
+  await afterWrite(scope, entity)
   ctx.status = 204
 }
 
@@ -69,7 +69,7 @@ export async function handleLink(ctx: Exchange, scope: RequestScope, navigation:
       : { kind, navigation, key, member: new URLSearchParams(ctx.querystring).get('$id') ?? undefined, ifMatch }
   const bound = bind(scope, request)
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
-  afterWrite(scope, navigation.kind === 'reference' ? navigation.entity : navigation.target)
+  await afterWrite(scope, navigation.kind === 'reference' ? navigation.entity : navigation.target)
   ctx.status = 204
 }
 
@@ -150,7 +150,12 @@ function prefers(ctx: Exchange, preference: string): boolean {
   return ctx.get('Prefer').split(',').some((p) => p.trim().toLowerCase() === preference)
 }
 
-/** Writes to users, roles and their links change who may do what: caches must forget. */
-function afterWrite(scope: RequestScope, entity: EntityModel): void {
-  if (entity.system) scope.services.access.invalidateTenant(scope.session.tenant.tenant)
+/**
+ * Writes to users, roles and their links change who may do what: once committed, every
+ * instance must have heard it before the client is answered, so its next request, wherever
+ * it lands, is judged by the new access (auth/access-service.ts `changed`). Inside a
+ * workflow nothing is committed yet: the workflow's commit does this.
+ */
+async function afterWrite(scope: RequestScope, entity: EntityModel): Promise<void> {
+  if (entity.system && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
 }

@@ -18,6 +18,8 @@ export const QUERY_OPTIONS: Readonly<Record<string, { readonly description: stri
   skip: { description: 'Skip this many entities', schema: { type: 'integer', minimum: 0 } },
   count: { description: 'Include @odata.count, the number of matching entities', schema: { type: 'boolean' } },
   apply: { description: 'Aggregate: `groupby((Country),aggregate($count as Customers))`', schema: { type: 'string' } },
+  compute: { description: 'Computed values, usable in $select, $filter and $orderby: `Total mul 2 as Double`', schema: { type: 'string' } },
+  search: { description: 'Full-text search in the searchable properties: `tea OR "earl grey"`; 400 on a set without searchable properties', schema: { type: 'string' } },
 }
 
 export const COLLECTION_OPTIONS = Object.keys(QUERY_OPTIONS)

@@ -8,6 +8,7 @@
 import { closestName } from '../../errors.ts'
 import { ExpressionParser } from './expression-parser.ts'
 import { readOrderbyItems } from './orderby-parser.ts'
+import { parseSearch, searchEnd } from './search-parser.ts'
 import type {
   AggregateMethod,
   AggregationSyntax,
@@ -18,10 +19,10 @@ import type {
 
 const OPEN = 40
 
-const TRANSFORMATIONS = ['filter', 'groupby', 'aggregate', 'compute', 'orderby', 'top', 'skip']
+const TRANSFORMATIONS = ['filter', 'search', 'groupby', 'aggregate', 'compute', 'orderby', 'top', 'skip']
 
 const UNSUPPORTED_TRANSFORMATIONS = new Set([
-  'search', 'expand', 'concat', 'join', 'outerjoin', 'nest', 'addnested', 'identity',
+  'expand', 'concat', 'join', 'outerjoin', 'nest', 'addnested', 'identity',
   'topcount', 'bottomcount', 'toppercent', 'bottompercent', 'topsum', 'bottomsum',
   'ancestors', 'descendants', 'traverse',
 ])
@@ -83,6 +84,15 @@ function readTransformation(parser: ExpressionParser): ApplyTransformationSyntax
     lexer.expected(`'(' after ${written}`)
   }
   lexer.next()
+  if (name === 'search') {
+    // Search words are not expression tokens: read the raw text up to the closing ')'.
+    const to = searchEnd(lexer.text, lexer.end)
+    const search = parseSearch(lexer.text.slice(lexer.end, to), '$apply search()')
+    lexer.resumeAt(to)
+    if (!lexer.is(')')) lexer.expected("')' after search(…")
+    lexer.next()
+    return { kind: 'search', search, position }
+  }
   lexer.next()
   parser.enter(position)
   const transformation = readTransformationBody(parser, name, position)

@@ -167,6 +167,15 @@ export class Lexer {
     return this.kind === 'identifier' && this.lower === keyword
   }
 
+  /**
+   * Goes on lexing from `position`, past text another reader took over ($search inside
+   * $expand and $apply, whose words are not OData expression tokens).
+   */
+  resumeAt(position: number): void {
+    this.pos = position
+    this.next()
+  }
+
   next(): void {
     const text = this.text
     const length = text.length

@@ -14,6 +14,7 @@
 // compiler recurse over the tree, so its depth is bounded too (MAX_TREE_DEPTH), checked after
 // MaxNodeCount: with the default MaxNodeCount only an administrator's larger one reaches it.
 
+import { countSearchNodes } from './search-parser.ts'
 import type {
   ApplyTransformationSyntax,
   ComputeItemSyntax,
@@ -106,6 +107,7 @@ class Measure {
     if (options.select) count += this.select(options.select)
     if (options.expand) count += this.expand(options.expand)
     if (options.compute) count += this.compute(options.compute)
+    if (options.search) count += countSearchNodes(options.search)
     return count
   }
 
@@ -153,6 +155,9 @@ class Measure {
           break
         case 'orderby':
           count += this.orderby(transformation.items)
+          break
+        case 'search':
+          count += countSearchNodes(transformation.search)
           break
         case 'top':
         case 'skip':

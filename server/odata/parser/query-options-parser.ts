@@ -22,6 +22,7 @@ import { parseOrderby } from './orderby-parser.ts'
 import { MAX_TEXT_LENGTH, syntaxError, tooLong, unsupported } from './parse-errors.ts'
 import { decodeComponent } from './percent-decoding.ts'
 import { parseExpand, parseSelect } from './select-expand-parser.ts'
+import { parseSearch } from './search-parser.ts'
 import type { ExpressionSyntax, QueryOptionsSyntax } from './syntax.ts'
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -29,8 +30,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 const DOLLAR = 36
 const AT = 64
 
-const SUPPORTED = ['filter', 'orderby', 'select', 'expand', 'apply', 'compute', 'top', 'skip', 'count', 'skiptoken', 'format']
-const UNSUPPORTED = ['search', 'index', 'id', 'deltatoken', 'schemaversion']
+const SUPPORTED = ['filter', 'orderby', 'select', 'expand', 'apply', 'compute', 'search', 'top', 'skip', 'count', 'skiptoken', 'format']
+const UNSUPPORTED = ['index', 'id', 'deltatoken', 'schemaversion']
 const SYSTEM = new Set([...SUPPORTED, ...UNSUPPORTED, 'levels'])
 
 const ALIAS_NAME = /^@[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]*$/u
@@ -123,6 +124,9 @@ function readSystemOption(option: string, value: string, options: Mutable<QueryO
       return
     case '$compute':
       options.compute = parseCompute(value, option)
+      return
+    case '$search':
+      options.search = parseSearch(value, option)
       return
     case '$top':
       options.top = parseNonNegativeInteger(value, option)

@@ -9,6 +9,7 @@ import { closestName } from '../../errors.ts'
 import { readComputeItems } from './apply-parser.ts'
 import { ExpressionParser } from './expression-parser.ts'
 import { readOrderbyItems } from './orderby-parser.ts'
+import { parseSearch, searchEnd } from './search-parser.ts'
 import type { ExpandItemSyntax, ExpandOptionsSyntax, SelectItemSyntax } from './syntax.ts'
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -135,11 +136,18 @@ function readExpandOptions(parser: ExpressionParser, target: ExpandTarget): Expa
       const hint = closestName(name, allowed)
       lexer.fail(position, `unknown expand option '${written}'${hint ? `; did you mean '$${hint}'?` : ''}`)
     }
-    if (name === 'search') lexer.failUnsupported(position, '$search')
     if (options[name as keyof ExpandOptionsSyntax] !== undefined) lexer.fail(position, `${written} is given twice`)
     lexer.next()
-    parser.expect('=', `'=' after ${written}`)
-    readExpandOption(parser, name, options)
+    if (name === 'search') {
+      // Search words are not expression tokens: read the raw text up to the option's end.
+      if (!lexer.is('=')) lexer.expected(`'=' after ${written}`)
+      const to = searchEnd(lexer.text, lexer.end)
+      options.search = parseSearch(lexer.text.slice(lexer.end, to), '$search in $expand')
+      lexer.resumeAt(to)
+    } else {
+      parser.expect('=', `'=' after ${written}`)
+      readExpandOption(parser, name, options)
+    }
     if (lexer.is(')')) break
     if (!lexer.is(';')) parser.failAfterOperand("';' or ')'")
     lexer.next()

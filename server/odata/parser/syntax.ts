@@ -206,6 +206,7 @@ export interface ExpandOptionsSyntax {
   readonly select?: readonly SelectItemSyntax[]
   readonly expand?: readonly ExpandItemSyntax[]
   readonly compute?: readonly ComputeItemSyntax[]
+  readonly search?: SearchSyntax
   readonly top?: number
   readonly skip?: number
   readonly count?: boolean
@@ -220,6 +221,31 @@ export interface ComputeItemSyntax {
   readonly position: number
 }
 
+// ── $search (OData 4.01 URL Conventions 5.1.7) ────────────────────────────────────────────
+
+/** `blue OR "light green" NOT red`: words, phrases, AND (also implicit), OR, NOT, parentheses. */
+export type SearchSyntax = SearchTermSyntax | SearchNotSyntax | SearchBinarySyntax
+
+export interface SearchTermSyntax {
+  readonly kind: 'searchTerm'
+  /** The word, or the phrase without its quotes and escapes. */
+  readonly text: string
+  readonly phrase: boolean
+  readonly position: number
+}
+
+export interface SearchNotSyntax {
+  readonly kind: 'searchNot'
+  readonly operand: SearchSyntax
+}
+
+export interface SearchBinarySyntax {
+  readonly kind: 'searchBinary'
+  readonly op: 'and' | 'or'
+  readonly left: SearchSyntax
+  readonly right: SearchSyntax
+}
+
 // ── $apply (OData Data Aggregation 4.0) ───────────────────────────────────────────────────
 
 export type ApplyTransformationSyntax =
@@ -230,6 +256,14 @@ export type ApplyTransformationSyntax =
   | ApplyOrderbySyntax
   | ApplyTopSyntax
   | ApplySkipSyntax
+  | ApplySearchSyntax
+
+/** `search(blue OR green)`: the entities $search would find. */
+export interface ApplySearchSyntax {
+  readonly kind: 'search'
+  readonly search: SearchSyntax
+  readonly position: number
+}
 
 export interface ApplyFilterSyntax {
   readonly kind: 'filter'
@@ -302,6 +336,7 @@ export interface QueryOptionsSyntax {
   readonly expand?: readonly ExpandItemSyntax[]
   readonly apply?: readonly ApplyTransformationSyntax[]
   readonly compute?: readonly ComputeItemSyntax[]
+  readonly search?: SearchSyntax
   readonly top?: number
   readonly skip?: number
   readonly count?: boolean

@@ -29,6 +29,8 @@ export interface ReadPlanLimits {
   /** ApiOptions:MaxTop: the page size of server-driven paging. */
   readonly maxTop: number
   readonly maxResultItems: number
+  /** Prefer: odata.maxpagesize, at most maxTop: the page size of server-driven paging instead of maxTop. */
+  readonly pageSize?: number
 }
 
 /** One key of an ORDER BY; `nulls` is absent where the value cannot be null. */
@@ -93,7 +95,7 @@ export interface CountPlan {
 export type ReadPlan = CollectionPlan | EntityPlan | CountPlan
 
 export function planCollectionRead(read: BoundCollectionRead, limits: ReadPlanLimits): CollectionPlan {
-  const size = read.top === undefined && !read.apply ? limits.maxTop : undefined
+  const size = read.top === undefined && !read.apply ? (limits.pageSize ?? limits.maxTop) : undefined
   requireWithinItems(collectionItems(read, limits.maxTop), limits.maxResultItems)
   // With $count=true, an empty page is one row (the count's).
   const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))

@@ -169,6 +169,7 @@ function expressionNeeds(expression: BoundExpression, option: string, need: AddN
     case 'literal':
     case 'list':
     case 'aggregateRef':
+    case 'search':
       break
     case 'property':
     case 'referenceKey':

@@ -8,7 +8,7 @@ import type { ApplyTransformationSyntax } from '../parser/syntax.ts'
 import type { BoundAggregation, BoundExpression, BoundApplyStage, BoundGroupKey, Range, ValueType } from './bound.ts'
 import type { BindContext } from './bind-context.ts'
 import { bindExpression, type ExpressionScope } from './bind-expression.ts'
-import { bindOrderby } from './bind-read.ts'
+import { bindOrderby, bindSearch } from './bind-read.ts'
 
 export interface BoundApply {
   readonly stages: readonly BoundApplyStage[]
@@ -29,6 +29,10 @@ export function bindApply(context: BindContext, range: Range, transformations: r
         stages.push({ kind: 'filter', predicate })
         break
       }
+      case 'search':
+        if (names) throw QueryError.invalid('$apply: search() after an aggregation is not supported; search before it.')
+        stages.push({ kind: 'filter', predicate: bindSearch(range, transformation.search) })
+        break
       case 'compute': {
         if (names) throw QueryError.invalid('$apply: compute() after an aggregation is not supported; compute before it.')
         const items = transformation.items.map((item) => ({ alias: item.alias, expression: bindExpression(context, scope(), item.expression) }))

@@ -5,7 +5,7 @@
 
 import { QueryError, RequestError } from '../../errors.ts'
 import type { MethodDecl } from '../../model/declarations.ts'
-import type { EntityModel, Model } from '../../model/model.ts'
+import type { EntityModel, Model, ScalarProperty } from '../../model/model.ts'
 import type { ParentLink } from './bound.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { closestName } from '../../errors.ts'
@@ -17,8 +17,17 @@ import { publicProperties } from './bind-context.ts'
 export type Target =
   | { readonly kind: 'serviceDocument' }
   | { readonly kind: 'metadata' }
-  | { readonly kind: 'collection'; readonly entity: EntityModel; readonly parent?: ParentLink; readonly count: boolean }
-  | { readonly kind: 'entity'; readonly entity: EntityModel; readonly key: string; readonly parent?: ParentLink }
+  | { readonly kind: 'collection'; readonly entity: EntityModel; readonly parent?: ParentLink; readonly count: boolean; readonly ref?: boolean }
+  | { readonly kind: 'entity'; readonly entity: EntityModel; readonly key: string; readonly parent?: ParentLink; readonly ref?: boolean }
+  | {
+      /** One structural property of an entity, `Customers(<key>)/Name`, or its raw value with `/$value`. */
+      readonly kind: 'property'
+      readonly entity: EntityModel
+      readonly key: string
+      readonly parent?: ParentLink
+      readonly property: ScalarProperty
+      readonly raw: boolean
+    }
   | {
       readonly kind: 'method'
       readonly entity: EntityModel
@@ -55,6 +64,7 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
     if (segments.length) throw RequestError.notFound('Nothing may follow $count.')
     return { kind: 'collection', entity, count: true }
   }
+  if (next.kind === 'ref') return key ? { kind: 'entity', entity, key, ref: true } : { kind: 'collection', entity, count: false, ref: true }
   if (next.kind !== 'name') throw RequestError.notFound(`Unexpected segment after ${entity.setName}.`)
   const name = next.name.startsWith(`${namespace}.`) ? next.name.slice(namespace.length + 1) : next.name
   const method = findMethod(entity, name, naming)
@@ -70,17 +80,29 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
     throw RequestError.notFound(`${entity.setName} has no method '${name}'${hint ? `; did you mean '${hint}'?` : names.length ? `; its methods: ${names.join(', ')}.` : '.'}`)
   }
   const navigation = publicProperties(entity, naming).get(name)
-  if (!navigation || navigation.kind === 'scalar') {
-    throw RequestError.notFound(`${entity.setName} has no navigation property or method '${name}'.`)
-  }
+  if (!navigation) throw RequestError.notFound(`${entity.setName} has no property, navigation property or method '${name}'.`)
+  if (navigation.kind === 'scalar') return propertyTarget(entity, key, undefined, navigation, segments)
   const parent: ParentLink = { navigation, key }
   const rest = segments.shift()
-  if (segments.length > 0 || (rest && rest.kind !== 'count')) throw RequestError.notFound('Paths may follow one navigation from an entity.')
   if (navigation.kind === 'reference') {
-    if (rest) throw RequestError.notFound('$count follows a collection.')
-    return { kind: 'entity', entity: navigation.target, key: '', parent }
+    if (rest?.kind === 'name' && !rest.args) {
+      const property = publicProperties(navigation.target, naming).get(rest.name)
+      if (property?.kind === 'scalar') return propertyTarget(navigation.target, '', parent, property, segments)
+    }
+    if (segments.length > 0 || (rest && rest.kind !== 'ref')) throw RequestError.notFound(`${name} is a single entity: a property, or $ref, may follow it.`)
+    return { kind: 'entity', entity: navigation.target, key: '', parent, ref: Boolean(rest) }
   }
-  return { kind: 'collection', entity: navigation.target, parent, count: Boolean(rest) }
+  if (segments.length > 0 || (rest && rest.kind !== 'count' && rest.kind !== 'ref')) throw RequestError.notFound('Paths may follow one navigation from an entity.')
+  return { kind: 'collection', entity: navigation.target, parent, count: rest?.kind === 'count', ref: rest?.kind === 'ref' }
+}
+
+/** `Customers(<key>)/Name`, `…/Name/$value`; nothing else may follow a structural property. */
+function propertyTarget(entity: EntityModel, key: string, parent: ParentLink | undefined, property: ScalarProperty, rest: PathSegmentSyntax[]): Target {
+  const after = rest.shift()
+  if (rest.length > 0 || (after && after.kind !== 'value')) {
+    throw RequestError.notFound(`${entity.setName}.${property.name} is a property: only /$value may follow it.`)
+  }
+  return { kind: 'property', entity, key, parent, property, raw: Boolean(after) }
 }
 
 function findMethod(entity: EntityModel, name: string, naming: NamingPolicy) {

@@ -2,17 +2,19 @@
 // options), $filter, $orderby, paging and $count, and checks the limits:
 //   MaxTop (a $top above it), MaxExpansionDepth (nested $expand), MaxNodeCount (see countNodes).
 
-import { QueryError, ServiceError } from '../../errors.ts'
+import { QueryError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
-import { KEY } from '../../model/model.ts'
+import { KEY, searchableProperties } from '../../model/model.ts'
 import type {
+  ComputeItemSyntax,
   ExpandItemSyntax,
   ExpandOptionsSyntax,
   OrderbyItemSyntax,
   QueryOptionsSyntax,
+  SearchSyntax,
   SelectItemSyntax,
 } from '../parser/syntax.ts'
-import type { BoundCollectionRead, BoundEntityByKey, BoundEntityRead, BoundExpand, BoundOrderby, BoundSelectItem, Range } from './bound.ts'
+import type { BoundCollectionRead, BoundComputedItem, BoundEntityByKey, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSearch, BoundSelectItem, Range } from './bound.ts'
 import type { Target } from './bind-path.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
@@ -34,12 +36,14 @@ export function bindTargetRead(context: BindContext, target: ReadTarget, options
   if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
     throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
   }
+  const range = context.nextRange(target.entity)
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
   return {
     kind: 'entity',
     entity: target.entity,
     key: target.key,
     parent: target.parent,
-    read: bindEntityRead(context, context.nextRange(target.entity), options.select, options.expand, defaultSelect, 1),
+    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed),
   }
 }
 
@@ -49,9 +53,10 @@ export function bindCollectionRead(
   options: QueryOptionsSyntax,
   defaultSelect: DefaultSelect,
 ): BoundCollectionRead {
-  if (options.compute) throw new ServiceError('NotImplemented', '$compute is not supported; compute values inside $apply, as in $apply=compute(Price mul 2 as Double).', { target: '$compute' })
   const range = context.nextRange(entity)
-  const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter' }
+  if (options.compute && options.apply) throw QueryError.invalid('$compute cannot be combined with $apply: compute inside it, as in $apply=compute(Price mul 2 as Double).', '$compute')
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
+  const scope: ExpressionScope = { it: range, variables: new Map(), option: '$filter', computed }
   if (options.top !== undefined && options.top > context.limits.maxTop) {
     throw QueryError.limitExceeded('MaxTop', options.top, context.limits.maxTop)
   }
@@ -60,19 +65,38 @@ export function bindCollectionRead(
     throw QueryError.invalid('$select and $expand cannot be combined with $apply: the aggregation defines the result shape.')
   }
   const skip = options.skiptoken !== undefined ? parseSkiptoken(options.skiptoken) : (options.skip ?? 0)
+  const read = bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed)
+  const search = options.search && bindSearch(range, options.search)
+  const filter = options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter)
   const orderScope: ExpressionScope = { ...scope, option: '$orderby', applied: apply?.names }
   return {
     kind: 'collection',
     entity,
-    read: bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1),
-    // After $apply, $filter and $orderby see what it produced (Data Aggregation 3.3).
-    filter: options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter),
+    read,
+    // After $apply, $filter and $orderby see what it produced (Data Aggregation 3.3); $search
+    // looks at the entities, so with $apply it is the pipeline's first step.
+    filter: search && !apply ? both(search, filter) : filter,
     orderby: bindOrderby(context, orderScope, options.orderby),
     top: options.top,
     skip,
     count: options.count ?? false,
-    apply: apply?.stages,
+    apply: apply && search ? [{ kind: 'filter', predicate: search }, ...apply.stages] : apply?.stages,
   }
+}
+
+/**
+ * `$search=…`: a condition on the entity's full-text column, which exists only when its
+ * plugin marks properties searchable (`p.text().searchable()`); otherwise 400 naming it.
+ */
+export function bindSearch(range: Range, search: SearchSyntax): BoundSearch {
+  if (searchableProperties(range.entity).length === 0) {
+    throw QueryError.invalid(`$search: ${range.entity.setName} has no searchable properties; its plugin marks them with .searchable().`, range.entity.setName)
+  }
+  return { kind: 'search', range, search, type: 'boolean' }
+}
+
+function both(left: BoundExpression, right: BoundExpression | undefined): BoundExpression {
+  return right ? { kind: 'binary', op: 'and', left, right, type: 'boolean' } : left
 }
 
 export function bindEntityRead(
@@ -84,6 +108,8 @@ export function bindEntityRead(
   depth: number,
   /** `$it` in nested options: the instance of the collection the resource path reads. */
   root: Range = range,
+  /** The entity's `$compute` aliases (bindCompute), selectable like properties. */
+  computed?: ReadonlyMap<string, BoundExpression>,
 ): BoundEntityRead {
   const entity = range.entity
   const chosen = new Map<string, ScalarProperty>()
@@ -93,12 +119,15 @@ export function bindEntityRead(
   }
   add(entity.properties.get(KEY) as ScalarProperty)
   const { own, expands } = selectThroughNavigations(context, entity, select, expand)
+  // Without $select, every computed value is in the answer: the client asked for it by name.
+  const computedItems: BoundComputedItem[] = own ? [] : [...(computed ?? [])].map(([alias, expression]) => ({ alias, expression }))
   if (!own) {
     if (defaultSelect === 'All') all()
   } else {
     for (const item of own) {
       if (item.kind === 'selectAll') all()
       else if (item.kind === 'selectOperations') continue
+      else if (item.path.length === 1 && computed?.has(item.path[0])) computedItems.push({ alias: item.path[0], expression: computed.get(item.path[0])! })
       else {
         if (item.path.length > 1) {
           throw QueryError.invalid(`$select=${item.path.join('/')}: ${entity.setName}.${item.path[0]} is not a navigation property, so '${item.path.slice(0, 2).join('/')}' cannot follow it.`, item.path[0])
@@ -134,7 +163,28 @@ export function bindEntityRead(
     needs: [...needs.values()],
     expand: bindExpands(context, entity, expands, defaultSelect, depth, root),
     etag: true,
+    ...(computedItems.length ? { computed: computedItems } : {}),
   }
+}
+
+/**
+ * `$compute=Price mul Quantity as Amount,…` (OData 4.01 URL Conventions 5.1.5): each alias
+ * bound against the entity, in order (a later item may use an earlier alias). The names then
+ * serve $select, $filter and $orderby, which replace an alias by its expression.
+ */
+export function bindCompute(context: BindContext, scope: ExpressionScope, items: readonly ComputeItemSyntax[] | undefined): ReadonlyMap<string, BoundExpression> | undefined {
+  if (!items) return undefined
+  const computed = new Map<string, BoundExpression>()
+  const properties = publicProperties(scope.it.entity, context.naming)
+  for (const item of items) {
+    if (properties.has(item.alias) || computed.has(item.alias)) {
+      throw QueryError.invalid(`$compute: '${item.alias}' is already a name of ${scope.it.entity.setName}; choose another alias.`, item.alias)
+    }
+    const expression = bindExpression(context, { ...scope, computed }, item.expression)
+    if (expression.kind === 'referenceKey') throw QueryError.invalid(`$compute: ${item.alias} must be a value, not a navigation property.`, item.alias)
+    computed.set(item.alias, expression)
+  }
+  return computed
 }
 
 /**
@@ -205,9 +255,18 @@ function bindExpands(
       }
       continue
     }
-    if (item.suffix) throw QueryError.invalid(`$expand=${item.path.join('/')}/$${item.suffix} is not supported; expand the navigation itself.`)
     if (item.path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${item.path[0]}($expand=${item.path.slice(1).join('/')}).`)
-    once(bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels, root))
+    const expand = bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels, root)
+    if (item.suffix === 'ref') {
+      // Orders/$ref: the related entities as their ids alone.
+      once({ ...expand, read: { ...expand.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true } })
+    } else if (item.suffix === 'count') {
+      // Orders/$count: the number of related entities alone, as Orders@odata.count.
+      if (expand.navigation.kind !== 'collection') throw QueryError.invalid(`$expand=${item.path[0]}/$count: ${item.path[0]} is a single entity; $count counts collections.`)
+      once({ ...expand, read: { ...expand.read, select: [], virtuals: [], needs: [], expand: [] }, count: true, countOnly: true })
+    } else {
+      once(expand)
+    }
   }
   return expands
 }
@@ -228,7 +287,8 @@ function bindExpand(
   const range = context.nextRange(navigation.target)
   // Unqualified names are the expanded entity's; $it stays the resource path's instance
   // (OData 4.01 URL Conventions 5.1.1.12.3: Customers?$expand=Orders($filter=$it/City eq ShipTo/City)).
-  const scope: ExpressionScope = { it: range, root, variables: new Map(), option: '$filter' }
+  const computed = bindCompute(context, { it: range, root, variables: new Map(), option: '$compute' }, options.compute)
+  const scope: ExpressionScope = { it: range, root, variables: new Map(), option: '$filter', computed }
   let nested = options.expand
   if (levels !== undefined) {
     // $levels on a recursive navigation (Role/Children): expand the same navigation again.
@@ -239,10 +299,10 @@ function bindExpand(
     }
     if (remaining > 0) nested = [...(nested ?? []), { kind: 'expandPath', path: [name], suffix: undefined, options: { ...options, levels: remaining }, position: 0 }]
   }
-  const read = bindEntityRead(context, range, options.select, nested, defaultSelect, depth + 1, root)
+  const read = bindEntityRead(context, range, options.select, nested, defaultSelect, depth + 1, root, computed)
   if (navigation.kind === 'reference') {
-    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.count) {
-      throw QueryError.invalid(`$expand=${name}: ${name} is a single entity; $filter, $orderby, $top, $skip and $count apply to collections only.`)
+    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.count || options.search) {
+      throw QueryError.invalid(`$expand=${name}: ${name} is a single entity; $filter, $search, $orderby, $top, $skip and $count apply to collections only.`)
     }
     return { navigation, publicName: context.naming.toPublic(navigation.name), read, orderby: [], count: false }
   }
@@ -250,7 +310,7 @@ function bindExpand(
     navigation,
     publicName: context.naming.toPublic(navigation.name),
     read,
-    filter: options.filter && bindCondition(context, scope, options.filter),
+    filter: options.search ? both(bindSearch(range, options.search), options.filter && bindCondition(context, scope, options.filter)) : options.filter && bindCondition(context, scope, options.filter),
     orderby: bindOrderby(context, { ...scope, option: '$orderby' }, options.orderby),
     top: options.top,
     skip: options.skip,

@@ -4,7 +4,7 @@
 // nodes; nothing here knows SQL.
 
 import type { CollectionProperty, EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
-import type { AggregateMethod, BinaryOperator, FunctionName } from '../parser/syntax.ts'
+import type { AggregateMethod, BinaryOperator, FunctionName, SearchSyntax } from '../parser/syntax.ts'
 
 /** Primitive types as the compiler needs them (the SQL cast of a parameter follows from it). */
 export type ValueType =
@@ -32,6 +32,7 @@ export type BoundExpression =
   | BoundCount
   | BoundList
   | BoundAggregateRef
+  | BoundSearch
 
 export interface BoundLiteral {
   readonly kind: 'literal'
@@ -122,6 +123,14 @@ export interface BoundAggregateRef {
   readonly type: ValueType
 }
 
+/** `$search`: the entity of `range` matches the search in its searchable properties. */
+export interface BoundSearch {
+  readonly kind: 'search'
+  readonly range: Range
+  readonly search: SearchSyntax
+  readonly type: 'boolean'
+}
+
 export interface BoundOrderby {
   readonly expression: BoundExpression
   readonly descending: boolean
@@ -142,6 +151,16 @@ export interface BoundEntityRead {
   readonly needs: readonly BoundSelectItem[]
   readonly expand: readonly BoundExpand[]
   readonly etag: boolean
+  /** Entity references only (`$ref`, `$expand=Orders/$ref`): each entity as its `@odata.id`. */
+  readonly ref?: boolean
+  /** `$compute` aliases the answer carries, each computed by the statement. */
+  readonly computed?: readonly BoundComputedItem[]
+}
+
+/** `$compute=Total mul 2 as Double`: a value of each entity under a name of the request's choosing. */
+export interface BoundComputedItem {
+  readonly alias: string
+  readonly expression: BoundExpression
 }
 
 export interface BoundExpand {
@@ -154,6 +173,8 @@ export interface BoundExpand {
   readonly top?: number
   readonly skip?: number
   readonly count: boolean
+  /** `$expand=Orders/$count`: only `Orders@odata.count`, no members. */
+  readonly countOnly?: boolean
 }
 
 export interface BoundAggregation {

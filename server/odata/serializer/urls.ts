@@ -2,7 +2,8 @@
 //   Orders?$select=Number,Total  →  http://host/api/$metadata#Orders(Number,Total)
 
 import type { EntityModel } from '../../model/model.ts'
-import type { SelectItemSyntax } from '../parser/syntax.ts'
+import type { ComputeItemSyntax, ExpandItemSyntax, SelectItemSyntax } from '../parser/syntax.ts'
+import type { BoundApplyStage } from '../semantic/bound.ts'
 
 /** The service root of a request: Server:PublicUrl when configured, else the host it was sent to. */
 export function serviceRoot(ctx: { readonly protocol: string; readonly host: string }, services: { readonly config: { readonly Server: { readonly PublicUrl?: string } } }): string {
@@ -26,4 +27,60 @@ export function contextPath(entity: EntityModel, select: readonly SelectItemSynt
   const names = select?.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
   const projection = aggregated ? '()' : names?.length ? `(${names.join(',')})` : ''
   return `$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
+}
+
+/** `$metadata#Customers(Name,Orders(Number))[/$entity]` (after the service root); no list when `projection` is empty. */
+export function projectedContextPath(entity: EntityModel, projection: readonly string[], single = false): string {
+  return `$metadata#${entity.setName}${projection.length ? `(${projection.join(',')})` : ''}${single ? '/$entity' : ''}`
+}
+
+/**
+ * The select list of a read's context URL (OData 4.01 Protocol 10.9): the selected properties,
+ * each expanded navigation with its own list, and without $select the default projection
+ * (`key`: the key alone, DefaultSelect Key; undefined: every property, DefaultSelect All).
+ *   $select=Name&$expand=Orders($select=Number)  →  Name,Orders(Number)
+ *   $expand=Orders (DefaultSelect Key)           →  Guid,Orders(Guid)
+ */
+export function selectList(options: ProjectionOptions, key: string | undefined): string[] {
+  const expanded = (options.expand ?? []).flatMap((item) => {
+    if (item.kind !== 'expandPath' || item.suffix) return []
+    return [`${item.path.join('/')}(${selectList(item.options, key).join(',')})`]
+  })
+  if (options.select?.length) return [...selectNames(options.select), ...expanded]
+  // Without $select, the $compute values are in the answer too (bind-read.ts).
+  const computed = (options.compute ?? []).map((item) => item.alias)
+  if (key !== undefined) return [key, ...computed, ...expanded]
+  return computed.length || expanded.length ? ['*', ...computed, ...expanded] : []
+}
+
+/** The options that shape an entity, at the top level or in $expand. */
+interface ProjectionOptions {
+  readonly select?: readonly SelectItemSyntax[]
+  readonly expand?: readonly ExpandItemSyntax[]
+  readonly compute?: readonly ComputeItemSyntax[]
+}
+
+function selectNames(select: readonly SelectItemSyntax[]): string[] {
+  return select.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
+}
+
+/**
+ * The select list of an aggregated read (OData Data Aggregation 3.x): the grouping
+ * properties (nested as the answer nests them) and the aggregated and computed aliases.
+ *   groupby((Customer/Country),aggregate(Total with sum as Revenue))  →  Customer(Country),Revenue
+ */
+export function applyList(stages: readonly BoundApplyStage[], key: string): string[] {
+  const aggregate = stages.find((stage) => stage.kind === 'aggregate')
+  if (!aggregate) return [key, ...stages.flatMap((stage) => (stage.kind === 'compute' ? stage.items.map((item) => item.alias) : []))]
+  interface Node { readonly children: Map<string, Node> }
+  const root: Node = { children: new Map() }
+  for (const group of aggregate.groupBy) {
+    let node = root
+    for (const segment of group.path) {
+      if (!node.children.has(segment)) node.children.set(segment, { children: new Map() })
+      node = node.children.get(segment)!
+    }
+  }
+  const write = (node: Node): string[] => [...node.children].map(([name, child]) => (child.children.size ? `${name}(${write(child).join(',')})` : name))
+  return [...write(root), ...aggregate.aggregations.map((aggregation) => aggregation.alias)]
 }

@@ -1,8 +1,10 @@
-// Read plans → SQL whose JSON PostgreSQL builds (json_build_object/json_agg), so Node
-// parses nothing. Expanded navigations are correlated subqueries, each with its own filter,
-// order and page, so a read is one statement whatever its depth: no N+1. The plan
-// (plan/read-plan.ts) has decided the order, its tie-break, the page and the count; this
-// module prints them and decides nothing of its own.
+// Read plans → SQL whose JSON PostgreSQL builds, so Node parses nothing. The JSON is compact,
+// as every other answer is: concatenated from keys and to_json values (json-rows.ts;
+// json_build_object and json_agg would put spaces between the tokens, and cost PostgreSQL more).
+// Expanded navigations are correlated subqueries, each with its own filter, order and page,
+// so a read is one statement whatever its depth: no N+1. The plan (plan/read-plan.ts) has
+// decided the order, its tie-break, the page and the count; this module prints them and
+// decides nothing of its own.
 //
 // A collection read answers one row per entity of its page, in order, its JSON as `body`
 // with its length in bytes as `size`, so the handler can stream the page to the socket and
@@ -14,7 +16,7 @@
 //
 //   Orders?$filter=Total gt 100&$top=2&$select=Number
 //   →  select octet_length(j.body) as size, case when octet_length(j.body) <= 33554432 then j.body end as body
-//      from (select json_build_object('@odata.etag', …, 'Guid', t0."Guid", 'Number', t0."Number")::text as body
+//      from (select ('{"@odata.etag":' || … || ',"Guid":' || coalesce(to_json(t0."Guid")::text, 'null') || … || '}') as body
 //            from (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $1::numeric
 //                  order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j
 //
@@ -24,14 +26,14 @@
 // count comes as `count` on every row, and as the only column of a single row when the page
 // is empty. The @odata.context URL is not part of the statement: the handler writes it.
 
-import type { ScalarProperty } from '../../model/model.ts'
+import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { VERSION_COLUMN } from '../../model/model.ts'
 import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, PlannedExpand, SortKey } from '../plan/read-plan.ts'
 import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
-import { buildObject, itemRows } from './json-rows.ts'
-import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery } from './sql-builder.ts'
+import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
+import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 
 /**
  * A read's statement: for a collection, rows of `size` and `body` (null when the entity alone
@@ -43,14 +45,19 @@ export interface CompiledRead extends CompiledQuery {
   readonly keySlots: readonly number[]
 }
 
-/** `maxBytes`: ApiOptions:MaxResponseBytes; a larger entity comes as a null body. */
-export function compileCollectionRead(plan: CollectionPlan, maxBytes: number): CompiledRead {
-  const builder = new SqlBuilder()
+/**
+ * `maxBytes`: ApiOptions:MaxResponseBytes; a larger entity comes as a null body. `json`: how
+ * the entities are written (odata.metadata, IEEE754Compatible); minimal without.
+ */
+export function compileCollectionRead(plan: CollectionPlan, maxBytes: number, json?: JsonOutput): CompiledRead {
+  const builder = new SqlBuilder(json)
   const read = plan.source
   if (read.apply) return { ...compileApply(builder, plan, maxBytes), keySlots: builder.keySlots }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
-  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
+  // The parent's key is one parameter wherever it is used, so a cached plan fills it once.
+  const parentKey = read.parent && builder.pathKey(read.parent.key, 0)
+  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
   const order = sortKeys(builder, joins, plan.order)
   const relation = `from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
   // With a count, the filtered relation (filter, joins, sort keys) is written once and read twice.
@@ -60,17 +67,18 @@ export function compileCollectionRead(plan: CollectionPlan, maxBytes: number): C
       ? `select ${alias}.* from ${filtered} ${alias} order by ${order.outer(alias)}${pageClause({ limit, offset: plan.page.offset })}`
       : pageOfRows(alias, relation, order, { limit, offset: plan.page.offset })
   const count = filtered && `select count(*) from ${filtered}`
-  const withFiltered = (sql: string) => (filtered ? `with ${filtered} as not materialized (select ${alias}.*, ${order.columns} ${relation}) ${sql}` : sql)
+  const withCte = (sql: string) => (filtered ? `with ${filtered} as not materialized (select ${alias}.*, ${order.columns} ${relation}) ${sql}` : sql)
+  const withFiltered = (sql: string) => (read.parent ? unlessParentMissing(read.parent, parentKey!, withCte(sql)) : withCte(sql))
   const row = rowJson(builder, plan.entity)
   if (plan.serverPage) {
     // One row more than a page tells whether a next page exists (its JSON is not built);
     // the handler then adds @odata.nextLink.
     const size = plan.serverPage.size
     const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(plan.page.limit)}) q`
-    const items = `select case when ${alias}."@n" <= ${size} then ${row}::text end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
+    const items = `select case when ${alias}."@n" <= ${size} then ${row} end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
     return { sql: withFiltered(itemRows(items, maxBytes, count, ['more'])), params: builder.params, keySlots: builder.keySlots }
   }
-  const items = `select ${row}::text as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
+  const items = `select ${row} as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
   return { sql: withFiltered(itemRows(items, maxBytes, count)), params: builder.params, keySlots: builder.keySlots }
 }
 
@@ -106,32 +114,46 @@ function pageClause(page: Page): string {
   return `${page.limit !== undefined ? ` limit ${page.limit}` : ''}${page.offset ? ` offset ${page.offset}` : ''}`
 }
 
+/**
+ * `Customers(<key>)/Orders` when that customer does not exist: one row whose `missing` is
+ * true (the handler answers 404), where an empty page would be a customer without orders.
+ * A nested loop over the single check row keeps the order of the page.
+ */
+function unlessParentMissing(parent: ParentLink, key: string, rows: string): string {
+  const exists = `exists (select 1 from ${ident(parent.navigation.entity.table)} p where p."Guid" = ${key})`
+  return `select m.missing, r.* from (select not ${exists} as missing) m left join lateral (${rows}) r on not m.missing`
+}
+
 /** One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none. */
-export function compileEntityRead(plan: EntityPlan, maxBytes: number): CompiledRead {
-  const builder = new SqlBuilder()
+export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: JsonOutput): CompiledRead {
+  const builder = new SqlBuilder(json)
   const read = plan.source
   const alias = builder.alias(read.read.range)
   const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
   const row = rowJson(builder, plan.entity)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
-  const entity = `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
+  const entity = `select ${row} as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
   return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 
-/** `Orders/$count`: one row, its `body` the count as text. */
+/** `Orders/$count`: one row, its `body` the count as text; null when the path's parent entity does not exist. */
 export function compileCount(plan: CountPlan): CompiledRead {
   const builder = new SqlBuilder()
   const read: BoundCollectionRead = plan.source
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
-  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias))
-  return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params, keySlots: builder.keySlots }
+  const parentKey = read.parent && builder.pathKey(read.parent.key, 0)
+  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
+  const count = `select count(*)::text from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+  if (!read.parent) return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params, keySlots: builder.keySlots }
+  const parentTable = ident(read.parent.navigation.entity.table)
+  return { sql: `select case when exists (select 1 from ${parentTable} p where p."Guid" = ${parentKey}) then (${count}) end as body`, params: builder.params, keySlots: builder.keySlots }
 }
 
 /** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
-function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string): string[] {
+function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string, keyParam?: string): string[] {
   if (!parent) return []
-  const key = builder.pathKey(parent.key, 0)
+  const key = keyParam ?? builder.pathKey(parent.key, 0)
   const navigation = parent.navigation
   if (navigation.kind === 'collection') return [`${alias}.${ident(navigation.inverse.column)} = ${key}`]
   return [`${alias}."Guid" = (select p.${ident(navigation.column)} from ${ident(navigation.entity.table)} p where p."Guid" = ${key})`]
@@ -148,29 +170,71 @@ function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression
 function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   const read = planned.read
   const alias = builder.alias(read.range)
-  const pairs: string[] = []
-  if (read.etag) pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
-  for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property)}`)
-  for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property)}`)
-  for (const expand of planned.expands) pairs.push(...expandJson(builder, alias, expand))
-  return buildObject(pairs)
+  const idOf = (entity: EntityModel) => `${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`
+  if (read.ref) return jsonObject([{ name: '@odata.id', json: toJson(idOf(read.range.entity)) }])
+  const members: JsonMember[] = []
+  const { format } = builder.json
+  if (format.metadata === 'full') members.push(...entityLinks(builder.json, read.range.entity, alias))
+  if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
+  for (const item of read.select) members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
+  for (const item of read.needs) members.push({ name: `@needs.${item.property.name}`, json: toJson(columnJson(alias, item.property, false)) })
+  for (const item of read.computed ?? []) members.push({ name: item.alias, json: toJson(computedJson(builder, item.expression, format.ieee754)) })
+  if (format.metadata === 'full') members.push(...navigationLinks(builder.json, read.range.entity, alias))
+  for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
+  return jsonObject(members)
 }
 
-function columnJson(alias: string, property: ScalarProperty): string {
+/** odata.metadata=full: the entity's type, id and edit link, relative to the context URL's service root. */
+function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
+  const id = toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`)
+  return [
+    { name: '@odata.type', json: modelString(JSON.stringify(`#${json.typeName(entity)}`)) },
+    { name: '@odata.id', json: id },
+    { name: '@odata.editLink', json: id },
+  ]
+}
+
+/** odata.metadata=full: a navigation link for each navigation property, expanded or not. */
+function navigationLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
+  const links: JsonMember[] = []
+  for (const property of entity.properties.values()) {
+    if (property.kind === 'scalar') continue
+    const name = json.publicName(property.name)
+    links.push({ name: `${name}@odata.navigationLink`, json: toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`) })
+  }
+  return links
+}
+
+/**
+ * A $compute value of the row. Paths through references join their tables inside a scalar
+ * subquery correlated to the row, as the row's JSON has no FROM of its own to join them to.
+ *   $compute=Customer/Name as Buyer  →  (select j0."Name" from (select) v left join "Customer" j0 on j0."Guid" = t0."Customer_Guid")
+ */
+function computedJson(builder: SqlBuilder, expression: BoundExpression, ieee754: boolean): string {
+  const joins = new JoinSet(builder)
+  const value = compileExpression({ builder, joins }, expression)
+  const joined = joins.sql() ? `(select ${value} from (select) v ${joins.sql()})` : value
+  if (ieee754 && expression.type === 'decimal') return `(${joined})::text`
+  return jsonValue(joined, expression.type)
+}
+
+function columnJson(alias: string, property: ScalarProperty, ieee754: boolean): string {
   const column = `${alias}.${ident(property.column!)}`
   // An encrypted value is text until the read path decrypts it after the statement.
   if (property.type === 'DateTimeOffset' && !property.decl.encrypted) return jsonValue(column, 'dateTimeOffset')
+  // IEEE754Compatible=true: a decimal as a string keeps digits a JavaScript number would lose.
+  if (ieee754 && property.type === 'Decimal' && !property.decl.encrypted) return `${column}::text`
   return column
 }
 
-function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedExpand): string[] {
+function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedExpand): JsonMember[] {
   const { expand } = planned
   const navigation = expand.navigation
   const alias = builder.alias(expand.read.range)
   const table = `${ident(navigation.target.table)} ${alias}`
   const row = rowJson(builder, planned.entity)
   if (navigation.kind === 'reference') {
-    return [`${modelString(expand.publicName)}, (select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)})`]
+    return [{ name: expand.publicName, json: `coalesce((select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)}), 'null')` }]
   }
   const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
   const joins = new JoinSet(builder)
@@ -179,7 +243,9 @@ function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedEx
   // The members' relation, compiled once: the page reads it, and so does the count.
   const relation = `from ${table} ${joins.sql()} ${where}`
   const page = pageOfRows(alias, relation, order, planned.page)
-  const pairs = [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
-  if (planned.count) pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, (select count(*) ${relation})`)
-  return pairs
+  const members: JsonMember[] = expand.countOnly ? [] : [{ name: expand.publicName, json: `(select ${jsonArray(row, order.outer(alias))} from (${page}) ${alias})` }]
+  // IEEE754Compatible=true: the count (Edm.Int64) as a string.
+  const count = `(select count(*)::text ${relation})`
+  if (planned.count) members.push({ name: `${expand.publicName}@odata.count`, json: builder.json.format.ieee754 ? toJson(count) : count })
+  return members
 }

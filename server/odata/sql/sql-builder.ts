@@ -5,6 +5,8 @@
 
 import { SqlParameters } from '../../persistence/sql-parameters.ts'
 import type { Range, ValueType } from '../semantic/bound.ts'
+import type { EntityModel } from '../../model/model.ts'
+import { DEFAULT_FORMAT, type JsonFormat } from '../handlers/negotiate.ts'
 
 export interface CompiledQuery {
   readonly sql: string
@@ -44,11 +46,28 @@ export function modelString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`
 }
 
+/**
+ * How the JSON a statement builds is written (odata.metadata, IEEE754Compatible), and the
+ * names full metadata writes: an entity's qualified type, a property's public name.
+ */
+export interface JsonOutput {
+  readonly format: JsonFormat
+  typeName(entity: EntityModel): string
+  publicName(name: string): string
+}
+
+const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, typeName: (entity) => entity.name, publicName: (name) => name }
+
 export class SqlBuilder {
   readonly #parameters = new SqlParameters()
   readonly #aliases = new Map<number, string>()
   readonly #keySlots: number[] = []
   #joinCounter = 0
+  readonly json: JsonOutput
+
+  constructor(json: JsonOutput = MINIMAL) {
+    this.json = json
+  }
 
   get params(): unknown[] {
     return this.#parameters.values

@@ -88,7 +88,7 @@ describe('the OpenAPI document', () => {
   it('gives each entity set its query options, key, If-Match, methods and both credentials', async () => {
     const document = JSON.parse(openApiDocument(await source(false)))
     const parameterNames = (refs: { $ref: string }[]) => refs.map((p) => document.components.parameters[p.$ref.split('/').pop()!].name)
-    expect(parameterNames(document.paths['/Customers'].get.parameters)).toEqual(['$filter', '$orderby', '$select', '$expand', '$top', '$skip', '$count', '$apply'])
+    expect(parameterNames(document.paths['/Customers'].get.parameters)).toEqual(['$filter', '$orderby', '$select', '$expand', '$top', '$skip', '$count', '$apply', '$compute', '$search'])
     expect(document.paths['/Customers'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Customer' })
     const one = document.paths['/Customers({Guid})']
     expect(Object.keys(one).sort()).toEqual(['delete', 'get', 'parameters', 'patch', 'put'])

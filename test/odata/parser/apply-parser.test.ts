@@ -86,7 +86,6 @@ describe('parseApply', () => {
   })
 
   it.each([
-    ["search('blue')", "the transformation 'search'"],
     ['expand(Lines,filter(Quantity gt 1))', "the transformation 'expand'"],
     ['concat(top(1),skip(1))', "the transformation 'concat'"],
     ['identity', "the transformation 'identity'"],

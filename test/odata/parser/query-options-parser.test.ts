@@ -134,8 +134,6 @@ describe('parseQueryOptions', () => {
   })
 
   it.each([
-    ['$search=blue', '$search'],
-    ['search=blue', '$search'],
     ['$index=1', '$index'],
     ['$deltatoken=x', '$deltatoken'],
     ['$schemaversion=1', '$schemaversion'],

@@ -211,10 +211,10 @@ const limits: ErrorCase[] = [
 const paths: ErrorCase[] = [
   ['Employeez', 'NotFound', ["No entity set 'Employeez'", "did you mean 'Employees'?"], 404],
   ['Nothing', 'NotFound', ["No entity set 'Nothing'"], 404],
-  [`Employees(${ada.Guid})/Nope`, 'NotFound', ["Employees has no navigation property or method 'Nope'"], 404],
-  [`Employees(${ada.Guid})/Name`, 'NotFound', ["no navigation property or method 'Name'"], 404],
-  ['Employees?$search=foo', 'NotImplemented', ['$search query option is not supported'], 501],
-  ['Employees?$compute=Age mul 2 as A2', 'NotImplemented', ['$compute is not supported', '$apply=compute('], 501],
+  [`Employees(${ada.Guid})/Nope`, 'NotFound', ["Employees has no property, navigation property or method 'Nope'"], 404],
+  [`Employees(${ada.Guid})/Name/Nope`, 'NotFound', ['only /$value may follow it'], 404],
+  ['Employees?$search=foo', q, ['Employees has no searchable properties']],
+  ['Employees?$compute=Age mul 2 as Name', q, ["'Name' is already a name of Employees"]],
   ['Employees?$filter=geo.distance(Name,Name) lt 1', 'NotImplemented', ["the function 'geo.distance' is not supported"], 501],
 ]
 

@@ -278,7 +278,7 @@ describe('one entity', () => {
     expect(response.status, response.text).toBe(200)
     expect(response.headers.get('etag')).toBe('W/"1"')
     expect(withoutEtags(response.body)).toEqual({
-      '@odata.context': expect.stringContaining('$metadata#Employees(Name,DisplayName)/$entity'),
+      '@odata.context': expect.stringContaining('$metadata#Employees(Name,DisplayName,Reports(Name))/$entity'),
       ...named(alan),
       DisplayName: displayName(alan),
       Reports: sortRows(alan.Reports, (r) => r.Name).map(named),

@@ -64,5 +64,7 @@ export function expression(node: BoundExpression): string {
       return `[${node.items.map(expression).join(', ')}]`
     case 'aggregateRef':
       return `@${node.name}`
+    case 'search':
+      return `r${node.range.id}/$search`
   }
 }

@@ -1,0 +1,155 @@
+// Content negotiation of an OData answer (OData 4.01 Protocol 8.2.1, JSON Format 3): from the
+// Accept header and $format, which representation the client gets, or 406 when the service
+// cannot produce any it accepts.
+//
+//   Accept: application/json;odata.metadata=full;IEEE754Compatible=true
+//     →  { media: 'json', metadata: 'full', ieee754: true }
+//   Accept: application/atom+xml                                  →  406 NotAcceptable
+//   $format=application/json;odata.metadata=none                   →  { metadata: 'none' }
+//
+// $format wins over Accept. Most requests send no Accept or a plain one; those take the
+// default without parsing anything.
+
+import { ServiceError } from '../../errors.ts'
+
+export type MetadataLevel = 'none' | 'minimal' | 'full'
+
+/** The JSON representation an answer is written in. */
+export interface JsonFormat {
+  readonly metadata: MetadataLevel
+  /** Edm.Decimal and Edm.Int64 values (counts included) written as strings. */
+  readonly ieee754: boolean
+}
+
+export const DEFAULT_FORMAT: JsonFormat = Object.freeze({ metadata: 'minimal', ieee754: false })
+
+/** What a resource can be written as: JSON, XML ($metadata), plain text ($count, $value). */
+export type Media = 'json' | 'xml' | 'text'
+
+const MEDIA_TYPES: Readonly<Record<Media, readonly string[]>> = {
+  json: ['application/json'],
+  xml: ['application/xml', 'text/xml'],
+  text: ['text/plain'],
+}
+
+/** $format short names. */
+const SHORT_FORMATS: Readonly<Record<string, string>> = { json: 'application/json', xml: 'application/xml' }
+
+interface MediaRange {
+  readonly type: string
+  readonly params: ReadonlyMap<string, string>
+  readonly q: number
+}
+
+/**
+ * The representation of the answer among `offered` (in the service's order of preference):
+ * the first one the client accepts, with the JSON parameters it asked for. 406 when none.
+ */
+export function negotiate(accept: string, format: string | undefined, offered: readonly Media[]): { media: Media; json: JsonFormat } {
+  if (format === undefined && (accept === '' || accept === '*/*')) return { media: offered[0], json: DEFAULT_FORMAT }
+  if (format === undefined && accept === 'application/json' && offered.includes('json')) return { media: 'json', json: DEFAULT_FORMAT }
+  const ranges = format !== undefined ? [formatRange(format)] : parseAccept(accept)
+  let best: { media: Media; range: MediaRange } | undefined
+  for (const range of ranges) {
+    if (range.q <= 0) continue
+    const media = offered.find((candidate) => matches(range.type, candidate))
+    if (media && (!best || range.q > best.range.q)) best = { media, range }
+  }
+  if (!best) throw notAcceptable(format !== undefined ? `$format=${format}` : `Accept: ${accept}`, offered)
+  return { media: best.media, json: jsonFormat(best.range.params) }
+}
+
+/** The Content-Type of a JSON answer in `format`. */
+export function jsonContentType(format: JsonFormat): string {
+  return `application/json; odata.metadata=${format.metadata}; odata.streaming=true${format.ieee754 ? '; IEEE754Compatible=true' : ''}`
+}
+
+/**
+ * The value of $format in a query string, decoded, or undefined: read off the raw text, so
+ * a request that the read plans answer without parsing its options is not parsed for it.
+ */
+export function formatOption(querystring: string): string | undefined {
+  if (!FORMAT_OPTION.test(querystring)) return undefined
+  for (const option of querystring.split('&')) {
+    const equals = option.indexOf('=')
+    if (equals < 0) continue
+    let name: string
+    try {
+      name = decodeURIComponent(option.slice(0, equals)).toLowerCase()
+    } catch {
+      continue
+    }
+    if (name !== '$format' && name !== 'format') continue
+    try {
+      return decodeURIComponent(option.slice(equals + 1))
+    } catch {
+      return undefined // the query parser reports the bad encoding
+    }
+  }
+  return undefined
+}
+
+const FORMAT_OPTION = /(?:^|&)(?:\$|%24)?format=/i
+
+/** `json;odata.metadata=none` → application/json with its parameters. */
+function formatRange(format: string): MediaRange {
+  const semicolon = format.indexOf(';')
+  const head = (semicolon < 0 ? format : format.slice(0, semicolon)).trim().toLowerCase()
+  return mediaRange(`${SHORT_FORMATS[head] ?? head}${semicolon < 0 ? '' : format.slice(semicolon)}`)
+}
+
+function jsonFormat(params: ReadonlyMap<string, string>): JsonFormat {
+  const metadata = (params.get('odata.metadata') ?? params.get('metadata') ?? 'minimal').toLowerCase()
+  if (metadata !== 'none' && metadata !== 'minimal' && metadata !== 'full') {
+    throw new ServiceError('NotAcceptable', `odata.metadata=${metadata} is not a metadata level; use none, minimal or full.`)
+  }
+  const ieee754 = (params.get('ieee754compatible') ?? 'false').toLowerCase() === 'true'
+  if (metadata === 'minimal' && !ieee754) return DEFAULT_FORMAT
+  return { metadata, ieee754 }
+}
+
+function matches(range: string, media: Media): boolean {
+  if (range === '*/*') return true
+  if (range.endsWith('/*')) return MEDIA_TYPES[media].some((type) => type.startsWith(range.slice(0, -1)))
+  return MEDIA_TYPES[media].includes(range)
+}
+
+function parseAccept(accept: string): MediaRange[] {
+  // An Accept header of only blanks and commas accepts anything, as no header does.
+  const ranges = accept.split(',').map((part) => part.trim()).filter(Boolean).map(mediaRange)
+  return ranges.length ? ranges : [mediaRange('*/*')]
+}
+
+/** `application/json;odata.metadata=full;q=0.9` → type, lower-cased parameters, quality. */
+function mediaRange(text: string): MediaRange {
+  const [type, ...rest] = text.split(';')
+  const params = new Map<string, string>()
+  let q = 1
+  for (const param of rest) {
+    const equals = param.indexOf('=')
+    if (equals < 0) continue
+    const name = param.slice(0, equals).trim().toLowerCase()
+    const value = param.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1')
+    if (name === 'q') q = Number.isFinite(Number(value)) ? Number(value) : 0
+    else params.set(name, value)
+  }
+  return { type: type.trim().toLowerCase(), params, q }
+}
+
+function notAcceptable(asked: string, offered: readonly Media[]): ServiceError {
+  const types = offered.map((media) => MEDIA_TYPES[media][0]).join(' or ')
+  return new ServiceError('NotAcceptable', `This resource is available as ${types}; the request asks for ${asked.length > 200 ? `${asked.slice(0, 200)}…` : asked}.`)
+}
+
+/**
+ * `Prefer: odata.maxpagesize=N` (Protocol 8.2.8.3): the page size the client wants of
+ * server-driven paging, at most `maxTop`; undefined when it states none.
+ */
+export function preferredPageSize(prefer: string, maxTop: number): number | undefined {
+  if (!prefer || !/maxpagesize/i.test(prefer)) return undefined
+  for (const preference of prefer.split(',')) {
+    const match = /^\s*(?:odata\.)?maxpagesize\s*=\s*"?(\d{1,15})"?\s*$/i.exec(preference)
+    if (match && Number(match[1]) > 0) return Math.min(Number(match[1]), maxTop)
+  }
+  return undefined
+}

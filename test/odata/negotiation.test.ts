@@ -1,0 +1,195 @@
+// Content negotiation against a real server: IEEE754Compatible, odata.metadata=none|minimal|full,
+// 406 for formats the service cannot produce, Prefer: odata.maxpagesize, If-None-Match, HEAD,
+// and the CSRF token handshake of SAP clients.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+
+let server: TestServer
+let token: string
+let api: string
+const customers: { Guid: string; Name: string }[] = []
+
+beforeAll(async () => {
+  server = await startTestServer({ config: { ApiOptions: { MaxTop: 5 } } })
+  token = await server.token()
+  api = server.api
+  for (const [name, limit] of [['Ada', '1234567890.25'], ['Bea', 10.5], ['Cy', null], ['Dee', 3], ['Eve', 4], ['Fay', 5], ['Gus', 6]] as const) {
+    const created = await call(`${api}/Customers?$select=Name`, { method: 'POST', token, body: { Name: name, CreditLimit: limit } })
+    expect(created.status).toBe(200)
+    customers.push(created.body)
+  }
+  const order = await call(`${api}/Orders`, { method: 'POST', token, body: { Number: 1, 'Customer@odata.bind': `Customers(${customers[0].Guid})` } })
+  expect(order.status).toBe(200)
+})
+afterAll(async () => server?.stop())
+
+const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => call(`${api}/${path}`, { token, headers, method })
+const ada = () => customers[0].Guid
+
+describe('IEEE754Compatible=true', () => {
+  it('writes decimals and counts as strings when Accept asks for it, and says so in Content-Type', async () => {
+    const answer = await get(`Customers?$select=Name,CreditLimit&$filter=Name eq 'Ada'&$count=true&$expand=Orders($count=true;$select=Total)`, {
+      Accept: 'application/json;odata.metadata=minimal;IEEE754Compatible=true',
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toContain('IEEE754Compatible=true')
+    expect(answer.body['@odata.count']).toBe('1')
+    expect(answer.body.value[0].CreditLimit).toBe('1234567890.25')
+    expect(answer.body.value[0]['Orders@odata.count']).toBe('1')
+  })
+
+  it('writes aggregated decimals and counts as strings', async () => {
+    const answer = await get(`Customers?$apply=aggregate(CreditLimit with sum as Sum,$count as N)`, { Accept: 'application/json;IEEE754Compatible=true' })
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.value).toEqual([{ Sum: '1234567918.75', N: '7' }])
+  })
+
+  it('takes the parameter from $format too, and keeps numbers without it', async () => {
+    const asText = await get(`Customers(${ada()})?$select=CreditLimit&$format=application/json;IEEE754Compatible=true`)
+    expect(asText.body.CreditLimit).toBe('1234567890.25')
+    const asNumber = await get(`Customers(${ada()})?$select=CreditLimit`)
+    expect(asNumber.body.CreditLimit).toBe(1234567890.25)
+    expect(asNumber.headers.get('content-type')).not.toContain('IEEE754Compatible')
+  })
+
+  it('accepts a decimal written as a string in a body', async () => {
+    const created = await call(`${api}/Customers?$select=CreditLimit`, {
+      method: 'POST',
+      token,
+      headers: { 'Content-Type': 'application/json;IEEE754Compatible=true', Accept: 'application/json;IEEE754Compatible=true' },
+      body: { Name: 'Stringly', CreditLimit: '9876543210.99' },
+    })
+    expect(created.status).toBe(200)
+    const read = await get(`Customers(${created.body.Guid})?$select=CreditLimit`, { Accept: 'application/json;IEEE754Compatible=true' })
+    expect(read.body.CreditLimit).toBe('9876543210.99')
+    await call(`${api}/Customers(${created.body.Guid})`, { method: 'DELETE', token })
+  })
+})
+
+describe('odata.metadata', () => {
+  it('none: no context and no etags in the body, the ETag header stays', async () => {
+    const collection = await get(`Customers?$select=Name&$top=2&$orderby=Name`, { Accept: 'application/json;odata.metadata=none' })
+    expect(collection.headers.get('content-type')).toContain('odata.metadata=none')
+    expect(collection.body).toEqual({ value: [{ Guid: customers[0].Guid, Name: 'Ada' }, { Guid: customers[1].Guid, Name: 'Bea' }] })
+    const entity = await get(`Customers(${ada()})?$select=Name`, { Accept: 'application/json;odata.metadata=none' })
+    expect(entity.body).toEqual({ Guid: ada(), Name: 'Ada' })
+    expect(entity.headers.get('etag')).toBe('W/"1"')
+  })
+
+  it('full: type, id, edit link and navigation links, on expanded entities too; the id resolves', async () => {
+    const answer = await get(`Customers(${ada()})?$select=Name&$expand=Orders($select=Number)`, { Accept: 'application/json;odata.metadata=full' })
+    expect(answer.status).toBe(200)
+    const body = answer.body
+    expect(body).toMatchObject({
+      '@odata.type': '#entityctl.Customer',
+      '@odata.id': `Customers(${ada()})`,
+      '@odata.editLink': `Customers(${ada()})`,
+      'Orders@odata.navigationLink': `Customers(${ada()})/Orders`,
+      Name: 'Ada',
+    })
+    const order = body.Orders[0]
+    expect(order['@odata.type']).toBe('#entityctl.Order')
+    expect(order['Customer@odata.navigationLink']).toBe(`${order['@odata.id']}/Customer`)
+    // Relative URLs resolve against the context URL.
+    const resolved = new URL(order['@odata.id'], body['@odata.context']).href
+    const again = await call(`${resolved}?$select=Number`, { token })
+    expect(again.body.Number).toBe(1)
+  })
+
+  it('refuses an unknown metadata level with 406', async () => {
+    const answer = await get('Customers', { Accept: 'application/json;odata.metadata=most' })
+    expect(answer.status).toBe(406)
+    expect(answer.body.error.code).toBe('NotAcceptable')
+  })
+})
+
+describe('406 Not Acceptable', () => {
+  it.each([
+    ['Customers', { Accept: 'application/atom+xml' }],
+    ['Customers', { Accept: 'application/json;q=0, text/html' }],
+    [`Customers(${'00000000-0000-0000-0000-000000000000'})`, { Accept: 'application/xml' }],
+    ['Customers?$format=atom', {}],
+    ['$metadata', { Accept: 'text/html' }],
+  ])('%s with %j', async (path, headers) => {
+    const answer = await get(path, headers)
+    expect(answer.status).toBe(406)
+    expect(answer.body.error).toMatchObject({ code: 'NotAcceptable' })
+    expect(answer.body.error.message).toContain('available as')
+  })
+
+  it('serves what a client accepts among several, by quality', async () => {
+    const answer = await get('Customers?$top=1', { Accept: 'application/atom+xml;q=0.9, application/json;q=0.5' })
+    expect(answer.status).toBe(200)
+    const metadata = await get('$metadata', { Accept: 'application/json' })
+    expect(metadata.headers.get('content-type')).toContain('application/json')
+    expect((await get('$metadata', { Accept: 'application/xml' })).headers.get('content-type')).toContain('application/xml')
+    expect((await get('Customers/$count', { Accept: 'text/plain' })).text).toBe(String(customers.length))
+  })
+})
+
+describe('Prefer: odata.maxpagesize', () => {
+  it('pages at the preferred size, says so, and the next link goes on', async () => {
+    const first = await get('Customers?$select=Name&$orderby=Name', { Prefer: 'odata.maxpagesize=3' })
+    expect(first.headers.get('preference-applied')).toBe('odata.maxpagesize=3')
+    expect(first.body.value.map((c: { Name: string }) => c.Name)).toEqual(['Ada', 'Bea', 'Cy'])
+    const next = await call(first.body['@odata.nextLink'], { token, headers: { Prefer: 'odata.maxpagesize=3' } })
+    expect(next.body.value.map((c: { Name: string }) => c.Name)).toEqual(['Dee', 'Eve', 'Fay'])
+  })
+
+  it('stays within MaxTop, and does not apply to a read with $top', async () => {
+    const capped = await get('Customers', { Prefer: 'return=minimal, odata.maxpagesize=1000' })
+    expect(capped.headers.get('preference-applied')).toBe('odata.maxpagesize=5')
+    expect(capped.body.value).toHaveLength(5)
+    const topped = await get('Customers?$top=4', { Prefer: 'odata.maxpagesize=2' })
+    expect(topped.headers.get('preference-applied')).toBeNull()
+    expect(topped.body.value).toHaveLength(4)
+  })
+})
+
+describe('If-None-Match', () => {
+  it('answers 304 without a body while the ETag matches, 200 once it changed', async () => {
+    const first = await get(`Customers(${customers[1].Guid})?$select=Name`)
+    const etag = first.headers.get('etag')!
+    const unchanged = await get(`Customers(${customers[1].Guid})?$select=Name`, { 'If-None-Match': etag })
+    expect(unchanged.status).toBe(304)
+    expect(unchanged.text).toBe('')
+    expect(unchanged.headers.get('etag')).toBe(etag)
+    expect((await get(`Customers(${customers[1].Guid})`, { 'If-None-Match': '*' })).status).toBe(304)
+    const patched = await call(`${api}/Customers(${customers[1].Guid})`, { method: 'PATCH', token, body: { City: 'Rome' } })
+    expect(patched.status).toBe(204)
+    const changed = await get(`Customers(${customers[1].Guid})?$select=Name`, { 'If-None-Match': etag })
+    expect(changed.status).toBe(200)
+    expect(changed.body.Name).toBe('Bea')
+  })
+})
+
+describe('HEAD', () => {
+  it('answers the headers of a GET without a body, on the service root, a collection and an entity', async () => {
+    const root = await get('', {}, 'HEAD')
+    expect(root.status).toBe(200)
+    expect(root.text).toBe('')
+    expect(root.headers.get('odata-version')).toBe('4.0')
+    const collection = await get('Customers?$select=Name', {}, 'HEAD')
+    expect(collection.status).toBe(200)
+    expect(collection.headers.get('content-type')).toContain('application/json')
+    const entity = await get(`Customers(${ada()})`, {}, 'HEAD')
+    expect(entity.status).toBe(200)
+    expect(entity.headers.get('etag')).toMatch(/^W\/"\d+"$/)
+    expect((await get('Customers(00000000-0000-0000-0000-000000000000)', {}, 'HEAD')).status).toBe(404)
+  })
+})
+
+describe('CSRF token handshake', () => {
+  it('hands out a token on a fetch and accepts a write carrying it', async () => {
+    const fetched = await get('', { 'X-CSRF-Token': 'Fetch' }, 'HEAD')
+    expect(fetched.status).toBe(200)
+    const csrf = fetched.headers.get('x-csrf-token')
+    expect(csrf).toBeTruthy()
+    expect((await get('Customers?$top=1', { 'X-CSRF-Token': 'fetch' })).headers.get('x-csrf-token')).toBe(csrf)
+    const created = await call(`${api}/Customers`, { method: 'POST', token, headers: { 'X-CSRF-Token': csrf! }, body: { Name: 'Csrf' } })
+    expect(created.status).toBe(200)
+    await call(`${api}/Customers(${created.body.Guid})`, { method: 'DELETE', token })
+    expect((await get('Customers?$top=1')).headers.get('x-csrf-token')).toBeNull()
+  })
+})

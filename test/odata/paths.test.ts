@@ -1,0 +1,204 @@
+// Resource paths against a real server: single properties and /$value, /$count after
+// collection paths, 404 for a path whose parent does not exist, $ref reads and
+// $expand=…/$ref|/$count, context URLs as OData writes them, and 501 (never 404 or 405) for
+// valid writes the service does not make.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+
+let server: TestServer
+let token: string
+let api: string
+let ada: string
+let bob: string
+let orders: string[]
+const MISSING = '0193a3f4-0000-7000-8000-000000000000'
+
+beforeAll(async () => {
+  server = await startTestServer()
+  token = await server.token()
+  api = server.api
+  ada = (await post('Customers', { Name: 'Ada', CreditLimit: '1234567890.12' })).Guid
+  bob = (await post('Customers', { Name: 'Bob' })).Guid
+  const product = (await post('Products', { Code: 'P1', Name: 'Tea', Price: 2.5 })).Guid
+  orders = []
+  for (const number of [1, 2, 3]) {
+    const lines = [{ 'Product@odata.bind': `Products(${product})`, Quantity: number }]
+    orders.push((await post('Orders', { Number: number, 'Customer@odata.bind': `Customers(${ada})`, Lines: lines })).Guid)
+  }
+})
+afterAll(async () => server?.stop())
+
+async function post(path: string, body: unknown) {
+  const answer = await call(`${api}/${path}`, { method: 'POST', token, body })
+  expect(answer.status).toBe(200)
+  return answer.body
+}
+const get = (path: string, headers: Record<string, string> = {}) => call(`${api}/${path}`, { token, headers })
+const context = (answer: { body: any }) => decodeURIComponent(String(answer.body['@odata.context']).replace(/^.*\$metadata/, '$metadata'))
+
+describe('a single property', () => {
+  it('answers its value with the context of the property and the entity ETag', async () => {
+    const answer = await get(`Customers(${ada})/Name`)
+    expect(answer.status).toBe(200)
+    expect(answer.body).toEqual({ '@odata.context': `${api}/$metadata#Customers(${ada})/Name`, value: 'Ada' })
+    expect(answer.headers.get('etag')).toBe('W/"1"')
+  })
+
+  it('keeps every digit of a decimal, as a number or (IEEE754Compatible) a string', async () => {
+    expect((await get(`Customers(${ada})/CreditLimit`)).text).toContain('"value":1234567890.12}')
+    expect((await get(`Customers(${ada})/CreditLimit`, { Accept: 'application/json;IEEE754Compatible=true' })).body.value).toBe('1234567890.12')
+  })
+
+  it('answers /$value as plain text, and 204 for a null value', async () => {
+    const raw = await get(`Customers(${ada})/Name/$value`)
+    expect(raw.status).toBe(200)
+    expect(raw.headers.get('content-type')).toMatch(/^text\/plain/)
+    expect(raw.text).toBe('Ada')
+    expect((await get(`Customers(${ada})/CreditLimit/$value`)).text).toBe('1234567890.12')
+    expect((await get(`Customers(${bob})/CreditLimit`)).status).toBe(204)
+    expect((await get(`Customers(${bob})/City/$value`)).status).toBe(204)
+  })
+
+  it('reads a property of an entity reached through a reference, and a computed one', async () => {
+    const answer = await get(`Orders(${orders[0]})/Customer/Name`)
+    expect(answer.body.value).toBe('Ada')
+    expect(context(answer)).toBe(`$metadata#Orders(${orders[0]})/Customer/Name`)
+    expect((await get(`Orders(${orders[1]})/Title`)).body.value).toBe('Order 2')
+  })
+
+  it('answers 404 for an unknown entity or property, and 400 for query options that shape entities', async () => {
+    expect((await get(`Customers(${MISSING})/Name`)).status).toBe(404)
+    expect((await get(`Orders(${MISSING})/Customer/Name`)).status).toBe(404)
+    expect((await get(`Customers(${ada})/Nom`)).status).toBe(404)
+    expect((await get(`Customers(${ada})/Name/Length`)).status).toBe(404)
+    expect((await get(`Customers(${ada})/Name?$select=Name`)).status).toBe(400)
+  })
+})
+
+describe('a path whose parent does not exist', () => {
+  it('is 404, where an existing parent without members is an empty collection', async () => {
+    const missing = await get(`Customers(${MISSING})/Orders`)
+    expect(missing.status).toBe(404)
+    expect(missing.body.error).toMatchObject({ code: 'NotFound' })
+    expect(missing.body.error.message).toContain(MISSING)
+    expect((await get(`Customers(${MISSING})/Orders?$count=true&$top=1`)).status).toBe(404)
+    expect((await get(`Customers(${MISSING})/Orders/$count`)).status).toBe(404)
+    expect((await get(`Customers(${MISSING})/Orders/$ref`)).status).toBe(404)
+    const empty = await get(`Customers(${bob})/Orders`)
+    expect(empty.status).toBe(200)
+    expect(empty.body.value).toEqual([])
+    expect((await get(`Customers(${bob})/Orders/$count`)).text).toBe('0')
+  })
+
+  it('checks the parent of each request when the read is repeated (its plan takes the key once)', async () => {
+    const numbers = async (customer: string) => {
+      const answer = await get(`Customers(${customer})/Orders?$select=Number&$orderby=Number&$count=true`)
+      return answer.status === 200 ? answer.body.value.map((o: { Number: number }) => o.Number) : answer.status
+    }
+    const answers = []
+    for (const customer of [ada, bob, MISSING, ada, MISSING, bob, ada]) answers.push(await numbers(customer))
+    expect(answers).toEqual([[1, 2, 3], [], 404, [1, 2, 3], 404, [], [1, 2, 3]])
+  })
+})
+
+describe('/$count after a collection path', () => {
+  it('counts a set, a navigation, with $filter', async () => {
+    expect((await get('Customers/$count')).text).toBe('2')
+    expect((await get(`Customers(${ada})/Orders/$count`)).text).toBe('3')
+    expect((await get(`Customers(${ada})/Orders/$count?$filter=Number gt 1`)).text).toBe('2')
+  })
+})
+
+describe('$ref', () => {
+  it('reads a collection of references', async () => {
+    const answer = await get(`Customers(${ada})/Orders/$ref?$orderby=Number&$top=2`)
+    expect(answer.status).toBe(200)
+    expect(answer.body).toEqual({
+      '@odata.context': `${api}/$metadata#Collection($ref)`,
+      value: [{ '@odata.id': `Orders(${orders[0]})` }, { '@odata.id': `Orders(${orders[1]})` }],
+    })
+    const all = await get('Customers/$ref?$filter=Name eq \'Bob\'')
+    expect(all.body.value).toEqual([{ '@odata.id': `Customers(${bob})` }])
+  })
+
+  it('reads a single reference, by navigation or by key', async () => {
+    const answer = await get(`Orders(${orders[0]})/Customer/$ref`)
+    expect(answer.body).toEqual({ '@odata.context': `${api}/$metadata#$ref`, '@odata.id': `Customers(${ada})` })
+    expect((await get(`Customers(${bob})/$ref`)).body['@odata.id']).toBe(`Customers(${bob})`)
+  })
+
+  it('refuses $select on references', async () => {
+    expect((await get(`Customers(${ada})/Orders/$ref?$select=Number`)).status).toBe(400)
+  })
+
+  it('expands references and counts', async () => {
+    const answer = await get(`Customers(${ada})?$select=Name&$expand=Orders/$ref($orderby=Number desc;$top=1),Orders/$count`)
+    expect(answer.status).toBe(400) // each navigation is expanded once
+    const refs = await get(`Customers(${ada})?$select=Name&$expand=Orders/$ref($orderby=Number desc;$top=1)`)
+    expect(refs.body.Orders).toEqual([{ '@odata.id': `Orders(${orders[2]})` }])
+    const counted = await get(`Customers?$select=Name&$orderby=Name&$expand=Orders/$count`)
+    expect(counted.body.value).toEqual([
+      expect.objectContaining({ Name: 'Ada', 'Orders@odata.count': 3 }),
+      expect.objectContaining({ Name: 'Bob', 'Orders@odata.count': 0 }),
+    ])
+    expect(counted.body.value[0].Orders).toBeUndefined()
+    const reference = await get(`Orders(${orders[0]})?$expand=Customer/$ref`)
+    expect(reference.body.Customer).toEqual({ '@odata.id': `Customers(${ada})` })
+  })
+})
+
+describe('context URLs', () => {
+  it.each([
+    ['Customers', '$metadata#Customers(Guid)'],
+    ['Customers?$select=Name', '$metadata#Customers(Name)'],
+    ['Customers?$select=Name&$expand=Orders($select=Number;$expand=Lines($select=Quantity))', '$metadata#Customers(Name,Orders(Number,Lines(Quantity)))'],
+    ['Customers?$expand=Orders', '$metadata#Customers(Guid,Orders(Guid))'],
+    ['Orders?$apply=groupby((Customer/Name,Status),aggregate(Number with sum as Sum,$count as N))', '$metadata#Orders(Customer(Name),Status,Sum,N)'],
+    ['Orders?$apply=aggregate($count as N)', '$metadata#Orders(N)'],
+  ])('%s → %s', async (path, expected) => {
+    const answer = await get(path)
+    expect(answer.status).toBe(200)
+    expect(context(answer)).toBe(expected)
+  })
+
+  it('names the default projection of one entity', async () => {
+    expect(context(await get(`Customers(${ada})`))).toBe('$metadata#Customers(Guid)/$entity')
+    expect(context(await get(`Customers(${ada})?$select=Name&$expand=Orders($select=Number)`))).toBe('$metadata#Customers(Name,Orders(Number))/$entity')
+  })
+})
+
+describe('valid writes the service does not make', () => {
+  // POST through a navigation, $ref links and $batch are made: test/api/write-answers.test.ts, ref-writes.test.ts, batch.test.ts.
+  it.each([
+    ['DELETE', () => `Customers(${bob})/$ref`, () => undefined],
+    ['PUT', () => `Customers(${ada})/Name`, () => ({ value: 'Eve' })],
+    ['DELETE', () => `Customers(${ada})/City`, () => undefined],
+    ['PATCH', () => `Orders(${orders[0]})/Customer`, () => ({ City: 'Oslo' })],
+  ])('%s %s is 501 with an OData error, and changes nothing', async (method, path, body) => {
+    const answer = await call(`${api}/${path()}`, { method, token, body: body() })
+    expect(answer.status).toBe(501)
+    expect(answer.body.error.code).toBe('NotImplemented')
+  })
+
+  it('left everything as it was', async () => {
+    expect((await get(`Customers(${bob})/Name`)).body.value).toBe('Bob')
+    expect((await get(`Customers(${ada})/Name`)).body.value).toBe('Ada')
+    expect((await get(`Orders(${orders[0]})/Customer/$ref`)).body['@odata.id']).toBe(`Customers(${ada})`)
+    expect((await get(`Customers(${ada})/Orders/$count`)).text).toBe('3')
+  })
+
+  it.each([
+    ['GET', '$crossjoin(Customers,Orders)', undefined, undefined],
+    ['GET', '$all', undefined, undefined],
+    ['GET', 'Customers?$index=1', undefined, undefined],
+  ])('%s %s (valid OData the service lacks) is 501, not 404, 405 or 415', async (method, path, type, body) => {
+    const answer = await call(`${api}/${path}`, { method, token, body, headers: type ? { 'Content-Type': type } : {} })
+    expect(answer.status, answer.text).toBe(501)
+    expect(answer.body.error.code).toBe('NotImplemented')
+  })
+
+  it('still answers 405 to what OData does not define', async () => {
+    expect((await call(`${api}/Customers/$count`, { method: 'POST', token, body: {} })).status).toBe(405)
+  })
+})
