@@ -145,8 +145,9 @@ describe('JSON $batch (4.01)', () => {
       { id: '3', method: 'POST', url: 'Customers', body: { Name: 'Never Saved', CreditLimit: 'lots' }, atomicityGroup: 'g' },
       { id: '4', method: 'GET', url: 'Customers?$top=1', dependsOn: ['g'] },
       { id: '5', method: 'GET', url: 'Customers?$top=1' },
-    ])
+    ], admin, { Prefer: 'odata.continue-on-error' })
     expect(answer.status).toBe(200)
+    expect(answer.headers.get('preference-applied')).toBe('odata.continue-on-error')
     const statuses = answer.body.responses.map((r: any) => [r.id, r.status])
     expect(statuses).toEqual([['3', 400], ['4', 424], ['5', 200]])
     expect(answer.body.responses[0].body.error.code).toBe('ValidationFailed')

@@ -46,6 +46,8 @@ export async function handleBatch(ctx: ApiContext, services: OdataServices, disp
   if (batch.parts.length > max) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBatchRequests', max, `the batch holds ${batch.parts.length} requests`)
   checkReferences(batch.parts)
   const answers = await new BatchRun(ctx, services, dispatch, batch.parts).run(batch.parts)
+  // Requests after a failed one always run (a failed atomicity group ends only itself): say so when asked.
+  if (/(?:^|,)\s*odata\.continue-on-error\b/i.test(ctx.get('Prefer'))) ctx.set('Preference-Applied', 'odata.continue-on-error')
   if (batch.form === 'json') {
     ctx.type = 'application/json'
     ctx.body = jsonAnswer(answers)
