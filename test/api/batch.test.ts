@@ -254,6 +254,20 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('numbers Content-IDs per change set, as OData 4.0 allows: $1 is the one of its own change set', async () => {
+    const answer = await sendMultipart(
+      multipart([
+        { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'First Set' } }, { id: '2', method: 'PATCH', url: '$1', body: { City: 'Rome' } }] },
+        { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'Second Set' } }, { id: '2', method: 'PATCH', url: '$1', body: { City: 'Turin' } }] },
+      ]),
+    )
+    expect(answer.status, answer.text).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => [p.status, p.contentId, p.changeSet])).toEqual([[200, '1', 1], [204, '2', 1], [200, '1', 2], [204, '2', 2]])
+    const { rows } = await pool.query(`select "Name", "City" from "Customer" where "Name" in ('First Set', 'Second Set') order by "Name"`)
+    expect(rows).toEqual([{ Name: 'First Set', City: 'Rome' }, { Name: 'Second Set', City: 'Turin' }])
+  })
+
   it('refuses a multipart body it cannot read, and a Content-Type that is neither form', async () => {
     const broken = await sendMultipart({ body: '--b\r\nContent-Type: application/http\r\n\r\nGET Customers HTTP/1.1\r\n\r\n', type: 'multipart/mixed; boundary=b' })
     expect(broken.status).toBe(400)

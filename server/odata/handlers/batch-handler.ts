@@ -44,7 +44,7 @@ export async function handleBatch(ctx: ApiContext, services: OdataServices, disp
   const batch = await readBatch(ctx, services)
   const max = services.config.ApiOptions.MaxBatchRequests
   if (batch.parts.length > max) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBatchRequests', max, `the batch holds ${batch.parts.length} requests`)
-  checkReferences(batch.parts)
+  checkReferences(batch)
   const answers = await new BatchRun(ctx, services, dispatch, batch.parts).run(batch.parts)
   // Requests after a failed one always run (a failed atomicity group ends only itself): say so when asked.
   if (/(?:^|,)\s*odata\.continue-on-error\b/i.test(ctx.get('Prefer'))) ctx.set('Preference-Applied', 'odata.continue-on-error')
@@ -82,13 +82,21 @@ async function readText(ctx: ApiContext, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** Ids are unique; dependsOn names earlier requests or groups; a group is sent in one piece. */
-function checkReferences(parts: readonly BatchPart[]): void {
+/**
+ * Ids are unique (in a multipart batch, within their change set, as OData 4.0 asks: a client
+ * may number each change set from 1 again); dependsOn names earlier requests or groups; a group
+ * is sent in one piece.
+ */
+function checkReferences(batch: BatchRequest): void {
+  const { parts, form } = batch
   const seen = new Set<string>()
+  const unique = new Set<string>()
   const groups = new Set<string>()
   let previousGroup: string | undefined
   for (const part of parts) {
-    if (seen.has(part.id)) throw RequestError.invalid(`Two requests of the batch have the id '${part.id}'.`)
+    const scoped = form === 'multipart' ? `${part.atomicityGroup ?? ''}\u0000${part.id}` : part.id
+    if (unique.has(scoped)) throw RequestError.invalid(`Two requests of the batch have the id '${part.id}'.`)
+    unique.add(scoped)
     for (const dependency of part.dependsOn) {
       if (!seen.has(dependency) && !groups.has(dependency)) throw RequestError.invalid(`Request '${part.id}' depends on '${dependency}', which is not an earlier request or atomicity group of the batch.`)
     }
@@ -173,7 +181,8 @@ class BatchRun {
     })
     if (!('failed' in outcome)) return outcome.answers
     // Nothing of the group was written: forget what its parts created.
-    for (const id of [...this.#created.keys()]) if (!created.has(id)) this.#created.delete(id)
+    this.#created.clear()
+    for (const [id, path] of created) this.#created.set(id, path)
     this.#failed.add(group)
     for (const part of parts) this.#failed.add(part.id)
     return [outcome.failed]
