@@ -232,6 +232,8 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     // The part's own Accept (IEEE754Compatible=true, as UI5 sends it) is negotiated: the count is a string.
     expect(parts[0].body['@odata.count']).toMatch(/^\d+$/)
     expect(parts[1].body).toMatchObject({ Name: 'Multipart One' })
+    expect(parts.every((p) => p.headers['odata-version'] === '4.0')).toBe(true)
+    expect(parts[3].headers.etag).toBe('W/"2"')
     expect(parts[4].body.value).toMatchObject([{ City: 'Lyon', Orders: [{ Number: 7101 }] }])
   })
 

@@ -211,6 +211,8 @@ class BatchRun {
       this.#failed.add(part.id)
       return failure(part, error)
     }
+    // Each answer names its protocol version, as the answer of the request alone does (UI5 checks it per part).
+    if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', String(this.#ctx.response.get('OData-Version') || '4.0'))
     const location = exchange.headers.get('Location')
     if (location) this.#created.set(part.id, location.slice(serviceRoot(this.#ctx, this.#services).length))
     const body = await exchange.text()
