@@ -26,7 +26,8 @@
 // database server, where every instance listens from its start (`followConfig`), and each
 // instance answers the marker only once it has reloaded that file and applied it to its
 // tenants. So `tenant rotate-key` re-encrypts only after every instance reads both keys, and
-// `tenant add`/`remove`/`disable`/`enable` return once every instance follows them.
+// the other tenant commands (add, remove, disable, enable, restore, move) return once every
+// instance follows them.
 
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
@@ -79,6 +80,8 @@ export class AccessListener {
   readonly #barriers = new Map<string, (answer: string) => void>()
   readonly #onChange: ChangeHandler
   #onConfig?: ConfigHandler
+  /** The deployment's server (followConfig): its connection is reopened when lost, requests or not. */
+  #followed?: string
   /** The config changes heard and not yet applied: a marker is answered after them. */
   #applying: Promise<void> = Promise.resolve()
   readonly #logger: Logger
@@ -105,8 +108,13 @@ export class AccessListener {
    */
   followConfig(serverUrl: string, onConfig: ConfigHandler): void {
     this.#onConfig = onConfig
-    const channel = notificationUrl(serverUrl)
-    if (!this.#closed && !this.#listeners.has(channel)) void this.#open(channel).ready
+    this.#followed = notificationUrl(serverUrl)
+    this.#follow()
+  }
+
+  #follow(): void {
+    const channel = this.#followed
+    if (channel && !this.#closed && !this.#listeners.has(channel)) void this.#open(channel).ready
   }
 
   /** Announces a change of the tenant's access and waits until every listening instance has heard it. */
@@ -202,6 +210,7 @@ export class AccessListener {
     if (this.#listeners.get(channel) !== listener) return Promise.resolve()
     this.#listeners.delete(channel)
     listener.up = false
+    if (channel === this.#followed) setTimeout(() => this.#follow(), RETRY_AFTER_MS).unref()
     for (const tenants of this.#tenants.get(channel)?.values() ?? []) for (const tenant of tenants) this.#onChange(tenant, '*')
     return listener.client.end().catch(() => {})
   }
