@@ -12,7 +12,7 @@ import type {
   ResponsibilityModel,
   ScalarProperty,
 } from './model.ts'
-import { KEY } from './model.ts'
+import { indexKey, KEY } from './model.ts'
 import { checkRuleOrder } from './rule-order.ts'
 import { pluralize } from './naming.ts'
 import { PluginError } from './plugin-error.ts'
@@ -217,10 +217,12 @@ function checkEntity(entity: EntityModel): void {
     }
   }
   for (const index of entity.indexes) {
-    for (const key of index) {
-      const property = entity.properties.get(key)
+    for (const text of index) {
+      const key = indexKey(text)
+      if (!key) throw fail('.indexes', `'${text}' must be a property name, optionally followed by asc or desc`)
+      const property = entity.properties.get(key.property)
       if (!property || property.kind === 'collection' || (property.kind === 'scalar' && !property.column)) {
-        throw fail('.indexes', `'${key}' must be a stored property`)
+        throw fail('.indexes', `'${key.property}' must be a stored property`)
       }
     }
   }

@@ -116,7 +116,11 @@ export interface EntityDecl {
   readonly computed?: Readonly<Record<string, ComputedRule>>
   readonly validations?: Readonly<Record<string, ValidationRule>>
   readonly methods?: Readonly<Record<string, MethodDecl>>
-  /** Extra indexes an integrator wants for their queries: each a list of property names. */
+  /**
+   * Extra indexes an integrator wants for their queries: each a list of keys, a property name
+   * (`'Status'`) or a property name with the direction of an `$orderby` it should serve
+   * (`'OrderDate desc'`, `'Nickname asc'`: nulls sorted as `$orderby` sorts them).
+   */
   readonly indexes?: readonly (readonly string[])[]
   /** The name this entity had before: its table is renamed, keeping its rows. */
   readonly renamedFrom?: string

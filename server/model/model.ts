@@ -74,6 +74,7 @@ export interface EntityModel {
   /** All properties by declared name, Guid and Title included. */
   readonly properties: ReadonlyMap<string, PropertyModel>
   readonly naturalKey: readonly string[]
+  /** Each a list of keys: `Name`, `Name asc` or `Name desc` (indexKey). */
   readonly indexes: readonly (readonly string[])[]
   readonly rules: EntityRules
   readonly methods: ReadonlyMap<string, MethodDecl>
@@ -115,3 +116,16 @@ export function searchableProperties(entity: EntityModel): ScalarProperty[] {
 /** The column holding the row version; never public, surfaced as @odata.etag. */
 export const VERSION_COLUMN = '_Version'
 export const KEY = 'Guid'
+
+/** A key of a declared index: the property, and the direction of the $orderby it serves, if any. */
+export interface IndexKey {
+  readonly property: string
+  readonly direction?: 'asc' | 'desc'
+}
+
+/** `'OrderDate desc'` → { property: 'OrderDate', direction: 'desc' }; undefined when malformed. */
+export function indexKey(text: string): IndexKey | undefined {
+  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?\s*$/.exec(text)
+  if (!match) return undefined
+  return match[2] ? { property: match[1], direction: match[2] as 'asc' | 'desc' } : { property: match[1] }
+}

@@ -7,7 +7,7 @@
 import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
 import { quoteIdentifier } from './sql.ts'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
-import { KEY, SEARCH_COLUMN, searchableProperties, VERSION_COLUMN } from '../model/model.ts'
+import { indexKey, KEY, SEARCH_COLUMN, searchableProperties, VERSION_COLUMN } from '../model/model.ts'
 
 const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string> = {
   Text: textType,
@@ -116,7 +116,7 @@ function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchem
   const uniques = entity.naturalKey.length > 0
     ? [{ name: `${table}_natural_key`, properties: entity.naturalKey as string[] }]
     : []
-  const indexes: { name: string; properties: string[]; type?: string }[] = entity.indexes.map((keys, i) => ({ name: `${table}_index_${i + 1}`, properties: keys as string[] }))
+  const indexes: (ReturnType<typeof indexOptions> & { type?: string })[] = entity.indexes.map((keys, i) => indexOptions(entity, `${table}_index_${i + 1}`, keys))
   if (searchable.length > 0) indexes.push({ name: `${table}_search`, properties: [SEARCH_COLUMN], type: 'gin' })
   return new EntitySchema({
     name: entity.name,
@@ -147,4 +147,21 @@ function searchColumn(searchable: readonly ScalarProperty[]): Partial<EntityProp
     nullable: true,
     generated: `(to_tsvector('simple'::regconfig, ${words})) stored`,
   } as Partial<EntityProperty>
+}
+
+/**
+ * A declared index. Keys with a direction (`'OrderDate desc'`) are columns sorted as `$orderby`
+ * sorts them, nulls first ascending and last descending (compile-read.ts), so the index
+ * delivers that order; an index of plain names stays a list of properties, as it always was.
+ */
+function indexOptions(entity: EntityModel, name: string, keys: readonly string[]) {
+  const parsed = keys.map((text) => indexKey(text)!)
+  if (parsed.every((key) => !key.direction)) return { name, properties: parsed.map((key) => key.property) }
+  const columns = parsed.map((key) => {
+    const property = entity.properties.get(key.property)!
+    const column = property.kind === 'collection' ? key.property : (property.column ?? key.property)
+    if (!key.direction) return { name: column }
+    return key.direction === 'desc' ? { name: column, sort: 'DESC' as const, nulls: 'LAST' as const } : { name: column, sort: 'ASC' as const, nulls: 'FIRST' as const }
+  })
+  return { name, columns }
 }

@@ -3,6 +3,8 @@
 // reads them, with plain parameterised SQL. Each statement is idempotent; migrate runs them
 // all after the entity schema. Names start with _ so they can never clash with an entity.
 
+import { quoteIdentifier as quote } from './sql.ts'
+
 export const INTERNAL_TABLES: readonly string[] = [
   `create table if not exists "_Credential" (
      "UserGuid" uuid primary key references "User" ("Guid") on delete cascade,
@@ -59,7 +61,7 @@ export const INTERNAL_TABLES: readonly string[] = [
    end $$`,
   ...['User', 'Role', 'UserRole', 'RoleResponsibility', 'Responsibility', '_PatResponsibility'].map(
     (table) =>
-      `create or replace trigger "_access_changed" after insert or update or delete or truncate on "${table}"
+      `create or replace trigger "_access_changed" after insert or update or delete or truncate on ${quote(table)}
          for each statement execute function "_entityctl_access_changed"()`,
   ),
   // LastUsedAt changes often and concerns no cache: it does not announce itself.

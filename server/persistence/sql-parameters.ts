@@ -1,5 +1,6 @@
 // The one parameter collector of every statement the server builds: reads (odata/sql), the
-// searches of rules and methods (where.ts) and the unit of work's loads and writes. A value
+// searches of rules and methods (where.ts), the unit of work's loads and writes, a workflow's
+// version check, key rotation, and MikroORM's own statements (parameterised-driver.ts). A value
 // goes in, its placeholder comes out, so no value is ever written into the text of a
 // statement (Kysely's appendValue):
 //
@@ -7,12 +8,7 @@
 //   `t."Total" > ${params.add(100, 'numeric')}`   →  t."Total" > $1::numeric,  params.values = [100]
 
 export class SqlParameters {
-  readonly values: unknown[]
-
-  /** `values`: an array to append to, for a caller that still holds its own (see where.ts). */
-  constructor(values: unknown[] = []) {
-    this.values = values
-  }
+  readonly values: unknown[] = []
 
   /** The placeholder of `value`: `$n`, or `$n::cast` when PostgreSQL cannot infer the type from its use. */
   add(value: unknown, cast?: string): string {

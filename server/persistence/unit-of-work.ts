@@ -25,6 +25,7 @@ import { KEY, VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnsOf, decodeRow, encodeValue, selectList, type Column } from './entity-columns.ts'
 import { newGuid } from './guid.ts'
+import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
@@ -252,8 +253,8 @@ export class UnitOfWork {
           continue
         }
         // The parent's key is in the row being loaded: reach it (and its members) through it.
-        const viaChild = (bind: Bind, column: string) =>
-          `${column} = (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where ${keyIn(bind, `s.${quote(KEY)}`, [entry.key])})`
+        const viaChild = (params: SqlParameters, column: string) =>
+          `${column} = (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where ${keyIn(params, `s.${quote(KEY)}`, [entry.key])})`
         parts.push({ entity: members.entity, sql: (p) => selectWhere(members.entity, viaChild(p, `t.${quote(KEY)}`)) })
         parts.push({
           entity: members.target,
@@ -283,7 +284,7 @@ export class UnitOfWork {
 
   /** Entities matching `where`: the stored ones as this unit sees them, and its own new ones. */
   async find(entity: EntityModel, where: Where = {}): Promise<Entry[]> {
-    const found = await this.#run([{ entity, sql: (_, params) => selectWhere(entity, whereSql(entity, where, 't', params)) }])
+    const found = await this.#run([{ entity, sql: (params) => selectWhere(entity, whereSql(entity, where, 't', params)) }])
     const candidates = new Set([...found, ...this.#entriesOf(entity)])
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && matches(entity, where, e.values)).sort(byKey)
   }
@@ -416,9 +417,9 @@ export class UnitOfWork {
 
   /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
   async #run(parts: readonly Part[]): Promise<Entry[]> {
-    const { params, bind } = parameters()
-    const text = parts.map((part, i) => `select ${i} as "part", to_json(r) as "row" from (${part.sql(bind, params)}) r`).join('\nunion all\n')
-    const rows = await this.sql<{ part: number; row: Record<string, unknown> }>(text, params)
+    const params = new SqlParameters()
+    const text = parts.map((part, i) => `select ${i} as "part", to_json(r) as "row" from (${part.sql(params)}) r`).join('\nunion all\n')
+    const rows = await this.sql<{ part: number; row: Record<string, unknown> }>(text, params.values)
     const found: Entry[] = []
     const members = new Map<Part, Map<string, Entry[]>>()
     for (const { part: index, row } of rows) {
@@ -518,20 +519,6 @@ export class UnitOfWork {
   }
 }
 
-/** Adds a parameter; returns its placeholder with the cast (`$2::uuid`, `$3::uuid[]`). */
-type Bind = (value: unknown, type: string) => string
-
-function parameters(): { params: unknown[]; bind: Bind } {
-  const params: unknown[] = []
-  return {
-    params,
-    bind: (value, type) => {
-      params.push(value)
-      return `$${params.length}::${type}`
-    },
-  }
-}
-
 function flushedRow(row: PendingRow): FlushedRow {
   const values = row.columns && Object.fromEntries(row.columns.map((c) => [c.property, row.entry.values[c.property] ?? null]))
   return { entity: row.entry.entity.name, key: row.entry.key, kind: row.kind, ...(row.expected !== undefined ? { expected: row.expected } : {}), ...(values ? { values } : {}) }
@@ -554,7 +541,7 @@ interface PendingRow {
  * versions written are the rows' `next` (staged steps), not one more than found.
  */
 function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | undefined, net: boolean): { text: string; params: unknown[]; written: WrittenRow[] } {
-  const { params, bind } = parameters()
+  const params = new SqlParameters()
   const inserts = new Map<EntityModel, PendingRow[]>()
   const updates = new Map<string, { entity: EntityModel; columns: readonly Column[]; rows: PendingRow[] }>()
   const deletes = new Map<EntityModel, PendingRow[]>()
@@ -581,8 +568,8 @@ function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | un
     const names = [...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')
     steps.push(
       net
-        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(bind, inserted, [...columns.map(stored), next])} returning 1`
-        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(bind, inserted, columns.map(stored))} returning 1`,
+        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(params, inserted, [...columns.map(stored), next])} returning 1`
+        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(params, inserted, columns.map(stored))} returning 1`,
     )
   }
   for (const { entity, columns, rows: updated } of updates.values()) {
@@ -590,20 +577,20 @@ function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | un
     const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
     checked.push(`"w${steps.length}"`)
     steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
-        from ${rowSource(bind, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
+        from ${rowSource(params, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
         where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
     for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
   }
   for (const [entity, deleted] of deletes) {
     checked.push(`"w${steps.length}"`)
-    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(bind, deleted, [key, expected])}
+    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(params, deleted, [key, expected])}
         where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
   const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
-      select case when ${found} = ${bind(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
-  return { text, params, written }
+      select case when ${found} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
+  return { text, params: params.values, written }
 }
 
 /** A column of the rows a flush writes: its name, its SQL type, its value in a row. */
@@ -622,13 +609,13 @@ interface RowColumn {
 const VALUES_LIST_ROWS = 8
 
 /** The rows as a relation `v` with `columns`: a VALUES list or unnest of arrays. */
-function rowSource(bind: Bind, rows: readonly PendingRow[], columns: readonly RowColumn[]): string {
+function rowSource(params: SqlParameters, rows: readonly PendingRow[], columns: readonly RowColumn[]): string {
   const names = columns.map((c) => quote(c.name)).join(', ')
   if (rows.length > VALUES_LIST_ROWS) {
-    const arrays = columns.map((c) => bind(rows.map(c.value), `${c.type}[]`))
+    const arrays = columns.map((c) => params.add(rows.map(c.value), `${c.type}[]`))
     return `unnest(${arrays.join(', ')}) as v(${names})`
   }
-  const values = rows.map((r) => `(${columns.map((c) => bind(c.value(r), c.type)).join(', ')})`)
+  const values = rows.map((r) => `(${columns.map((c) => params.add(c.value(r), c.type)).join(', ')})`)
   return `(values ${values.join(', ')}) as v(${names})`
 }
 
@@ -641,13 +628,14 @@ function selectWhere(entity: EntityModel, condition: string): string {
  * `column = $1` for one key, `column = any($1)` for several: with generic plans, PostgreSQL
  * plans an array of unknown length as ten rows (a bitmap scan), one key as a plain index scan.
  */
-function keyIn(bind: Bind, column: string, keys: readonly string[]): string {
-  return keys.length === 1 ? `${column} = ${bind(keys[0], 'uuid')}` : `${column} = any(${bind([...keys], 'uuid[]')})`
+function keyIn(params: SqlParameters, column: string, keys: readonly string[]): string {
+  return keys.length === 1 ? `${column} = ${params.add(keys[0], 'uuid')}` : `${column} = any(${params.add([...keys], 'uuid[]')})`
 }
 
 interface Part {
   readonly entity: EntityModel
-  readonly sql: (bind: Bind, params: unknown[]) => string
+  /** The part's SELECT, its values collected in the statement's `params` (shared by every part). */
+  readonly sql: (params: SqlParameters) => string
   /** Set on a part loading members: the collection, and (once loaded) the keys of the parents asked for. */
   readonly collection?: CollectionProperty
   readonly parentKeys?: () => string[]

@@ -7,7 +7,7 @@ import { RequestError } from '../errors.ts'
 import type { EntityModel } from '../model/model.ts'
 import { KEY } from '../model/model.ts'
 import { quoteIdentifier as quote } from './sql.ts'
-import { SqlParameters } from './sql-parameters.ts'
+import type { SqlParameters } from './sql-parameters.ts'
 
 export type Where = Readonly<Record<string, unknown>>
 
@@ -17,26 +17,23 @@ type Comparison = keyof typeof COMPARISONS
 /**
  * SQL for `where` on `alias`, its values collected in `params`:
  *   { Status: 'Open', Total: { $gt: 100 } }  →  t."Status" = $1 and t."Total" > $2
- * REVISIT: the array form serves the unit of work until it builds its statements with a
- * SqlParameters of its own (persistence/unit-of-work.ts, its `parameters()`).
  */
-export function whereSql(entity: EntityModel, where: Where, alias: string, params: SqlParameters | unknown[]): string {
-  const collector = Array.isArray(params) ? new SqlParameters(params) : params
+export function whereSql(entity: EntityModel, where: Where, alias: string, params: SqlParameters): string {
   const parts: string[] = []
   for (const [name, condition] of Object.entries(where)) {
     if (name === '$and' || name === '$or') {
-      const list = conditionList(name, condition).map((item) => `(${whereSql(entity, item, alias, collector)})`)
+      const list = conditionList(name, condition).map((item) => `(${whereSql(entity, item, alias, params)})`)
       parts.push(list.length === 0 ? (name === '$and' ? 'true' : 'false') : list.join(name === '$and' ? ' and ' : ' or '))
       continue
     }
     const column = `${alias}.${quote(stored(entity, name).column)}`
     for (const [operator, operand] of operations(entity, name, condition)) {
       if (operator === '$in' || operator === '$nin') {
-        parts.push(`${operator === '$in' ? '' : 'not '}${column} = any(${collector.add((operand as unknown[]).map(normalised))})`)
+        parts.push(`${operator === '$in' ? '' : 'not '}${column} = any(${params.add((operand as unknown[]).map(normalised))})`)
       } else if (operand === null) {
         parts.push(`${column} is ${operator === '$ne' ? 'not ' : ''}null`)
       } else {
-        parts.push(`${column} ${COMPARISONS[operator]} ${collector.add(normalised(operand))}`)
+        parts.push(`${column} ${COMPARISONS[operator]} ${params.add(normalised(operand))}`)
       }
     }
   }

@@ -65,7 +65,7 @@ function viewOf(scope: ViewScope, entry: Entry): EntityView {
     },
     set(_target, key, value) {
       const property = typeof key === 'string' ? meta.properties.get(key) : undefined
-      if (!property || property.kind !== 'scalar' || property.decl.virtual) {
+      if (property?.kind !== 'scalar' || property.decl.virtual) {
         throw new TypeError(`${meta.name}.${String(key)} cannot be set here: only stored scalar properties are writable from rules and methods`)
       }
       entry.values[property.foreignKeyOf?.name ?? property.name] = value

@@ -14,6 +14,7 @@ import { readConfigFile, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { columnsOf } from '../persistence/entity-columns.ts'
 import { quoteIdentifier as quote } from '../persistence/sql.ts'
+import { SqlParameters } from '../persistence/sql-parameters.ts'
 import { propertyCipher } from './property-encryption.ts'
 
 export class TenantKeyError extends Error {
@@ -115,11 +116,13 @@ export async function rotateEncryptionKey(
         const columns = encrypted.map((c) => batch.map((row) => (row[c.column] === null ? null : target.encrypt(readable.decrypt(row[c.column])))))
         values += columns.flat().filter((v) => v !== null).length
         rows += batch.length
+        const params = new SqlParameters()
+        const arrays = [params.add(batch.map((row) => row.Guid), 'uuid[]'), ...columns.map((column) => params.add(column, 'text[]'))]
         await client.query(
           `update ${quote(entity.table)} as t set ${names.map((n, i) => `${n} = v.c${i}`).join(', ')}
-             from unnest($1::uuid[], ${names.map((_, i) => `$${i + 2}::text[]`).join(', ')}) as v(g, ${names.map((_, i) => `c${i}`).join(', ')})
+             from unnest(${arrays.join(', ')}) as v(g, ${names.map((_, i) => `c${i}`).join(', ')})
             where t."Guid" = v.g`,
-          [batch.map((row) => row.Guid), ...columns],
+          params.values,
         )
       }
     }

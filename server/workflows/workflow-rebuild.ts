@@ -23,6 +23,7 @@ import { translateDatabaseError } from '../persistence/database-errors.ts'
 import { newGuid } from '../persistence/guid.ts'
 import { openUnit } from '../persistence/session.ts'
 import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
+import { SqlParameters } from '../persistence/sql-parameters.ts'
 import type { LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
@@ -119,13 +120,12 @@ async function requireUnchanged(model: Model, sql: Sql, rows: readonly HeldRow[]
   if (rows.length === 0) return
   const byEntity = new Map<EntityModel, string[]>()
   for (const row of rows) byEntity.set(row.entity, [...(byEntity.get(row.entity) ?? []), row.key])
-  const params: unknown[] = []
-  const parts = [...byEntity].map(([entity, keys]) => {
-    params.push(entity.name, keys)
-    return `select $${params.length - 1}::text as "entity", t.${quote(KEY)}::text as "key", t.${quote(VERSION_COLUMN)} as "version"
-              from ${quote(entity.table)} t where t.${quote(KEY)} = any($${params.length}::uuid[])`
-  })
-  const found = new Map((await sql<{ entity: string; key: string; version: number }>(parts.join(' union all '), params)).map((r) => [`${r.entity}(${r.key})`, r.version]))
+  const params = new SqlParameters()
+  const parts = [...byEntity].map(
+    ([entity, keys]) => `select ${params.add(entity.name, 'text')} as "entity", t.${quote(KEY)}::text as "key", t.${quote(VERSION_COLUMN)} as "version"
+              from ${quote(entity.table)} t where t.${quote(KEY)} = any(${params.add(keys, 'uuid[]')})`,
+  )
+  const found = new Map((await sql<{ entity: string; key: string; version: number }>(parts.join(' union all '), params.values)).map((r) => [`${r.entity}(${r.key})`, r.version]))
   const changed = rows
     .map((row) => ({ row, now: found.get(`${row.entity.name}(${row.key})`) }))
     .filter(({ row, now }) => now !== row.expected)

@@ -21,11 +21,21 @@ export async function loadDataset(connectionString: string, dataDir: string): Pr
     await client.query('SAVEPOINT replica')
     await client.query('SET LOCAL session_replication_role = replica').catch(() => client.query('ROLLBACK TO replica'))
     await client.query(`TRUNCATE ${LOAD_ORDER.map((table) => `"${table}"`).join(', ')}`)
+    // Indexes that back no constraint (foreign keys', declared ones) are built once after the
+    // rows rather than row by row: at scale 10 that halves the load.
+    const { rows: indexes } = await client.query<{ name: string; definition: string }>(
+      `select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as definition from pg_index i
+        where i.indrelid = any($1::regclass[]) and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`,
+      [LOAD_ORDER.map((table) => `"${table}"`)],
+    )
+    for (const index of indexes) await client.query(`DROP INDEX ${index.name}`)
     const counts = {} as LoadedCounts
     for (const table of LOAD_ORDER) {
       const file = join(dataDir, `${table}.csv`)
       counts[table] = await copyFromFile(client, copyStatement(table, csvHeader(file)), file)
     }
+    await client.query(`SET LOCAL maintenance_work_mem = '256MB'`)
+    for (const index of indexes) await client.query(index.definition)
     await client.query('COMMIT')
     return counts
   } catch (error) {

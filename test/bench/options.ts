@@ -17,8 +17,8 @@ export type Options = {
   tenant: string
   username: string
   password: string
-  /** `--plugins-dir`: entityctl's Server:PluginsDir; undefined: the project's plugins/. */
-  pluginsDir: string | undefined
+  /** `--plugins-dir`: entityctl's Server:PluginsDir; by default the bench plugin (test/bench/plugin). */
+  pluginsDir: string
   serverUrl: string
   workloadDir: string
   /** Connections to PostgreSQL per system: the floor's pool and entityctl's PoolSizePerTenant. */
@@ -40,6 +40,8 @@ export type Options = {
   heavy: boolean
   /** Orders per tenant of the heavy run. */
   heavyOrders: number
+  /** `--scale n`: the dataset n times the workload's (scaled-dataset.mjs); 1 is gen-dataset.mjs's own. */
+  scale: number
   /** `--workflow`: the cost of request n of one 200-request workflow (workflow-run.ts). */
   workflow: boolean
   /** Workflows of the workflow run, whose per-request times are taken the median of. */
@@ -61,13 +63,15 @@ const USAGE = `npm run bench -- [options]
   --entityctl-database <d> that server's tenant database: cleaned, vacuumed, statements counted
   --tenant --username --password   its credentials (default bench / bench / bench-password); the
                            tenant also names the databases (entityctl_<tenant>, <tenant>_floor)
-  --plugins-dir <dir>      entityctl's plugins folder (default: the project's plugins/; the smoke
-                           test gives the suite's copy of the demo, test/fixtures/demo-plugins)
+  --plugins-dir <dir>      entityctl's plugins folder (default: test/bench/plugin, the demo with
+                           the indexes of WORKLOAD.md §3a, which the floor's tables have too)
   --database-url <url>     PostgreSQL server (default $TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
   --workload-dir <dir>     WORKLOAD.md, workload.json, gen-dataset.mjs (default $BENCH_WORKLOAD_DIR or test/bench/workload)
   --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant
                            (default 8; with --tenants, entityctl's own default)
   --keep-databases         do not drop the bench_ databases at the end
+  --scale <n>              the dataset n times larger (10: 1,000,000 orders, ~4,000,000 lines;
+                           .work/data-x<n>), answers checked against its own expected results
 
 Other measurements (entityctl alone, instead of the comparison):
   --soak [s]               soak: the workload's Q1, Q3, Q4 and W2 with hostile requests beside
@@ -119,6 +123,7 @@ export function parseOptions(argv: string[]): Options {
       'max-connections': { type: 'string' },
       heavy: { type: 'boolean', default: false },
       'heavy-orders': { type: 'string' },
+      scale: { type: 'string' },
       workflow: { type: 'boolean', default: false },
       'workflow-runs': { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -149,7 +154,7 @@ export function parseOptions(argv: string[]): Options {
     tenant: values.tenant,
     username: values.username,
     password: values.password,
-    pluginsDir: values['plugins-dir'],
+    pluginsDir: resolve(values['plugins-dir'] ?? join(BENCH_DIR, 'plugin')),
     serverUrl: values['database-url'] ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     workloadDir: resolve(values['workload-dir'] ?? process.env.BENCH_WORKLOAD_DIR ?? join(BENCH_DIR, 'workload')),
     poolSize: values['pool-size'] !== undefined ? positive(values['pool-size'], 'pool-size') : 8,
@@ -162,9 +167,16 @@ export function parseOptions(argv: string[]): Options {
     maxConnections: values['max-connections'] !== undefined ? positive(values['max-connections'], 'max-connections') : undefined,
     heavy: values.heavy,
     heavyOrders: values['heavy-orders'] !== undefined ? positive(values['heavy-orders'], 'heavy-orders') : 3000,
+    scale: values.scale !== undefined ? wholeScale(values.scale) : 1,
     workflow: values.workflow,
     workflowRuns: values['workflow-runs'] !== undefined ? positive(values['workflow-runs'], 'workflow-runs') : 5,
   }
+}
+
+function wholeScale(text: string): number {
+  const value = Number(text)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--scale must be a whole number of at least 1, not "${text}"`)
+  return value
 }
 
 /** `--soak` without a number (last, or before another flag) means the default duration. */

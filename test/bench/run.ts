@@ -9,7 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkSystem } from './check-phase.ts'
 import { applySqlFile, cleanAndVacuum, databaseUrl, dropDatabase, recreateDatabase, serverVersion } from './databases.ts'
-import { ensureDataset } from './dataset.ts'
+import { datasetDir, ensureDataset } from './dataset.ts'
 import { prepareEntityctl } from './entityctl-process.ts'
 import type { EntityctlSetup } from './entityctl-process.ts'
 import { closeHttpAgent } from './http-request.ts'
@@ -48,8 +48,8 @@ const timed = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
 
 mkdirSync(WORK_DIR, { recursive: true })
 for (const log of ['floor.log', 'entityctl.log']) rmSync(join(WORK_DIR, log), { force: true })
-const dataDir = join(WORK_DIR, 'data')
-log(`dataset ${await timed('dataset', () => ensureDataset(options.workloadDir, dataDir))} in ${dataDir}`)
+const dataDir = datasetDir(options.scale)
+log(`dataset ${await timed('dataset', () => ensureDataset(options.workloadDir, dataDir, options.scale))} in ${dataDir}`)
 const workload = await readWorkload(options.workloadDir, dataDir)
 const only = options.only
 const reads = workload.reads.filter((operation) => !only || only.includes(operation.id))

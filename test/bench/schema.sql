@@ -1,8 +1,11 @@
 -- The floor's database: the demo model stored exactly as entityctl stores it (table per entity,
 -- column per property, "<Reference>_Guid" foreign keys, "_Version" row version, string columns
 -- in the "C" collation), so both systems answer from the same tables and the same indexes.
--- No index beyond entityctl's conventions (primary keys, every foreign key, natural keys):
--- the floor may be faster only by doing less work per request, not by a better physical design.
+-- Indexes: entityctl's conventions (primary keys, every foreign key, natural keys) and those of
+-- WORKLOAD.md §3a, which entityctl's bench plugin declares (plugin/sales.ts): the floor may be
+-- faster only by doing less work per request, not by a better physical design. Each side sorts
+-- by its own null order: the floor's ORDER BY "OrderDate" DESC puts nulls first, entityctl's
+-- (OData's) last, so the floor's descending keys are plain DESC.
 
 CREATE TABLE "Product" (
   "Guid"     uuid PRIMARY KEY,
@@ -25,6 +28,8 @@ CREATE TABLE "Customer" (
   "Title"       varchar(100) COLLATE "C",
   "_Version"    integer NOT NULL DEFAULT 1
 );
+CREATE INDEX "Customer_index_1" ON "Customer" ("Country", "Guid");
+CREATE INDEX "Customer_index_2" ON "Customer" ("Name", "Guid");
 
 CREATE TABLE "Order" (
   "Guid"          uuid PRIMARY KEY,
@@ -38,6 +43,8 @@ CREATE TABLE "Order" (
 );
 CREATE UNIQUE INDEX "Order_Number_unique" ON "Order" ("Number");
 CREATE INDEX "Order_Customer_Guid_index" ON "Order" ("Customer_Guid");
+CREATE INDEX "Order_index_1" ON "Order" ("Customer_Guid", "OrderDate" DESC, "Number");
+CREATE INDEX "Order_index_2" ON "Order" ("Status", "OrderDate" DESC, "Number");
 
 CREATE TABLE "OrderLine" (
   "Guid"         uuid PRIMARY KEY,
@@ -51,3 +58,4 @@ CREATE TABLE "OrderLine" (
 );
 CREATE INDEX "OrderLine_Order_Guid_index" ON "OrderLine" ("Order_Guid");
 CREATE INDEX "OrderLine_Product_Guid_index" ON "OrderLine" ("Product_Guid");
+CREATE INDEX "OrderLine_index_1" ON "OrderLine" ("Order_Guid", "Guid");

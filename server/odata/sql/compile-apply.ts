@@ -2,15 +2,16 @@
 // whose row is built as JSON with grouping paths nested, and the stages after it (filter,
 // orderby, top, skip, then $orderby/$top/$skip/$count) work on the aggregated rows.
 //   filter(Status eq 'Closed')/groupby((Customer/Country),aggregate(Total with sum as Revenue))
-//   →  select json_build_object('Customer', json_build_object('Country', j0."Country"), 'Revenue', sum(t0."Total"))
+//   →  select '{"Customer":' || '{"Country":' || coalesce(to_json(j0."Country")::text, 'null') || '}'
+//             || ',"Revenue":' || coalesce(to_json(sum(t0."Total"))::text, 'null') || '}'
 //      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $1::text group by j0."Country"
 
 import { QueryError } from '../../errors.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
-import { buildObject, itemRows } from './json-rows.ts'
-import { ident, jsonValue, modelString, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
+import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
+import { ident, jsonValue, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
 
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   sum: (x) => `sum(${x})`,
@@ -45,8 +46,8 @@ export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes
   if (aggregateAt === -1) {
     // No aggregation: the rows are the entities (keys plus computed aliases).
     const computes = before.flatMap((s) => (s.kind === 'compute' ? s.items : []))
-    const pairs = [`'Guid', ${alias}."Guid"`, ...computes.map((c) => `${modelString(c.alias)}, ${jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)}`)]
-    inner = `select ${buildObject(pairs)} as j, ${alias}."Guid" as k from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+    const members = [{ name: 'Guid', json: toJson(`${alias}."Guid"`) }, ...computes.map((c) => ({ name: c.alias, json: toJson(jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)) }))]
+    inner = `select ${jsonObject(members)} as j, ${alias}."Guid" as k from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
     refs = new Map()
   } else {
     const stage = stages[aggregateAt] as Extract<BoundApplyStage, { kind: 'aggregate' }>
@@ -56,11 +57,11 @@ export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes
     stage.groupBy.forEach((key, i) => refs.set(key.path.join('/'), `s.g${i}`))
     stage.aggregations.forEach((a, i) => refs.set(a.alias, `s.a${i}`))
     const columns = [...groups.map((g, i) => `${g} as g${i}`), ...aggregates.map((a, i) => `${a} as a${i}`)]
-    const values = groups.map((g, i) => jsonValue(g, stage.groupBy[i].expression.type))
+    const values = groups.map((g, i) => toJson(jsonValue(g, stage.groupBy[i].expression.type)))
     // IEEE754Compatible=true: sums and averages (Edm.Decimal) and counts (Edm.Int64) as strings.
     const aggregateJson = (sql: string, aggregation: BoundAggregation) =>
-      builder.json.format.ieee754 && (aggregation.type === 'decimal' || aggregation.method === 'count' || aggregation.method === 'countdistinct') ? `(${sql})::text` : jsonValue(sql, aggregation.type)
-    const json = buildObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => `${modelString(a.alias)}, ${aggregateJson(aggregates[i], a)}`)])
+      toJson(builder.json.format.ieee754 && (aggregation.type === 'decimal' || aggregation.method === 'count' || aggregation.method === 'countdistinct') ? `(${sql})::text` : jsonValue(sql, aggregation.type))
+    const json = jsonObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => ({ name: a.alias, json: aggregateJson(aggregates[i], a) }))])
     inner = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
   }
   const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }
@@ -70,7 +71,7 @@ export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes
   const order = plan.order.length ? ` order by ${plannedOrder(target, plan.order)}` : ''
   const page = `${plan.page.limit !== undefined ? ` limit ${plan.page.limit}` : ''}${plan.page.offset ? ` offset ${plan.page.offset}` : ''}`
   const count = plan.count ? `select count(*) from (${query}) c` : undefined
-  const items = `select r.j::text as body from (select s.j from (${query}) s${order}${page}) r`
+  const items = `select r.j as body from (select s.j from (${query}) s${order}${page}) r`
   return { sql: itemRows(items, maxBytes, count), params: builder.params }
 }
 
@@ -79,8 +80,8 @@ function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAgg
   return AGGREGATE_SQL[aggregation.method](compileExpression({ builder, joins }, aggregation.expression!))
 }
 
-/** groupby((Customer/Country,Status)) → 'Customer', json_build_object('Country', …), 'Status', … */
-function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): string[] {
+/** groupby((Customer/Country,Status)) → Customer: {Country: …}, Status: … */
+function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): JsonMember[] {
   interface Node { children: Map<string, Node>; value?: string }
   const root: Node = { children: new Map() }
   keys.forEach((key, i) => {
@@ -91,9 +92,9 @@ function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): s
     }
     node.value = sql[i]
   })
-  const pairs = (node: Node): string[] =>
-    [...node.children].map(([name, child]) => `${modelString(name)}, ${child.value ?? buildObject(pairs(child))}`)
-  return pairs(root)
+  const members = (node: Node): JsonMember[] =>
+    [...node.children].map(([name, child]) => ({ name, json: child.value ?? jsonObject(members(child)) }))
+  return members(root)
 }
 
 /** The plan's order of the aggregated rows (plan/read-plan.ts). */

@@ -1,8 +1,10 @@
-// Read plans → SQL whose JSON PostgreSQL builds (json_build_object/json_agg), so Node
-// parses nothing. Expanded navigations are correlated subqueries, each with its own filter,
-// order and page, so a read is one statement whatever its depth: no N+1. The plan
-// (plan/read-plan.ts) has decided the order, its tie-break, the page and the count; this
-// module prints them and decides nothing of its own.
+// Read plans → SQL whose JSON PostgreSQL builds, so Node parses nothing. The JSON is compact,
+// as every other answer is: concatenated from keys and to_json values (json-rows.ts;
+// json_build_object and json_agg would put spaces between the tokens, and cost PostgreSQL more).
+// Expanded navigations are correlated subqueries, each with its own filter, order and page,
+// so a read is one statement whatever its depth: no N+1. The plan (plan/read-plan.ts) has
+// decided the order, its tie-break, the page and the count; this module prints them and
+// decides nothing of its own.
 //
 // A collection read answers one row per entity of its page, in order, its JSON as `body`
 // with its length in bytes as `size`, so the handler can stream the page to the socket and
@@ -14,7 +16,7 @@
 //
 //   Orders?$filter=Total gt 100&$top=2&$select=Number
 //   →  select octet_length(j.body) as size, case when octet_length(j.body) <= 33554432 then j.body end as body
-//      from (select json_build_object('@odata.etag', …, 'Guid', t0."Guid", 'Number', t0."Number")::text as body
+//      from (select ('{"@odata.etag":' || … || ',"Guid":' || coalesce(to_json(t0."Guid")::text, 'null') || … || '}') as body
 //            from (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $1::numeric
 //                  order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j
 //
@@ -30,7 +32,7 @@ import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, Planne
 import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply } from './compile-apply.ts'
-import { buildObject, itemRows } from './json-rows.ts'
+import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 
 /**
@@ -73,10 +75,10 @@ export function compileCollectionRead(plan: CollectionPlan, maxBytes: number, js
     // the handler then adds @odata.nextLink.
     const size = plan.serverPage.size
     const numbered = `select q.*, row_number() over (order by ${order.outer('q')}) as "@n" from (${page(plan.page.limit)}) q`
-    const items = `select case when ${alias}."@n" <= ${size} then ${row}::text end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
+    const items = `select case when ${alias}."@n" <= ${size} then ${row} end as body, ${alias}."@n" > ${size} as more from (${numbered}) ${alias} order by ${order.outer(alias)}`
     return { sql: withFiltered(itemRows(items, maxBytes, count, ['more'])), params: builder.params, keySlots: builder.keySlots }
   }
-  const items = `select ${row}::text as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
+  const items = `select ${row} as body from (${page(plan.page.limit)}) ${alias} order by ${order.outer(alias)}`
   return { sql: withFiltered(itemRows(items, maxBytes, count)), params: builder.params, keySlots: builder.keySlots }
 }
 
@@ -130,7 +132,7 @@ export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: Jso
   const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
   const row = rowJson(builder, plan.entity)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
-  const entity = `select ${row}::text as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
+  const entity = `select ${row} as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
   return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 
@@ -168,32 +170,37 @@ function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression
 function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   const read = planned.read
   const alias = builder.alias(read.range)
-  if (read.ref) return buildObject([`'@odata.id', ${modelString(`${read.range.entity.setName}(`)} || ${alias}."Guid" || ')'`])
-  const pairs: string[] = []
+  const idOf = (entity: EntityModel) => `${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`
+  if (read.ref) return jsonObject([{ name: '@odata.id', json: toJson(idOf(read.range.entity)) }])
+  const members: JsonMember[] = []
   const { format } = builder.json
-  if (format.metadata === 'full') pairs.push(...entityLinks(builder.json, read.range.entity, alias))
-  if (read.etag && format.metadata !== 'none') pairs.push(`'@odata.etag', 'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`)
-  for (const item of read.select) pairs.push(`${modelString(item.publicName)}, ${columnJson(alias, item.property, format.ieee754)}`)
-  for (const item of read.needs) pairs.push(`${modelString(`@needs.${item.property.name}`)}, ${columnJson(alias, item.property, false)}`)
-  for (const item of read.computed ?? []) pairs.push(`${modelString(item.alias)}, ${computedJson(builder, item.expression, format.ieee754)}`)
-  if (format.metadata === 'full') pairs.push(...navigationLinks(builder.json, read.range.entity, alias))
-  for (const expand of planned.expands) pairs.push(...expandJson(builder, alias, expand))
-  return buildObject(pairs)
+  if (format.metadata === 'full') members.push(...entityLinks(builder.json, read.range.entity, alias))
+  if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
+  for (const item of read.select) members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
+  for (const item of read.needs) members.push({ name: `@needs.${item.property.name}`, json: toJson(columnJson(alias, item.property, false)) })
+  for (const item of read.computed ?? []) members.push({ name: item.alias, json: toJson(computedJson(builder, item.expression, format.ieee754)) })
+  if (format.metadata === 'full') members.push(...navigationLinks(builder.json, read.range.entity, alias))
+  for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
+  return jsonObject(members)
 }
 
 /** odata.metadata=full: the entity's type, id and edit link, relative to the context URL's service root. */
-function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): string[] {
-  const id = `${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`
-  return [`'@odata.type', ${modelString(`#${json.typeName(entity)}`)}`, `'@odata.id', ${id}`, `'@odata.editLink', ${id}`]
+function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
+  const id = toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`)
+  return [
+    { name: '@odata.type', json: modelString(JSON.stringify(`#${json.typeName(entity)}`)) },
+    { name: '@odata.id', json: id },
+    { name: '@odata.editLink', json: id },
+  ]
 }
 
 /** odata.metadata=full: a navigation link for each navigation property, expanded or not. */
-function navigationLinks(json: JsonOutput, entity: EntityModel, alias: string): string[] {
-  const links: string[] = []
+function navigationLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
+  const links: JsonMember[] = []
   for (const property of entity.properties.values()) {
     if (property.kind === 'scalar') continue
     const name = json.publicName(property.name)
-    links.push(`${modelString(`${name}@odata.navigationLink`)}, ${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`)
+    links.push({ name: `${name}@odata.navigationLink`, json: toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`) })
   }
   return links
 }
@@ -220,14 +227,14 @@ function columnJson(alias: string, property: ScalarProperty, ieee754: boolean): 
   return column
 }
 
-function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedExpand): string[] {
+function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedExpand): JsonMember[] {
   const { expand } = planned
   const navigation = expand.navigation
   const alias = builder.alias(expand.read.range)
   const table = `${ident(navigation.target.table)} ${alias}`
   const row = rowJson(builder, planned.entity)
   if (navigation.kind === 'reference') {
-    return [`${modelString(expand.publicName)}, (select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)})`]
+    return [{ name: expand.publicName, json: `coalesce((select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)}), 'null')` }]
   }
   const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
   const joins = new JoinSet(builder)
@@ -236,7 +243,9 @@ function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedEx
   // The members' relation, compiled once: the page reads it, and so does the count.
   const relation = `from ${table} ${joins.sql()} ${where}`
   const page = pageOfRows(alias, relation, order, planned.page)
-  const pairs = expand.countOnly ? [] : [`${modelString(expand.publicName)}, coalesce((select json_agg(${row} order by ${order.outer(alias)}) from (${page}) ${alias}), '[]'::json)`]
-  if (planned.count) pairs.push(`${modelString(`${expand.publicName}@odata.count`)}, (select count(*)${builder.json.format.ieee754 ? '::text' : ''} ${relation})`)
-  return pairs
+  const members: JsonMember[] = expand.countOnly ? [] : [{ name: expand.publicName, json: `(select ${jsonArray(row, order.outer(alias))} from (${page}) ${alias})` }]
+  // IEEE754Compatible=true: the count (Edm.Int64) as a string.
+  const count = `(select count(*)::text ${relation})`
+  if (planned.count) members.push({ name: `${expand.publicName}@odata.count`, json: builder.json.format.ieee754 ? toJson(count) : count })
+  return members
 }

@@ -166,6 +166,13 @@ const strings: QueryCase[] = [
   emp("contains(Name,'')", (e) => fn.contains(e.Name, '')),
   emp("startswith(Name,'A')", (e) => fn.startswith(e.Name, 'A')),
   emp("startswith(Nickname,'50%')", (e) => fn.startswith(e.Nickname, '50%')),
+  // A literal prefix is also a range on the column (compile-expression.ts, startsWith).
+  emp("startswith(Name,'')", (e) => fn.startswith(e.Name, '')),
+  emp("startswith(Name,'Al')", (e) => fn.startswith(e.Name, 'Al')),
+  emp("startswith(Name,'Z')", (e) => fn.startswith(e.Name, 'Z')),
+  emp("startswith(Name,'Jö')", (e) => fn.startswith(e.Name, 'Jö')),
+  emp("startswith(Name,'J\u{10FFFF}')", (e) => fn.startswith(e.Name, 'J\u{10FFFF}')),
+  emp("not startswith(Nickname,'A')", (e) => !fn.startswith(e.Nickname, 'A')),
   emp("endswith(Name,'son')", (e) => fn.endswith(e.Name, 'son')),
   emp("endswith(Nickname,'_c')", (e) => fn.endswith(e.Nickname, '_c')),
   emp("not contains(Name,'e')", (e) => !fn.contains(e.Name, 'e')),
