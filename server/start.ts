@@ -94,6 +94,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const change = await tenants!.reload(next.Tenants)
       if (change.added.length + change.removed.length + change.changed.length > 0) logger.info(change, 'tenants changed')
     }, logger)
+    // And at once when the CLI announces a change it waits for (access-listener.ts followConfig).
+    services.access.followConfig(tenants.serverUrl, (digest) => configWatch.announced(digest))
     const workflowSweep = startWorkflowSweep(services)
     const housekeeping = startHousekeeping(services)
     const unavailable = schemaGate.blocked().map((blocked) => blocked.tenant)

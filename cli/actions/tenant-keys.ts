@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress } from '../output.ts'
+import { configAnnouncer } from '../config-announce.ts'
 import { adminCall } from './shared.ts'
 
 export async function rotateKey(name: string, options: { json?: boolean }, command: Command): Promise<void> {
@@ -10,7 +11,7 @@ export async function rotateKey(name: string, options: { json?: boolean }, comma
     async ({ config, model, server }) => {
       const { rotateTenantKey } = await import('../../server/tenancy/tenant-admin.ts')
       steps.step(`rotating the EncryptionKey of tenant '${name}'`)
-      const report = await adminCall(() => rotateTenantKey(config, model, server.url, name, { progress: (text) => steps.step(text) }))
+      const report = await adminCall(() => rotateTenantKey(config, model, server.url, name, { announce: configAnnouncer(config.path, server.url), progress: (text) => steps.step(text) }))
       steps.done()
       printResult(options, report, () =>
         [

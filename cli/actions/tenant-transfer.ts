@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
+import { configAnnouncer } from '../config-announce.ts'
 import { adminCall } from './shared.ts'
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
@@ -35,6 +36,7 @@ export async function restore(file: string, options: { as: string; encryptionKey
     async ({ config, model, server }) => {
       const { restoreTenant } = await import('../../server/tenancy/tenant-transfer.ts')
       const result = await adminCall(() => restoreTenant(config, model, server.url, resolve(file), options.as, options.encryptionKeyFile, (text) => steps.step(text)))
+      await configAnnouncer(config.path, server.url)()
       steps.done()
       printResult(options, result, () =>
         [
@@ -54,6 +56,8 @@ export async function move(name: string, options: { to: string; json?: boolean }
     async ({ config, model, server }) => {
       const { moveTenant } = await import('../../server/tenancy/tenant-transfer.ts')
       const result = await adminCall(() => moveTenant(config, model, server.url, name, options.to, version, (text) => steps.step(text)))
+      // Returns once every running instance serves it from its new place (cli/config-announce.ts).
+      await configAnnouncer(config.path, server.url)()
       steps.done()
       printResult(options, result, () =>
         [

@@ -6,6 +6,7 @@ import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
 import { ask, confirm, interactive } from '../prompts.ts'
 import { CliError, usageError } from '../cli-error.ts'
+import { configAnnouncer, runningServerUrl } from '../config-announce.ts'
 import { adminCall } from './shared.ts'
 
 export async function add(given: string | undefined, options: { json?: boolean; encryptionKeyFile?: string }, command: Command): Promise<void> {
@@ -23,6 +24,8 @@ export async function add(given: string | undefined, options: { json?: boolean; 
       steps.step(`creating database entityctl_${name.replaceAll('-', '_')} and its schema`)
       const { addTenant } = await import('../../server/tenancy/tenant-admin.ts')
       const result = await adminCall(() => addTenant(config, model, server.url, name, { encryptionKey }))
+      // Returns once every running instance serves it (cli/config-announce.ts).
+      await configAnnouncer(config.path, server.url)()
       steps.done()
       printResult(options, { tenant: name, ...result, config: config.path }, () =>
         [
@@ -72,7 +75,7 @@ export async function remove(
   }
   await withAdminContext(command, async ({ config, server }) => {
     const { removeTenant } = await import('../../server/tenancy/tenant-admin.ts')
-    await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false))
+    await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false, { announce: configAnnouncer(config.path, server.url) }))
     if (printKey) {
       process.stderr.write(`WARNING: the EncryptionKey of tenant '${name}' is printed below and is now in no file. Keep it safe: without it the kept database's encrypted properties are lost. Reattach with \`entityctl tenant add ${name} --encryption-key-file FILE\` (FILE holding this line).\n`)
       process.stdout.write(`${tenant.EncryptionKey}\n`)
@@ -90,7 +93,10 @@ export async function enable(name: string, options: { json?: boolean }, command:
   await setDisabled(name, false, options, command)
 }
 
-/** A change of the config file only: running servers see it there (server/config/config-watch.ts). */
+/**
+ * A change of the config file only: running servers see it there (server/config/config-watch.ts),
+ * and apply it before the command returns when the database server runs (cli/config-announce.ts).
+ */
 async function setDisabled(name: string, disabled: boolean, options: { json?: boolean }, command: Command): Promise<void> {
   const path = configFileOf(command)
   const file = readConfigFile(path)
@@ -99,6 +105,7 @@ async function setDisabled(name: string, disabled: boolean, options: { json?: bo
   if (disabled) settings.Disabled = true
   else delete settings.Disabled
   await writeConfigFile(path, file)
+  await configAnnouncer(path, await runningServerUrl(path))()
   printResult(options, { tenant: name, disabled }, () =>
     disabled ? `Tenant '${name}' disabled: running servers refuse its requests and close its connections.` : `Tenant '${name}' enabled.`,
   )

@@ -7,7 +7,7 @@ const transfer = () => import('../actions/tenant-transfer.ts')
 
 export function tenantCommand(): Command {
   const tenant = new Command('tenant').description(
-    'Manage tenants: each has its own database. Running servers follow the config file: a change reaches them within a second or two, without a restart.',
+    'Manage tenants: each has its own database. Running servers follow the config file without a restart: a command that changes it returns once every server connected to the database server has applied the change (the others see it within a second or two).',
   )
   withJson(
     tenant
@@ -33,7 +33,7 @@ export function tenantCommand(): Command {
   withJson(
     tenant
       .command('rotate-key <name>')
-      .description('Give the tenant a new EncryptionKey: every encrypted value is re-encrypted under it in one transaction, the canary too, and the config file updated. Back up the new key (`tenant backup`).'),
+      .description('Give the tenant a new EncryptionKey: every encrypted value is re-encrypted under it in one transaction, the canary too, and the config file updated. Running servers hold both keys before the re-encryption and the new one alone when it returns, so none fails a request. Back up the new key (`tenant backup`).'),
   ).action(lazy(keys, 'rotateKey'))
   withJson(
     tenant

@@ -8,17 +8,26 @@
 // and the CLI (`announceAccessChange`). A change made by other means (SQL by hand) is seen
 // when the cached entry expires (ApiOptions:RoleCacheExpirationMinutes).
 //
-// The connection is opened on the first authenticated request of a tenant on that server and
-// kept for the instance's life; it counts within Database:MaxConnections (the registry leaves
-// room for it). Until it listens, and whenever it is lost, nothing of the server's tenants may
-// be cached: the caller is told so, and on a loss everything cached for them is dropped (a
-// change may have been missed).
+// The connection is opened on the first authenticated request of a tenant on that server (on
+// the deployment's own server at the start: followConfig) and kept for the instance's life;
+// it counts within Database:MaxConnections (the registry leaves room for it). Until it
+// listens, and whenever it is lost, nothing of the server's tenants may be cached: the caller
+// is told so, and on a loss everything cached for them is dropped (a change may have been
+// missed).
 //
 // A writer that must know every instance has heard its change ("refused on the next request,
 // wherever it lands") runs a barrier: it NOTIFYs the change and a marker in one statement and
 // waits until every listening connection of the server (pg_stat_activity, by application
 // name) answers the marker. Notifications arrive in commit order, so an instance that answers
 // has handled the change.
+//
+// The same connection carries the config file's changes (config/config-watch.ts "announced"):
+// the CLI NOTIFYs `config:<digest of the file it wrote>` with a marker on the deployment's
+// database server, where every instance listens from its start (`followConfig`), and each
+// instance answers the marker only once it has reloaded that file and applied it to its
+// tenants. So `tenant rotate-key` re-encrypts only after every instance reads both keys, and
+// the other tenant commands (add, remove, disable, enable, restore, move) return once every
+// instance follows them.
 
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
@@ -28,6 +37,7 @@ import { databaseUrl } from '../tenancy/database-server.ts'
 export const ACCESS_CHANNEL = 'entityctl_access'
 const LISTENER_NAME = 'entityctl-access-listener'
 const CHANGE = 'change:'
+const CONFIG = 'config:'
 const MARKER = 'barrier:'
 const ANSWER = 'seen:'
 /** An instance that does not answer in this time is not waited for (it may be gone). */
@@ -36,6 +46,8 @@ const RETRY_AFTER_MS = 5_000
 
 /** `table` is the changed table, or '*' when changes may have been missed or are not named. */
 export type ChangeHandler = (tenant: string, table: string) => void
+/** Applies the config file if it holds the announced content (its digest); resolves once applied. */
+export type ConfigHandler = (digest: string) => Promise<void>
 
 /** The database of the tenant's server that carries its notifications. */
 export function notificationUrl(tenantUrl: string): string {
@@ -67,6 +79,11 @@ export class AccessListener {
   readonly #tenants = new Map<string, Map<string, Set<string>>>()
   readonly #barriers = new Map<string, (answer: string) => void>()
   readonly #onChange: ChangeHandler
+  #onConfig?: ConfigHandler
+  /** The deployment's server (followConfig): its connection is reopened when lost, requests or not. */
+  #followed?: string
+  /** The config changes heard and not yet applied: a marker is answered after them. */
+  #applying: Promise<void> = Promise.resolve()
   readonly #logger: Logger
   #closed = false
 
@@ -83,6 +100,21 @@ export class AccessListener {
     if (listener) return listener.up || listener.ready
     if (this.#closed || (this.#retryAt.get(channel) ?? 0) > Date.now()) return false
     return this.#open(channel).ready
+  }
+
+  /**
+   * Listens on the deployment's database server from now on, not from the first request, and
+   * applies the config changes announced there (announceConfigChange) before answering.
+   */
+  followConfig(serverUrl: string, onConfig: ConfigHandler): void {
+    this.#onConfig = onConfig
+    this.#followed = notificationUrl(serverUrl)
+    this.#follow()
+  }
+
+  #follow(): void {
+    const channel = this.#followed
+    if (channel && !this.#closed && !this.#listeners.has(channel)) void this.#open(channel).ready
   }
 
   /** Announces a change of the tenant's access and waits until every listening instance has heard it. */
@@ -146,8 +178,12 @@ export class AccessListener {
       if (message.channel !== ACCESS_CHANNEL) return
       const payload = message.payload ?? ''
       if (payload.startsWith(MARKER)) {
-        // Everything committed before the marker has been handled above: say so.
-        client.query('select pg_notify($1, $2)', [ACCESS_CHANNEL, ANSWER + payload.slice(MARKER.length)]).catch(() => {})
+        // Everything committed before the marker has been handled above (config changes once applied): say so.
+        const answer = ANSWER + payload.slice(MARKER.length)
+        void this.#applying.then(() => client.query('select pg_notify($1, $2)', [ACCESS_CHANNEL, answer])).catch(() => {})
+      } else if (payload.startsWith(CONFIG)) {
+        const onConfig = this.#onConfig
+        if (onConfig) this.#applying = this.#applying.then(() => onConfig(payload.slice(CONFIG.length))).catch(() => {})
       } else if (payload.startsWith(ANSWER)) {
         this.#barriers.get(payload.slice(ANSWER.length))?.(payload)
       } else if (payload.startsWith(CHANGE)) {
@@ -174,6 +210,7 @@ export class AccessListener {
     if (this.#listeners.get(channel) !== listener) return Promise.resolve()
     this.#listeners.delete(channel)
     listener.up = false
+    if (channel === this.#followed) setTimeout(() => this.#follow(), RETRY_AFTER_MS).unref()
     for (const tenants of this.#tenants.get(channel)?.values() ?? []) for (const tenant of tenants) this.#onChange(tenant, '*')
     return listener.client.end().catch(() => {})
   }
@@ -186,6 +223,19 @@ export class AccessListener {
  * change is announced when no instance listens.
  */
 export async function announceAccessChange(url: string, table = '*'): Promise<void> {
+  await announce(url, changePayload(databaseOf(url), table))
+}
+
+/**
+ * For the CLI after writing the config file: announces its content (config-watch.ts
+ * configDigest) on the deployment's database server and waits until every server instance
+ * listening there has applied it.
+ */
+export async function announceConfigChange(serverUrl: string, digest: string): Promise<void> {
+  await announce(serverUrl, CONFIG + digest)
+}
+
+async function announce(url: string, change: string): Promise<void> {
   const client = new pg.Client({ connectionString: notificationUrl(url), application_name: 'entityctl' })
   // A lost connection fails the barrier's statement; unheard, its 'error' event would end the process.
   client.on('error', () => {})
@@ -196,7 +246,7 @@ export async function announceAccessChange(url: string, table = '*'): Promise<vo
       if (message.channel === ACCESS_CHANNEL && message.payload?.startsWith(ANSWER)) barriers.get(message.payload.slice(ANSWER.length))?.(message.payload)
     })
     await client.query(`listen ${ACCESS_CHANNEL}`)
-    await runBarrier(client, barriers, changePayload(databaseOf(url), table))
+    await runBarrier(client, barriers, change)
   } finally {
     await client.end().catch(() => {})
   }

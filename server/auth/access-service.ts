@@ -17,7 +17,7 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
 import { AuthError } from '../errors.ts'
 import type { AccessContext } from './access-context.ts'
-import { AccessListener } from './access-listener.ts'
+import { AccessListener, type ConfigHandler } from './access-listener.ts'
 import { disablePat, loadPatRow, loadUserRow, recordPatUse, type PatRow } from './access-queries.ts'
 
 export interface UserAccess {
@@ -117,6 +117,14 @@ export class AccessService {
     if (table === '_Pat') this.invalidatePats(db.tenant)
     else this.invalidateTenant(db.tenant)
     await this.#listener.barrier(db.tenant, db.url, table)
+  }
+
+  /**
+   * Applies the config changes the CLI announces on the deployment's database server before
+   * answering them; the notification connection shares its listener (access-listener.ts).
+   */
+  followConfig(serverUrl: string, onConfig: ConfigHandler): void {
+    this.#listener.followConfig(serverUrl, onConfig)
   }
 
   /** The user's current access; undefined when no such user exists (any more). */

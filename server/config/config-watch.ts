@@ -5,10 +5,17 @@
 // (load-config.ts writeConfigFile), which a watch on the old file would not see. A file that
 // does not load (half edited by hand) is logged and ignored: the tenants stay as they were.
 //
+// A watch learns of a change only after a moment, and each instance at its own moment; a CLI
+// command that must know every instance has applied its change (rotate-key before it
+// re-encrypts) announces the file's digest through PostgreSQL (auth/access-listener.ts
+// announceConfigChange), and `announced` applies the file at once when it holds that content.
+//
 //   const watch = watchConfig(config.path, (next) => tenants.reload(next.Tenants), logger)
+//   await watch.announced(digest)
 //   watch.close()
 
-import { watch, type FSWatcher } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import type { Logger } from 'pino'
 import { loadConfig, type Config } from './load-config.ts'
@@ -17,15 +24,24 @@ import { loadConfig, type Config } from './load-config.ts'
 const SETTLE_MS = 50
 
 export interface ConfigWatch {
+  /** Applies the file now if it holds the content of this digest (another deployment's file, or a newer one, is left to the watch). */
+  announced(digest: string): Promise<void>
   close(): void
+}
+
+/** What the CLI announces after writing the file, and an instance compares with the file it reads. */
+export function configDigest(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex')
 }
 
 export function watchConfig(path: string, onChange: (config: Config) => Promise<unknown>, logger: Logger): ConfigWatch {
   const name = basename(path)
   let timer: NodeJS.Timeout | undefined
   let reloading = Promise.resolve()
-  const reload = () => {
+  // One reload at a time, in the order asked, whether the watch or an announcement asked.
+  const reload = (digest?: string) => {
     reloading = reloading.then(async () => {
+      if (digest !== undefined && configDigest(path) !== digest) return
       let config: Config
       try {
         config = loadConfig(path)
@@ -38,14 +54,15 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
       } catch (error) {
         logger.error({ err: error }, 'applying the changed config failed')
       }
-    })
+    }).catch((error) => logger.warn({ err: (error as Error).message, config: path }, 'config file cannot be read; tenants unchanged'))
+    return reloading
   }
   let watcher: FSWatcher | undefined
   try {
     watcher = watch(dirname(path), (_event, changed) => {
       if (changed !== null && changed !== name) return
       clearTimeout(timer)
-      timer = setTimeout(reload, SETTLE_MS)
+      timer = setTimeout(() => void reload(), SETTLE_MS)
     })
     watcher.on('error', (error) => logger.warn({ err: error.message, config: path }, 'config file is no longer watched; tenant changes need a restart'))
     watcher.unref()
@@ -53,6 +70,7 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
     logger.warn({ err: (error as Error).message, config: path }, 'config file cannot be watched; tenant changes need a restart')
   }
   return {
+    announced: (digest) => reload(digest),
     close() {
       clearTimeout(timer)
       watcher?.close()

@@ -59,7 +59,8 @@ export async function addTenant(
   return { database, created }
 }
 
-export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean): Promise<void> {
+/** `announce` is awaited after the config write: for running instances to let go of the tenant before its database is dropped. */
+export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean, options: { announce?: () => Promise<void> } = {}): Promise<void> {
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
   const file = readConfigFile(config.path)
@@ -67,6 +68,7 @@ export async function removeTenant(config: Config, serverUrl: string, name: stri
   // First out of the config, so that running servers refuse the tenant and close its pool
   // (config-watch.ts) rather than see its connections cut by the drop.
   await writeConfigFile(config.path, file)
+  await options.announce?.()
   if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
 }
 
@@ -109,8 +111,9 @@ export async function verifyEncryptionKeyOn(client: pg.Client, tenant: string, k
  * `tenant rotate-key`: a new EncryptionKey for the tenant, every encrypted value re-encrypted
  * under it in one transaction (tenant-keys.ts). A running server needs nothing but to reload
  * the tenant's keys from the config file when it changes: `announce` is awaited after each of
- * the two config writes, for the instances to have done so (without it, a server that keeps
- * the old key in memory refuses the re-encrypted values until it is restarted).
+ * the two config writes, for the instances to have done so (without it, an instance that has
+ * not yet reloaded the first write when the re-encryption commits refuses the re-encrypted
+ * values until its file watch catches up: cli/config-announce.ts).
  */
 export async function rotateTenantKey(
   config: Config,
