@@ -31,6 +31,8 @@ export const STATUS_OF_CODE = {
   /** The request head or body did not arrive in time (http/http-server.ts). */
   RequestTimeout: 408,
   PreconditionFailed: 412,
+  /** A $batch request that depends on one that failed (odata/handlers/batch-handler.ts). */
+  FailedDependency: 424,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   /** The request line and headers exceed Server:MaxHeaderBytes (http/http-server.ts). */
@@ -38,6 +40,8 @@ export const STATUS_OF_CODE = {
   TooManyRequests: 429,
   /** The server's configuration, not the request, is at fault; said plainly rather than as a bug. */
   EncryptionKeyMismatch: 500,
+  /** A bug met by one request of a $batch: the others still get their answers. */
+  InternalError: 500,
   NotImplemented: 501,
   ServiceUnavailable: 503,
   /** A statement ran past ApiOptions:QueryTimeoutSeconds; the request was valid, the service lacked the time. */

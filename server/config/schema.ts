@@ -59,6 +59,7 @@ export const SECTIONS = {
     MaxBodyBytes: { type: 'integer', default: 1048576, min: 1024, max: 1073741824, doc: 'Largest request body (413 above).' },
     MaxBodyEntities: { type: 'integer', default: 1000, min: 1, max: 1000000, doc: 'Largest number of entities one write body creates or binds, nested ones included (400 QueryLimitExceeded above).' },
     MaxCollectionMembers: { type: 'integer', default: 500, min: 1, max: 1000000, doc: 'Largest number of members of one collection in a write body, e.g. the Lines of a deep-inserted order (400 QueryLimitExceeded above).' },
+    MaxBatchRequests: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of requests in one `$batch` (change set members included); above it the batch is 400 QueryLimitExceeded before any of its requests runs.' },
     'Cors:AllowedOrigins': {
       type: 'string',
       default: '',

@@ -11,6 +11,8 @@
 import type { Context, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
 
+const BATCH = /\/\$batch\/?$/i
+
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 /** What a client fetching a CSRF token gets: any value serves, as none is checked. */
@@ -22,8 +24,8 @@ export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
   if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
   if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
     const type = ctx.get('Content-Type')
-    // A multipart $batch is valid OData: the route answers it 501 like the JSON one, not 415.
-    if (type && !/^application\/json\b/i.test(type) && !/\/\$batch$/.test(ctx.path)) throw RequestError.unsupportedMediaType(type)
+    // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
+    if (type && !/^application\/json\b/i.test(type) && !(BATCH.test(ctx.path) && /^multipart\/mixed\b/i.test(type))) throw RequestError.unsupportedMediaType(type)
   }
   const odataVersion = ctx.get('OData-Version')
   if (odataVersion && Number.parseFloat(odataVersion) > 4.01) {

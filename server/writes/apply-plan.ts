@@ -30,10 +30,16 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
   const entity = entityNamed(unit, operation.entity)
   switch (operation.kind) {
     case 'create':
+      if (operation.parent) await requireEntity(unit, operation.parent)
       return create(unit, entity, operation).key
     case 'update': {
+      if (operation.exists) await requireEntity(unit, operation.exists)
       // A PUT replaces every property; a PATCH reaches the parents its properties feed.
       const record = await loadForChange(unit, entity, operation.key, operation.ifMatch, operation.mode === 'put' ? undefined : Object.keys(operation.values))
+      const { linkedTo } = operation
+      if (linkedTo && String(record.values[linkedTo.property] ?? '').toLowerCase() !== linkedTo.key.toLowerCase()) {
+        throw RequestError.notFound(`${entity.setName}(${operation.key}) is not linked to ${linkedTo.key} through ${linkedTo.property}.`)
+      }
       Object.assign(record.values, operation.values)
       return record.key
     }
@@ -64,6 +70,13 @@ function create(unit: UnitOfWork, entity: EntityModel, operation: CreateOperatio
     for (const key of keys) unit.reference(property.target, key).values[property.inverse.name] = record.key
   }
   return record
+}
+
+/** The parent a create goes through, or the entity a link names, must exist (it may be new in this unit). */
+async function requireEntity(unit: UnitOfWork, wanted: { readonly entity: string; readonly key: string }): Promise<void> {
+  const entity = entityNamed(unit, wanted.entity)
+  const [entry] = await unit.load([{ entity, key: wanted.key }])
+  if ((entry.state !== 'loaded' && entry.state !== 'new') || entry.removed) throw RequestError.notFound(`${entity.setName}(${wanted.key}) does not exist.`)
 }
 
 /** The entity to change, with what its change will recompute (the flush hook says what), its ETag checked. */

@@ -3,6 +3,7 @@
 // workflow's session keeps it, to rebuild its state from plans).
 
 import type { Session } from '../persistence/session.ts'
+import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { applyPlan, type PlanActor } from './apply-plan.ts'
 import { isReadOnly, type PlanResult, type WritePlan } from './write-plan.ts'
 
@@ -11,9 +12,30 @@ import { isReadOnly, type PlanResult, type WritePlan } from './write-plan.ts'
  * data), run in the write's transaction (Session.write); for a read-only plan, after it.
  */
 export async function runPlan(session: Session, plan: WritePlan, actor: PlanActor, within?: (on: Session, result: PlanResult) => Promise<void>): Promise<PlanResult> {
-  const apply = (unit: Parameters<Parameters<Session['write']>[0]>[0]) => applyPlan(unit, plan, actor)
-  if (!isReadOnly(plan)) return session.write(apply, { plan, within })
+  let applied: UnitOfWork | undefined
+  const apply = (unit: UnitOfWork) => {
+    applied = unit
+    return applyPlan(unit, plan, actor)
+  }
+  if (!isReadOnly(plan)) {
+    const result = await session.write(apply, { plan, within })
+    return { ...result, versions: applied ? versionsAfter(applied, plan, result) : [] }
+  }
   const result = await session.read(apply)
   await within?.(session, result)
   return result
+}
+
+/**
+ * Per operation, the version its entity has once written (the created or changed one, a bound
+ * method's binding entity): the new ETag a 204 answer carries. Undefined where there is none.
+ */
+function versionsAfter(unit: UnitOfWork, plan: WritePlan, result: PlanResult): (number | undefined)[] {
+  return plan.operations.map((operation, index) => {
+    const key = operation.kind === 'call' ? operation.key : operation.kind === 'delete' ? undefined : result.results[index]
+    const entity = unit.model.entities.get(operation.entity)
+    if (typeof key !== 'string' || !entity) return undefined
+    const entry = unit.get(entity, key)
+    return entry && !entry.removed ? entry.version : undefined
+  })
 }

@@ -33,6 +33,11 @@ export interface CreateOperation {
   readonly nested: readonly { readonly property: string; readonly create: CreateOperation }[]
   /** Existing entities bound as members of its collections (`Lines@odata.bind`). */
   readonly members: readonly { readonly property: string; readonly keys: readonly string[] }[]
+  /**
+   * Created through a parent's collection (`POST Customers(k)/Orders`): the parent, which must
+   * exist (404 otherwise); the reference back to it is among `values`. Absent in older plans.
+   */
+  readonly parent?: { readonly entity: string; readonly key: string; readonly property: string }
 }
 
 export interface UpdateOperation {
@@ -44,6 +49,10 @@ export interface UpdateOperation {
   readonly values: PlanValues
   /** If-Match's entity tags; absent for none or `*`. */
   readonly ifMatch?: readonly string[]
+  /** A link set through `$ref` names an entity that must exist (404 otherwise). Absent in older plans. */
+  readonly exists?: { readonly entity: string; readonly key: string }
+  /** A link removed through `$ref`: the reference must point at `key` now (404 otherwise). */
+  readonly linkedTo?: { readonly property: string; readonly key: string }
 }
 
 export interface DeleteOperation {
@@ -69,6 +78,8 @@ export interface CallOperation {
 /** What applying a plan gives back: per operation, the key it created or the value its method returned (entities as { Guid }). */
 export interface PlanResult {
   readonly results: readonly unknown[]
+  /** Per operation, its entity's version once written (writes only; run-plan.ts): the new ETag. */
+  readonly versions?: readonly (number | undefined)[]
 }
 
 export function writePlan(operations: readonly WriteOperation[]): WritePlan {

@@ -14,7 +14,7 @@ import { WorkflowClient } from '../workflows/helpers.ts'
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1', fullAccess: false }
 /** The plugins' tables (test/api/plugins): what a write could change. */
-const TABLES = ['Customer', 'Product', 'Order', 'OrderLine', 'Tally']
+const TABLES = ['Customer', 'Product', 'Order', 'OrderLine', 'Tally', 'Shelf']
 
 let server: TestServer
 let pool: pg.Pool

@@ -15,16 +15,16 @@ import type { WriteReply } from '../write/bind-write.ts'
 import { readCollection, readEntity } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
-import type { ApiContext, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './odata-routes.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
 
-export async function handleMethod(ctx: ApiContext, scope: RequestScope, target: MethodTarget): Promise<void> {
+export async function handleMethod(ctx: Exchange, scope: RequestScope, target: MethodTarget): Promise<void> {
   const body = (ctx.request as { body?: unknown }).body
   const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   // A reply that can fail on the data is read in the method's transaction: its failure undoes the call.
   const within = (reply.kind === 'entity' || reply.kind === 'entities') && reply.failsOnData
-  const { results } = await runPlan(
+  const { results, versions } = await runPlan(
     scope.session,
     plan,
     planActor(scope.state.access),
@@ -33,10 +33,13 @@ export async function handleMethod(ctx: ApiContext, scope: RequestScope, target:
   // A modify method may change users and roles like any write (write-handlers.ts afterWrite).
   if (!isReadOnly(plan) && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
   if (!within) await respond(ctx, scope, reply, results[0])
+  // An action's empty answer carries its binding entity's new ETag, so a client's next If-Match holds.
+  const version = versions?.[0]
+  if (ctx.status === 204 && target.key && version !== undefined) ctx.set('ETag', `W/"${version}"`)
 }
 
 /** Answers with the method's result, read as the reply's query options ask. */
-async function respond(ctx: ApiContext, scope: RequestScope, reply: WriteReply, result: unknown): Promise<void> {
+async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, result: unknown): Promise<void> {
   const root = serviceRoot(ctx, scope.services)
   switch (reply.kind) {
     case 'entities': {

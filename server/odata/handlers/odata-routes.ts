@@ -9,13 +9,39 @@ import type { OdataServices } from './odata-services.ts'
 import { parseResourcePath } from '../parser/resource-path-parser.ts'
 import { bindPath, type Target } from '../semantic/bind-path.ts'
 import { handleRead } from './read-handler.ts'
-import { handleCreate, handleDelete, handleUpdate } from './write-handlers.ts'
+import { handleCreate, handleDelete, handleLink, handleUpdate } from './write-handlers.ts'
 import { handleMethod } from './method-handler.ts'
 import { poolSession, type Session } from '../../persistence/session.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
+import { handleBatch } from './batch-handler.ts'
 import { DEFAULT_FORMAT, formatOption, negotiate, type JsonFormat, type Media } from './negotiate.ts'
 
 export type ApiContext = Context & { state: ApiState }
+
+/**
+ * What a handler reads of its request and writes of its answer: a Koa context for a request
+ * of its own, a part of a `$batch` (odata/handlers/batch-part-exchange.ts) otherwise, so a part
+ * runs through the very handlers a request does.
+ */
+export interface Exchange {
+  readonly method: string
+  /** The path, /api/ included. */
+  readonly path: string
+  readonly url: string
+  readonly querystring: string
+  readonly query: Record<string, string | string[] | undefined>
+  readonly protocol: string
+  readonly host: string
+  readonly state: ApiState
+  readonly request: { readonly body?: unknown }
+  readonly response: { get(name: string): string | string[] | number | undefined }
+  get(name: string): string
+  set(name: string, value: string): void
+  accepts(...types: string[]): string | false
+  status: number
+  type: string
+  body: unknown
+}
 
 /** Everything a handler needs for one request, resolved once. */
 export interface RequestScope {
@@ -31,25 +57,44 @@ export interface RequestScope {
 
 export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
   router.all('/{*path}', async (ctx) => {
-    const path = ctx.path.replace(/^\/api\/?/i, '')
-    const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
-    const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.querystring) })
-    const method = ctx.method
-    // A DELETE answers without a body, whatever the client accepts.
-    const { media, json } = method === 'DELETE' ? { media: 'json' as const, json: DEFAULT_FORMAT } : negotiate(ctx.get('Accept'), formatOption(ctx.querystring), offeredMedia(target))
-    const scope: RequestScope = { services, state: ctx.state, session, target, media, format: json }
-    if (target.kind === 'method') return handleMethod(ctx as ApiContext, scope, target)
-    if (method === 'GET' || method === 'HEAD') return handleRead(ctx as ApiContext, scope)
-    const plain = (target.kind === 'collection' || target.kind === 'entity') && !target.parent && !target.ref
-    if (plain && target.kind === 'collection' && !target.count && method === 'POST') return handleCreate(ctx as ApiContext, scope, target.entity)
-    if (plain && target.kind === 'entity' && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
-      return handleUpdate(ctx as ApiContext, scope, target.entity, target.key, method === 'PUT' ? 'put' : 'patch')
-    }
-    if (plain && target.kind === 'entity' && method === 'DELETE') return handleDelete(ctx as ApiContext, scope, target.entity, target.key)
-    const unsupported = unsupportedWrite(target, method)
-    if (unsupported) throw new ServiceError('NotImplemented', `${method} ${unsupported} is valid OData this service does not support yet.`, { target: method })
-    throw RequestError.methodNotAllowed(method, ctx.path, allowedMethods(target))
+    const api = ctx as ApiContext
+    if (BATCH_PATH.test(ctx.path)) return handleBatch(api, services, dispatch)
+    return dispatch(api, services)
   })
+}
+
+const BATCH_PATH = /^\/api\/\$batch\/?$/i
+
+/** Binds the exchange's path and hands it to the handler for its method: a request, or a part of a batch. */
+export async function dispatch(ctx: Exchange, services: OdataServices): Promise<void> {
+  const path = ctx.path.replace(/^\/api\/?/i, '')
+  const target = bindPath(services.model, services.naming, parseResourcePath(path), NAMESPACE)
+  const session = ctx.state.session ?? poolSession(ctx.state.tenant!, { signal: ctx.state.signal, heavy: isHeavyRead(ctx.method, target, ctx.querystring) })
+  const method = ctx.method
+  // A DELETE answers without a body, whatever the client accepts.
+  const { media, json } = method === 'DELETE' ? { media: 'json' as const, json: DEFAULT_FORMAT } : negotiate(ctx.get('Accept'), formatOption(ctx.querystring), offeredMedia(target))
+  const scope: RequestScope = { services, state: ctx.state, session, target, media, format: json }
+  if (target.kind === 'method') return handleMethod(ctx, scope, target)
+  if (method === 'GET' || method === 'HEAD') return handleRead(ctx, scope)
+  if ((target.kind === 'collection' || target.kind === 'entity') && target.ref && target.parent) {
+    const { navigation, key } = target.parent
+    // A reference's link is set by PUT, a collection's member added by POST; either is removed by DELETE.
+    const sets = navigation.kind === 'reference' ? method === 'PUT' : method === 'POST'
+    if (sets || method === 'DELETE') return handleLink(ctx, scope, navigation, key, sets ? 'link' : 'unlink')
+  }
+  const plain = (target.kind === 'collection' || target.kind === 'entity') && !target.parent && !target.ref
+  if (target.kind === 'collection' && !target.count && !target.ref && method === 'POST') {
+    const { parent } = target
+    if (!parent) return handleCreate(ctx, scope, target.entity)
+    if (parent.navigation.kind === 'collection') return handleCreate(ctx, scope, target.entity, { navigation: parent.navigation, key: parent.key })
+  }
+  if (plain && target.kind === 'entity' && (method === 'PATCH' || method === 'PUT' || method === 'MERGE')) {
+    return handleUpdate(ctx, scope, target.entity, target.key, method === 'PUT' ? 'put' : 'patch')
+  }
+  if (plain && target.kind === 'entity' && method === 'DELETE') return handleDelete(ctx, scope, target.entity, target.key)
+  const unsupported = unsupportedWrite(target, method)
+  if (unsupported) throw new ServiceError('NotImplemented', `${method} ${unsupported} is valid OData this service does not support yet.`, { target: method })
+  throw RequestError.methodNotAllowed(method, ctx.path, allowedMethods(target))
 }
 
 /**
@@ -87,10 +132,9 @@ function unsupportedWrite(target: Target, method: string): string | undefined {
   if (!write) return undefined
   switch (target.kind) {
     case 'collection':
-      if (target.ref) return method === 'POST' ? 'to a collection of references (adding a link)' : undefined
-      return target.parent && !target.count && method === 'POST' ? 'to a collection-valued navigation (creating a related entity)' : undefined
+      return target.ref && !target.parent && method === 'POST' ? 'to a collection of references (adding a link)' : undefined
     case 'entity':
-      if (target.ref) return method === 'PUT' || method === 'DELETE' ? 'of a reference (setting or removing a link)' : undefined
+      if (target.ref) return !target.parent && (method === 'PUT' || method === 'DELETE') ? 'of a reference (setting or removing a link)' : undefined
       return target.parent && method !== 'POST' ? 'of an entity reached through a navigation property' : undefined
     case 'property':
       return method === 'PUT' || method === 'DELETE' ? 'of a single property' : undefined
@@ -102,9 +146,11 @@ function unsupportedWrite(target: Target, method: string): string | undefined {
 function allowedMethods(target: Target): string[] {
   switch (target.kind) {
     case 'collection':
-      return target.parent || target.count || target.ref ? ['GET'] : ['GET', 'POST']
+      if (target.ref) return target.parent ? ['GET', 'POST', 'DELETE'] : ['GET']
+      return target.count ? ['GET'] : ['GET', 'POST']
     case 'entity':
-      return target.parent || target.ref ? ['GET'] : ['GET', 'PATCH', 'PUT', 'DELETE']
+      if (target.ref) return target.parent ? ['GET', 'PUT', 'DELETE'] : ['GET']
+      return target.parent ? ['GET'] : ['GET', 'PATCH', 'PUT', 'DELETE']
     default:
       return ['GET']
   }

@@ -33,9 +33,9 @@ import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
-import type { ApiContext, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './odata-routes.ts'
 
-export async function handleRead(ctx: ApiContext, scope: RequestScope): Promise<void> {
+export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
   const { target, services } = scope
   if (target.kind === 'serviceDocument' || target.kind === 'metadata') authorize(scope.state.access, { kind: 'model' })
   if (target.kind === 'serviceDocument') {
@@ -133,7 +133,7 @@ type PropertyTarget = Extract<Target, { kind: 'property' }>
  * text. A null value is 204 (OData 4.01 Protocol 11.2.6). The entity is read as a $select of
  * the property, with decimals as text so no digit is lost on the way through Node.
  */
-async function readProperty(ctx: ApiContext, scope: RequestScope, target: PropertyTarget): Promise<void> {
+async function readProperty(ctx: Exchange, scope: RequestScope, target: PropertyTarget): Promise<void> {
   const { services } = scope
   const options = parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
   if (options.select || options.expand || options.compute) throw QueryError.invalid('A property is read whole: $select, $expand and $compute do not apply to it.')
@@ -195,7 +195,7 @@ function matchesNoneOf(ifNoneMatch: string, etag: string): boolean {
 }
 
 /** A HEAD answers the headers of a GET: a streamed body is stopped (its statement with it) and not sent. */
-function headless(ctx: ApiContext, body: string | Readable): string | Readable {
+function headless(ctx: Exchange, body: string | Readable): string | Readable {
   if (ctx.method !== 'HEAD' || typeof body === 'string') return body
   body.destroy()
   return ''
@@ -251,7 +251,7 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
  * Plans and runs a collection read (a method's result); its answer is a string, or a stream
  * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
  */
-export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
+export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
   return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context, ctx)
 }
@@ -262,7 +262,7 @@ export async function readEntity(scope: RequestScope, read: BoundEntityByKey, co
   return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context)
 }
 
-async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: ApiContext): Promise<string | Readable> {
+async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   logStatement(scope, statement.sql)
   const { session, services, state } = scope
   const read = plan.entity.read
@@ -304,7 +304,7 @@ function wholeCursor(rows: readonly Record<string, unknown>[]): RowCursor {
  * their encoding survives), without $skip or $skiptoken, then `$skiptoken`. The base is the
  * service root, so Server:PublicUrl applies as it does to @odata.context.
  */
-function nextLink(ctx: ApiContext, services: RequestScope['services'], skip: number): string {
+function nextLink(ctx: Exchange, services: RequestScope['services'], skip: number): string {
   const kept = ctx.querystring.split('&').filter((option) => option !== '' && !isPagingOption(option))
   const resource = ctx.path.replace(/^\/api\//i, '')
   return `${serviceRoot(ctx, services)}${resource}?${[...kept, `$skiptoken=${skip}`].join('&')}`

@@ -8,18 +8,21 @@
 // nothing.
 
 import { RequestError } from '../../errors.ts'
-import type { EntityModel } from '../../model/model.ts'
+import type { CollectionProperty, EntityModel, ReferenceProperty } from '../../model/model.ts'
 import { runPlan } from '../../writes/run-plan.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
 import type { DefaultSelect } from '../semantic/bind-read.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import { parseReadOptions, readEntity } from './read-handler.ts'
-import type { ApiContext, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './odata-routes.ts'
 
-export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity: EntityModel): Promise<void> {
+/** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
+type CreateParent = NonNullable<Extract<WriteRequest, { kind: 'create' }>['parent']>
+
+export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: EntityModel, parent?: CreateParent): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options })
+  const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options, parent })
   const minimal = prefers(ctx, 'return=minimal')
   const key = await write(ctx, scope, bound, !minimal)
   await afterWrite(scope, entity)
@@ -34,7 +37,7 @@ export async function handleCreate(ctx: ApiContext, scope: RequestScope, entity:
   ctx.set('Location', location)
 }
 
-export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
+export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
   const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), options })
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
@@ -47,10 +50,26 @@ export async function handleUpdate(ctx: ApiContext, scope: RequestScope, entity:
   if (prefers(ctx, 'return=representation')) ctx.set('Preference-Applied', 'return=representation')
 }
 
-export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
+export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
   const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   await afterWrite(scope, entity)
+  ctx.status = 204
+}
+
+/**
+ * `$ref` writes (PUT or POST to set a link, DELETE to remove one): an update of the entity that
+ * holds the reference, bound and planned as one (bind-write.ts), answered 204.
+ */
+export async function handleLink(ctx: Exchange, scope: RequestScope, navigation: ReferenceProperty | CollectionProperty, key: string, kind: 'link' | 'unlink'): Promise<void> {
+  const ifMatch = ctx.get('If-Match')
+  const request: WriteRequest =
+    kind === 'link'
+      ? { kind, navigation, key, body: requestBody(ctx), ifMatch }
+      : { kind, navigation, key, member: new URLSearchParams(ctx.querystring).get('$id') ?? undefined, ifMatch }
+  const bound = bind(scope, request)
+  await runPlan(scope.session, bound.plan, planActor(scope.state.access))
+  await afterWrite(scope, navigation.kind === 'reference' ? navigation.entity : navigation.target)
   ctx.status = 204
 }
 
@@ -60,21 +79,24 @@ export async function handleDelete(ctx: ApiContext, scope: RequestScope, entity:
  * the data is read in the write's transaction, so its failure is the request's and nothing is
  * written; any other is read after the write. Returns the key written.
  */
-async function write(ctx: ApiContext, scope: RequestScope, bound: BoundWrite, answer: boolean): Promise<string> {
+async function write(ctx: Exchange, scope: RequestScope, bound: BoundWrite, answer: boolean): Promise<string> {
   const { reply } = bound
   const within = answer && reply.kind === 'entity' && reply.failsOnData
-  const { results } = await runPlan(
+  const { results, versions } = await runPlan(
     scope.session,
     bound.plan,
     planActor(scope.state.access),
     within ? (session, { results }) => answerWith(ctx, { ...scope, session }, bound, String(results[0])) : undefined,
   )
   const key = String(results[0])
+  // The new ETag, for an answer without the entity; an answer with it sets its own.
+  const version = versions?.[0]
+  if (version !== undefined) ctx.set('ETag', `W/"${version}"`)
   if (answer && !within) await answerWith(ctx, scope, bound, key)
   return key
 }
 
-async function answerWith(ctx: ApiContext, scope: RequestScope, bound: BoundWrite, key: string): Promise<void> {
+async function answerWith(ctx: Exchange, scope: RequestScope, bound: BoundWrite, key: string): Promise<void> {
   const { reply } = bound
   if (reply.kind !== 'entity') return
   const context = contextUrl(serviceRoot(ctx, scope.services), reply.entity, reply.select, false, true)
@@ -92,7 +114,7 @@ export function bind(scope: RequestScope, request: WriteRequest): BoundWrite {
 }
 
 /** The reply's query options, parsed within the limits a read's are. */
-export function replyOptions(ctx: ApiContext, scope: RequestScope): ReturnType<typeof parseReadOptions> {
+export function replyOptions(ctx: Exchange, scope: RequestScope): ReturnType<typeof parseReadOptions> {
   return parseReadOptions(ctx.querystring, scope.services.config.ApiOptions.MaxNodeCount)
 }
 
@@ -116,7 +138,7 @@ function writeBinding(scope: RequestScope): WriteBinding {
   return binding
 }
 
-export function requestBody(ctx: ApiContext): unknown {
+export function requestBody(ctx: Exchange): unknown {
   const body = (ctx.request as { body?: unknown }).body
   if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0 && !ctx.get('Content-Length'))) {
     throw RequestError.invalid('The request needs a JSON body.')
@@ -124,7 +146,7 @@ export function requestBody(ctx: ApiContext): unknown {
   return body
 }
 
-function prefers(ctx: ApiContext, preference: string): boolean {
+function prefers(ctx: Exchange, preference: string): boolean {
   return ctx.get('Prefer').split(',').some((p) => p.trim().toLowerCase() === preference)
 }
 

@@ -8,16 +8,17 @@
 
 import type { AccessContext } from '../../auth/access-context.ts'
 import { QueryError, RequestError } from '../../errors.ts'
-import type { EntityModel, Model } from '../../model/model.ts'
+import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
-import { writePlan, type WritePlan } from '../../writes/write-plan.ts'
+import { writePlan, type CreateOperation, type WritePlan } from '../../writes/write-plan.ts'
+import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax, SelectItemSyntax } from '../parser/syntax.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
 import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
-import { bindCreateBody, bindUpdateBody, checkBodyLimits, nestedCreates, type BodyContext, type BodyLimits } from './bind-body.ts'
+import { bindCreateBody, bindUpdateBody, checkBodyLimits, keyFromBinding, nestedCreates, type BodyContext, type BodyLimits } from './bind-body.ts'
 import { bindParameters } from './bind-parameters.ts'
 
 /** What binding a write needs of the service: the model, its naming, the limits. */
@@ -33,7 +34,14 @@ export type MethodTarget = Extract<Target, { kind: 'method' }>
 
 /** A request that writes, as the route and the parser leave it. */
 export type WriteRequest =
-  | { readonly kind: 'create'; readonly entity: EntityModel; readonly body: unknown; readonly options: QueryOptionsSyntax }
+  | {
+      readonly kind: 'create'
+      readonly entity: EntityModel
+      readonly body: unknown
+      readonly options: QueryOptionsSyntax
+      /** Created through a parent's collection: `POST Customers(k)/Orders` binds the new Order to k. */
+      readonly parent?: { readonly navigation: CollectionProperty; readonly key: string }
+    }
   | {
       readonly kind: 'update'
       readonly entity: EntityModel
@@ -44,6 +52,14 @@ export type WriteRequest =
       readonly options: QueryOptionsSyntax
     }
   | { readonly kind: 'delete'; readonly entity: EntityModel; readonly key: string; readonly ifMatch: string; readonly options: QueryOptionsSyntax }
+  /**
+   * `$ref` writes: PUT `Orders(o)/Customer/$ref` or POST `Customers(k)/Orders/$ref` with
+   * `{"@odata.id": "…"}` set a link; DELETE `Orders(o)/Customer/$ref` or
+   * `Customers(k)/Orders/$ref?$id=Orders(o)` remove one. Either is a change of the entity that
+   * holds the reference; `key` is the entity the path goes through, `member` the `$id`.
+   */
+  | { readonly kind: 'link'; readonly navigation: ReferenceProperty | CollectionProperty; readonly key: string; readonly body: unknown; readonly ifMatch: string }
+  | { readonly kind: 'unlink'; readonly navigation: ReferenceProperty | CollectionProperty; readonly key: string; readonly member?: string; readonly ifMatch: string }
   | {
       readonly kind: 'call'
       readonly target: MethodTarget
@@ -99,7 +115,8 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const nested = nestedCreates(binding.naming, entity, body)
       for (const created of nested) requireSystemWritable(created.entity)
       authorize(access, { kind: 'create', entity, nested, reply: reply.read })
-      return { plan: writePlan([bindCreateBody(bodyContext(binding), entity, body)]), reply }
+      const created = bindCreateBody(bodyContext(binding), entity, body)
+      return { plan: writePlan([request.parent ? throughParent(binding, created, request.parent) : created]), reply }
     }
     case 'update': {
       const { entity, key, mode, body } = request
@@ -119,6 +136,9 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       authorize(access, { kind: 'delete', entity })
       return { plan: writePlan([{ kind: 'delete', entity: entity.name, key, ...(ifMatch ? { ifMatch } : {}) }]), reply: { kind: 'none' } }
     }
+    case 'link':
+    case 'unlink':
+      return bindLinkWrite(binding, request, access)
     case 'call': {
       const { target, options } = request
       const { entity, method, name } = target
@@ -141,6 +161,65 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       return { plan: writePlan([call]), reply }
     }
   }
+}
+
+/**
+ * A `$ref` write as the update of the entity holding the reference: its reference set to the
+ * linked entity (which must exist when applied) or cleared (when it points where the path says).
+ * It needs the update permission on that entity, as a PATCH of the reference would.
+ */
+function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { kind: 'link' | 'unlink' }>, access: AccessContext | undefined): BoundWrite {
+  const { navigation, key } = request
+  const reference = navigation.kind === 'reference' ? navigation : navigation.inverse
+  const holder = reference.entity
+  requireSystemWritable(holder)
+  const reply = bindEntityReply(binding, holder, parseQueryOptions(''), 'a $ref write answers with nothing')
+  authorize(access, { kind: 'update', entity: holder, reply: reply.read })
+  const ifMatch = parseIfMatch(request.ifMatch)
+  const path = `${navigation.entity.setName}(${key})/${binding.naming.toPublic(navigation.name)}/$ref`
+  let holderKey: string
+  let value: string | null
+  let exists: { entity: string; key: string } | undefined
+  let linkedTo: { property: string; key: string } | undefined
+  if (request.kind === 'link') {
+    const id = (request.body as Record<string, unknown> | null)?.['@odata.id']
+    const linked = keyFromBinding(binding.model, id, navigation.target)
+    if (!linked) throw RequestError.invalid(`A link to ${path} is a body {"@odata.id": "${navigation.target.setName}(<Guid>)"}.`, '@odata.id')
+    if (navigation.kind === 'reference') {
+      ;[holderKey, value, exists] = [key, linked, { entity: navigation.target.name, key: linked }]
+    } else {
+      ;[holderKey, value, exists] = [linked, key, { entity: navigation.entity.name, key }]
+    }
+  } else if (navigation.kind === 'reference') {
+    ;[holderKey, value] = [key, null]
+  } else {
+    const member = keyFromBinding(binding.model, request.member, navigation.target)
+    if (!member) throw RequestError.invalid(`Removing a link from ${path} names the member: ?$id=${navigation.target.setName}(<Guid>).`, '$id')
+    ;[holderKey, value, linkedTo] = [member, null, { property: reference.name, key }]
+  }
+  const update = {
+    kind: 'update' as const,
+    entity: holder.name,
+    key: holderKey,
+    mode: 'patch' as const,
+    values: { [reference.name]: value },
+    ...(ifMatch ? { ifMatch } : {}),
+    ...(exists ? { exists } : {}),
+    ...(linkedTo ? { linkedTo } : {}),
+  }
+  return { plan: writePlan([update]), reply: { kind: 'none' } }
+}
+
+/** A create through a parent's collection: bound to the parent, which must exist when applied. */
+function throughParent(binding: WriteBinding, created: CreateOperation, parent: { readonly navigation: CollectionProperty; readonly key: string }): CreateOperation {
+  const { navigation, key } = parent
+  const inverse = navigation.inverse.name
+  const bound = created.values[inverse]
+  if (typeof bound === 'string' && bound.toLowerCase() !== key.toLowerCase()) {
+    const name = binding.naming.toPublic(inverse)
+    throw RequestError.invalid(`${name}@odata.bind names another ${navigation.entity.name} than the one the new ${navigation.target.name} is created through (${navigation.entity.setName}(${key})/${binding.naming.toPublic(navigation.name)}).`, name)
+  }
+  return { ...created, values: { ...created.values, [inverse]: key }, parent: { entity: navigation.entity.name, key, property: navigation.name } }
 }
 
 /**

@@ -1,0 +1,307 @@
+// POST /api/$batch (OData 4.01 Part 1 §11.7): the requests of a batch, JSON or multipart, each
+// run through the same stages and handlers as the request alone (dispatch in odata-routes.ts
+// with a PartExchange): bound, authorized, limited and planned exactly as it would be alone, so
+// a part the caller may not do fails alone. Requests run in the order sent. An atomicity group
+// (a multipart change set) runs on one transaction: every part's plan is applied on it, and it
+// commits when all succeed; the first failure rolls the group back and answers for it.
+// `$<id>` at the start of a URL, or as an `@odata.bind` value, stands for the entity that
+// request <id> created; `dependsOn` (JSON) names requests or groups that must have succeeded,
+// else 424. Above ApiOptions:MaxBatchRequests parts, the batch is refused before any runs.
+//
+// In a workflow (Workflow-Id on the batch), the batch is ONE request of the workflow: it takes
+// one Workflow-Index, its parts run on the workflow's session, and its plans are stored together.
+// A failing atomicity group there fails the whole batch request (its error is the answer), so
+// the workflow stays as it was: a workflow has no partial requests.
+
+import { randomBytes } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import { RequestError, ServiceError } from '../../errors.ts'
+import { errorBody } from '../../http/error-boundary.ts'
+import { refuseUnstorableText } from '../../http/json-body.ts'
+import type { ApiState } from '../../http/api-state.ts'
+import { translateDatabaseError } from '../../persistence/database-errors.ts'
+import { preparedSql, plainSql } from '../../persistence/sql.ts'
+import { withConnection } from '../../persistence/request-connection.ts'
+import { WorkflowSession } from '../../workflows/workflow-session.ts'
+import { multipartBoundary, parseJsonBatch, parseMultipartBatch, type BatchPart, type BatchRequest } from '../parser/batch-parser.ts'
+import { serviceRoot } from '../serializer/urls.ts'
+import { PartExchange } from './batch-part-exchange.ts'
+import type { ApiContext, Exchange } from './odata-routes.ts'
+import type { OdataServices } from './odata-services.ts'
+
+type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>
+
+interface PartAnswer {
+  readonly part: BatchPart
+  readonly status: number
+  readonly headers: ReadonlyMap<string, string>
+  readonly type: string
+  readonly body: string
+}
+
+export async function handleBatch(ctx: ApiContext, services: OdataServices, dispatch: Dispatch): Promise<void> {
+  if (ctx.method !== 'POST') throw RequestError.methodNotAllowed(ctx.method, ctx.path, ['POST'])
+  const batch = await readBatch(ctx, services)
+  const max = services.config.ApiOptions.MaxBatchRequests
+  if (batch.parts.length > max) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBatchRequests', max, `the batch holds ${batch.parts.length} requests`)
+  checkReferences(batch)
+  const answers = await new BatchRun(ctx, services, dispatch, batch.parts).run(batch.parts)
+  // Requests after a failed one always run (a failed atomicity group ends only itself): say so when asked.
+  if (/(?:^|,)\s*odata\.continue-on-error\b/i.test(ctx.get('Prefer'))) ctx.set('Preference-Applied', 'odata.continue-on-error')
+  if (batch.form === 'json') {
+    ctx.type = 'application/json'
+    ctx.body = jsonAnswer(answers)
+  } else {
+    const boundary = `batchresponse_${randomBytes(12).toString('hex')}`
+    ctx.type = `multipart/mixed; boundary=${boundary}`
+    ctx.body = multipartAnswer(answers, boundary)
+  }
+}
+
+async function readBatch(ctx: ApiContext, services: OdataServices): Promise<BatchRequest> {
+  const type = ctx.get('Content-Type')
+  const boundary = multipartBoundary(type)
+  if (boundary) {
+    const batch = parseMultipartBatch(await readText(ctx, services.config.ApiOptions.MaxBodyBytes), boundary)
+    // What json-body.ts refuses in a JSON body (the JSON form's was read through it).
+    for (const part of batch.parts) refuseUnstorableText(part.body)
+    return batch
+  }
+  if (/^\s*application\/json\b/i.test(type)) return parseJsonBatch((ctx.request as { body?: unknown }).body)
+  throw new ServiceError('UnsupportedMediaType', `A $batch is application/json or multipart/mixed (with a boundary), not '${type}'.`)
+}
+
+async function readText(ctx: ApiContext, limit: number): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of ctx.req) {
+    size += chunk.length
+    if (size > limit) throw RequestError.payloadTooLarge(limit)
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/**
+ * Ids are unique (in a multipart batch, within their change set, as OData 4.0 asks: a client
+ * may number each change set from 1 again); dependsOn names earlier requests or groups; a group
+ * is sent in one piece.
+ */
+function checkReferences(batch: BatchRequest): void {
+  const { parts, form } = batch
+  const seen = new Set<string>()
+  const unique = new Set<string>()
+  const groups = new Set<string>()
+  let previousGroup: string | undefined
+  for (const part of parts) {
+    const scoped = form === 'multipart' ? `${part.atomicityGroup ?? ''}\u0000${part.id}` : part.id
+    if (unique.has(scoped)) throw RequestError.invalid(`Two requests of the batch have the id '${part.id}'.`)
+    unique.add(scoped)
+    for (const dependency of part.dependsOn) {
+      if (!seen.has(dependency) && !groups.has(dependency)) throw RequestError.invalid(`Request '${part.id}' depends on '${dependency}', which is not an earlier request or atomicity group of the batch.`)
+    }
+    if (part.atomicityGroup !== previousGroup && part.atomicityGroup && groups.has(part.atomicityGroup)) {
+      throw RequestError.invalid(`The requests of atomicity group '${part.atomicityGroup}' are not adjacent.`)
+    }
+    seen.add(part.id)
+    if (part.atomicityGroup) groups.add(part.atomicityGroup)
+    previousGroup = part.atomicityGroup
+  }
+}
+
+class BatchRun {
+  readonly #ctx: ApiContext
+  readonly #services: OdataServices
+  readonly #dispatch: Dispatch
+  /** Resource paths of the entities created, by request id, for `$<id>` references. */
+  readonly #created = new Map<string, string>()
+  /** The ids of the batch's requests: `$<id>` names one of them, `$metadata` does not. */
+  readonly #ids: ReadonlySet<string>
+  /** Requests and groups that failed, for dependsOn. */
+  readonly #failed = new Set<string>()
+
+  constructor(ctx: ApiContext, services: OdataServices, dispatch: Dispatch, parts: readonly BatchPart[]) {
+    this.#ctx = ctx
+    this.#ids = new Set(parts.map((part) => part.id))
+    this.#services = services
+    this.#dispatch = dispatch
+  }
+
+  async run(parts: readonly BatchPart[]): Promise<PartAnswer[]> {
+    const answers: PartAnswer[] = []
+    for (let start = 0; start < parts.length; ) {
+      const group = parts[start].atomicityGroup
+      let end = start + 1
+      if (group) while (end < parts.length && parts[end].atomicityGroup === group) end++
+      const unit = parts.slice(start, end)
+      answers.push(...(group ? await this.#runGroup(group, unit) : [await this.#runPart(unit[0], this.#ctx.state)]))
+      start = end
+    }
+    return answers
+  }
+
+  /** All or nothing on one transaction; the failing part's answer stands for the group. */
+  async #runGroup(group: string, parts: readonly BatchPart[]): Promise<PartAnswer[]> {
+    const state = this.#ctx.state
+    if (state.session) {
+      // Inside a workflow: its session is the transaction; a failure fails the batch request.
+      const answers: PartAnswer[] = []
+      for (const part of parts) {
+        const answer = await this.#runPart(part, state, true)
+        answers.push(answer)
+      }
+      return answers
+    }
+    const tenant = state.tenant!
+    const created = new Map(this.#created)
+    const outcome: { answers: PartAnswer[] } | { failed: PartAnswer } = await withConnection(tenant, { signal: state.signal }, async (client) => {
+      const control = plainSql(client)
+      await control('begin')
+      try {
+        const session = new WorkflowSession(tenant, preparedSql(client))
+        const answers: PartAnswer[] = []
+        for (const part of parts) {
+          const answer = await this.#runPart(part, state.inSession(session))
+          if (answer.status >= 400) {
+            await control('rollback')
+            return { failed: answer } as const
+          }
+          answers.push(answer)
+        }
+        await control('commit')
+        // Its parts ran on a session of the group's, which (as a workflow's) does not tell the access cache: told once committed.
+        if (session.plans.some((plan) => plan.operations.some((operation) => this.#services.model.entities.get(operation.entity)?.system))) {
+          await this.#services.access.changed(tenant)
+        }
+        return { answers }
+      } catch (error) {
+        await control('rollback').catch(() => {})
+        throw error
+      }
+    })
+    if (!('failed' in outcome)) return outcome.answers
+    // Nothing of the group was written: forget what its parts created.
+    this.#created.clear()
+    for (const [id, path] of created) this.#created.set(id, path)
+    this.#failed.add(group)
+    for (const part of parts) this.#failed.add(part.id)
+    return [outcome.failed]
+  }
+
+  async #runPart(part: BatchPart, state: ApiState, failsTheBatch = false): Promise<PartAnswer> {
+    const failedDependency = part.dependsOn.find((id) => this.#failed.has(id))
+    if (failedDependency) {
+      this.#failed.add(part.id)
+      return failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`))
+    }
+    let exchange: PartExchange
+    try {
+      const { path, querystring } = this.#resolveUrl(part.url)
+      exchange = new PartExchange(this.#ctx, state, part.method, path, querystring, part.headers, this.#resolveBinds(part.body))
+      await this.#dispatch(exchange, this.#services)
+    } catch (thrown) {
+      const error = thrown instanceof ServiceError ? thrown : translateDatabaseError(thrown)
+      if (!error) {
+        state.log.error({ err: thrown, part: part.id }, 'unhandled error in a $batch request')
+        if (failsTheBatch) throw thrown
+        this.#failed.add(part.id)
+        return failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`))
+      }
+      if (failsTheBatch) throw error
+      this.#failed.add(part.id)
+      return failure(part, error)
+    }
+    // Each answer names its protocol version, as the answer of the request alone does (UI5 checks it per part).
+    if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', String(this.#ctx.response.get('OData-Version') || '4.0'))
+    const location = exchange.headers.get('Location')
+    if (location) this.#created.set(part.id, location.slice(serviceRoot(this.#ctx, this.#services).length))
+    const body = await exchange.text()
+    const type = exchange.type || (body ? 'application/json' : '')
+    return { part, status: exchange.status, headers: exchange.headers, type, body }
+  }
+
+  /** The part's URL as a path under /api/ and its query string. */
+  #resolveUrl(url: string): { path: string; querystring: string } {
+    let resolved = url
+    const reference = /^\$([^/?]+)/.exec(url)
+    if (reference && this.#ids.has(reference[1])) {
+      const target = this.#created.get(reference[1])
+      if (!target) throw RequestError.invalid(`'$${reference[1]}' names no entity created by an earlier request of the batch (it failed, created nothing, or comes later).`)
+      resolved = target + url.slice(reference[0].length)
+    }
+    if (/^https?:\/\//i.test(resolved)) {
+      const parsed = new URL(resolved)
+      resolved = parsed.pathname + parsed.search
+    }
+    if (!resolved.startsWith('/')) resolved = `/api/${resolved}`
+    if (!/^\/api(\/|$)/i.test(resolved)) throw RequestError.invalid(`A $batch request's URL is under the service root /api/, not '${url}'.`)
+    const question = resolved.indexOf('?')
+    return question < 0 ? { path: resolved, querystring: '' } : { path: resolved.slice(0, question), querystring: resolved.slice(question + 1) }
+  }
+
+  /** `"Order@odata.bind": "$1"` (or a $ref body's `"@odata.id": "$1"`) → the entity request 1 created, in the body and its nested entities. */
+  #resolveBinds(body: unknown): unknown {
+    if (Array.isArray(body)) return body.map((item) => this.#resolveBinds(item))
+    if (!body || typeof body !== 'object') return body
+    const resolved: Record<string, unknown> = {}
+    for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+      if (name.endsWith('@odata.bind') || name === '@odata.id') resolved[name] = Array.isArray(value) ? value.map((v) => this.#resolveReference(v)) : this.#resolveReference(value)
+      else resolved[name] = value !== null && typeof value === 'object' ? this.#resolveBinds(value) : value
+    }
+    return resolved
+  }
+
+  #resolveReference(value: unknown): unknown {
+    if (typeof value !== 'string' || !value.startsWith('$') || !this.#ids.has(value.slice(1))) return value
+    const target = this.#created.get(value.slice(1))
+    if (!target) throw RequestError.invalid(`'${value}' names no entity created by an earlier request of the batch.`)
+    return target
+  }
+}
+
+function failure(part: BatchPart, error: ServiceError): PartAnswer {
+  const headers = new Map(Object.entries(error.headers))
+  return { part, status: error.status, headers, type: 'application/json', body: JSON.stringify({ error: errorBody(error) }) }
+}
+
+function jsonAnswer(answers: readonly PartAnswer[]): string {
+  const responses = answers.map(({ part, status, headers, type, body }) => {
+    const headerObject: Record<string, string> = {}
+    for (const [name, value] of headers) headerObject[name.toLowerCase()] = value
+    if (type) headerObject['content-type'] = type
+    let content: unknown
+    if (body) content = /json/i.test(type) ? JSON.parse(body) : body
+    return { id: part.id, ...(part.atomicityGroup ? { atomicityGroup: part.atomicityGroup } : {}), status, headers: headerObject, ...(content !== undefined ? { body: content } : {}) }
+  })
+  return JSON.stringify({ responses })
+}
+
+/** Multipart answers (4.0 §11.7.4): a change set's answers in a change set of their own. */
+function multipartAnswer(answers: readonly PartAnswer[], boundary: string): string {
+  const out: string[] = []
+  for (let index = 0; index < answers.length; ) {
+    const group = answers[index].part.atomicityGroup
+    if (!group) {
+      out.push(`--${boundary}\r\n${httpAnswer(answers[index])}`)
+      index++
+      continue
+    }
+    const changeSet = `changesetresponse_${randomBytes(12).toString('hex')}`
+    out.push(`--${boundary}\r\nContent-Type: multipart/mixed; boundary=${changeSet}\r\n\r\n`)
+    for (; index < answers.length && answers[index].part.atomicityGroup === group; index++) out.push(`--${changeSet}\r\n${httpAnswer(answers[index])}`)
+    out.push(`--${changeSet}--\r\n`)
+  }
+  out.push(`--${boundary}--\r\n`)
+  return out.join('')
+}
+
+function httpAnswer(answer: PartAnswer): string {
+  const { part, status, headers, type, body } = answer
+  const lines = ['Content-Type: application/http', 'Content-Transfer-Encoding: binary']
+  if (part.contentId) lines.push(`Content-ID: ${part.contentId}`)
+  lines.push('', `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd())
+  if (type) lines.push(`Content-Type: ${type}`)
+  for (const [name, value] of headers) lines.push(`${name}: ${value}`)
+  lines.push('', body)
+  return `${lines.join('\r\n')}\r\n`
+}

@@ -1,0 +1,321 @@
+// $batch over real HTTP (issue #17): the JSON form (4.01) and multipart/mixed (4.0, as SAPUI5
+// sends it), atomicity groups and change sets that commit all or nothing (proved by a hash of
+// every row of every entity table), Content-ID references in URLs and bodies, dependsOn,
+// If-Match per part, the MaxBatchRequests cap, per-part authorization, and a batch as one
+// request of a workflow.
+
+import { fileURLToPath } from 'node:url'
+import type pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tenantPool } from '../auth/helpers.ts'
+import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { WorkflowClient } from '../workflows/helpers.ts'
+
+const CLERK = { username: 'clerk', password: 'clerk-password-1', fullAccess: false }
+const TABLES = ['Customer', 'Product', 'Order', 'OrderLine', 'Tally', 'Shelf']
+
+let server: TestServer
+let pool: pg.Pool
+let admin: string
+let clerk: string
+
+beforeAll(async () => {
+  server = await startTestServer({ pluginsDir: fileURLToPath(new URL('./plugins', import.meta.url)), users: [ADMIN, CLERK], config: { ApiOptions: { MaxBatchRequests: 50 } } })
+  pool = tenantPool(server)
+  admin = await server.token()
+  clerk = await server.token(undefined, CLERK.username, CLERK.password)
+})
+afterAll(async () => {
+  await pool?.end()
+  await server?.stop()
+})
+
+async function tablesHash(): Promise<string> {
+  const parts = TABLES.map((table) => `(select coalesce(md5(string_agg(t::text, '|' order by t."Guid")), '') from "${table}" t)`)
+  const { rows } = await pool.query<{ hash: string }>(`select md5(${parts.join(` || '/' || `)}) as hash`)
+  return rows[0].hash
+}
+
+const jsonBatch = (requests: unknown[], token = admin, headers: Record<string, string> = {}) =>
+  call(`${server.api}/$batch`, { method: 'POST', token, body: { requests }, headers })
+
+async function customerNamed(name: string): Promise<number> {
+  const { rows } = await pool.query('select count(*)::int as n from "Customer" where "Name" = $1', [name])
+  return rows[0].n
+}
+
+interface MultipartAnswer {
+  readonly status: number
+  readonly contentId?: string
+  readonly headers: Record<string, string>
+  readonly body: any
+  readonly changeSet?: number
+}
+
+/** A multipart batch answer read the way a client reads it: nested change sets flattened, marked by their position. */
+function readMultipart(text: string, contentType: string): MultipartAnswer[] {
+  const boundary = /boundary=([^;\s]+)/.exec(contentType)![1]
+  const answers: MultipartAnswer[] = []
+  const split = (body: string, b: string) => body.split(`--${b}`).slice(1, -1)
+  let changeSet = 0
+  const readHttp = (part: string, set?: number) => {
+    const [mime, http] = splitOnce(part, '\r\n\r\n')
+    const [head, body] = splitOnce(http, '\r\n\r\n')
+    const [statusLine, ...headerLines] = head.split('\r\n')
+    const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+    expect(mime).toMatch(/Content-Type: application\/http\r\nContent-Transfer-Encoding: binary/)
+    const contentId = /Content-ID: (\S+)/.exec(mime)?.[1]
+    answers.push({ status: Number(statusLine.split(' ')[1]), contentId, headers, body: body.trim() ? JSON.parse(body) : undefined, changeSet: set })
+  }
+  for (const part of split(text, boundary)) {
+    const nested = /Content-Type: multipart\/mixed; boundary=(\S+)/.exec(part)
+    if (nested) {
+      changeSet++
+      for (const member of split(part, nested[1])) readHttp(member.replace(/^\r\n/, ''), changeSet)
+    } else {
+      readHttp(part.replace(/^\r\n/, ''))
+    }
+  }
+  return answers
+}
+
+function splitOnce(text: string, separator: string): [string, string] {
+  const at = text.indexOf(separator)
+  return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + separator.length)]
+}
+
+/** A multipart batch as SAPUI5 writes one: relative URLs, change sets with Content-IDs, CRLF. */
+function multipart(parts: ({ method: string; url: string; body?: unknown; headers?: Record<string, string> } | { changeSet: { method: string; url: string; body?: unknown; id: string; headers?: Record<string, string> }[] })[]): { body: string; type: string } {
+  const boundary = 'batch_id-1700000000000-42'
+  const request = (p: { method: string; url: string; body?: unknown; headers?: Record<string, string> }, id?: string) => {
+    const head = ['Content-Type:application/http', 'Content-Transfer-Encoding:binary', ...(id ? [`Content-ID:${id}`] : []), '', `${p.method} ${p.url} HTTP/1.1`, 'Accept:application/json;odata.metadata=minimal;IEEE754Compatible=true']
+    for (const [name, value] of Object.entries(p.headers ?? {})) head.push(`${name}:${value}`)
+    if (p.body !== undefined) head.push('Content-Type:application/json;charset=UTF-8;IEEE754Compatible=true')
+    return `${head.join('\r\n')}\r\n\r\n${p.body !== undefined ? JSON.stringify(p.body) : ''}\r\n`
+  }
+  const out: string[] = []
+  parts.forEach((part, index) => {
+    if ('changeSet' in part) {
+      const set = `changeset_id-1700000000000-${index}`
+      out.push(`--${boundary}\r\nContent-Type: multipart/mixed;boundary=${set}\r\n\r\n`)
+      for (const member of part.changeSet) out.push(`--${set}\r\n${request(member, member.id)}`)
+      out.push(`--${set}--\r\n`)
+    } else {
+      out.push(`--${boundary}\r\n${request(part)}`)
+    }
+  })
+  out.push(`--${boundary}--\r\n`)
+  return { body: out.join(''), type: `multipart/mixed;boundary=${boundary}` }
+}
+
+async function sendMultipart(batch: { body: string; type: string }, token = admin, headers: Record<string, string> = {}) {
+  const response = await fetch(`${server.api}/$batch`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': batch.type, 'OData-Version': '4.0', ...headers },
+    body: batch.body,
+  })
+  const text = await response.text()
+  return { status: response.status, type: response.headers.get('content-type') ?? '', text }
+}
+
+describe('JSON $batch (4.01)', () => {
+  it('runs reads and writes in order, with $<id> references in URLs and bodies and dependsOn', async () => {
+    const answer = await jsonBatch([
+      { id: 'c', method: 'POST', url: 'Customers?$select=Name', body: { Name: 'Batch One' }, atomicityGroup: 'g' },
+      { id: 'o', method: 'POST', url: '/api/Orders?$select=Number', body: { Number: 7001, 'Customer@odata.bind': '$c' }, atomicityGroup: 'g' },
+      { id: 'r', method: 'GET', url: '$c?$select=Name&$expand=Orders($select=Number)', dependsOn: ['g'] },
+      { id: 'x', method: 'GET', url: `${server.api}/Customers/$count`, dependsOn: ['c'] },
+    ])
+    expect(answer.status, answer.text).toBe(200)
+    const [c, o, r, x] = answer.body.responses
+    expect(c).toMatchObject({ id: 'c', atomicityGroup: 'g', status: 200, body: { Name: 'Batch One' } })
+    expect(c.headers.location).toMatch(/\/api\/Customers\([0-9a-f-]{36}\)$/)
+    expect(c.headers.etag).toBe('W/"1"')
+    expect(o).toMatchObject({ id: 'o', status: 200, body: { Number: 7001 } })
+    expect(r).toMatchObject({ id: 'r', status: 200, body: { Name: 'Batch One', Orders: [{ Number: 7001 }] } })
+    expect(x.status).toBe(200)
+    expect(await customerNamed('Batch One')).toBe(1)
+  })
+
+  it('writes nothing of an atomicity group one of whose requests fails, and answers its dependents 424', async () => {
+    const before = await tablesHash()
+    const answer = await jsonBatch([
+      { id: '1', method: 'POST', url: 'Customers', body: { Name: 'Never Saved' }, atomicityGroup: 'g' },
+      { id: '2', method: 'POST', url: 'Orders', body: { Number: 7002, 'Customer@odata.bind': '$1' }, atomicityGroup: 'g' },
+      { id: '3', method: 'POST', url: 'Customers', body: { Name: 'Never Saved', CreditLimit: 'lots' }, atomicityGroup: 'g' },
+      { id: '4', method: 'GET', url: 'Customers?$top=1', dependsOn: ['g'] },
+      { id: '5', method: 'GET', url: 'Customers?$top=1' },
+    ], admin, { Prefer: 'odata.continue-on-error' })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('preference-applied')).toBe('odata.continue-on-error')
+    const statuses = answer.body.responses.map((r: any) => [r.id, r.status])
+    expect(statuses).toEqual([['3', 400], ['4', 424], ['5', 200]])
+    expect(answer.body.responses[0].body.error.code).toBe('ValidationFailed')
+    expect(await tablesHash()).toBe(before)
+  })
+
+  it('checks If-Match per request', async () => {
+    const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
+    const key = created.body.Guid
+    const answer = await jsonBatch([
+      { id: 'stale', method: 'PATCH', url: `Customers(${key})`, headers: { 'If-Match': 'W/"9"' }, body: { City: 'Oslo' } },
+      { id: 'fresh', method: 'PATCH', url: `Customers(${key})`, headers: { 'if-match': 'W/"1"' }, body: { City: 'Bergen' } },
+    ])
+    expect(answer.body.responses.map((r: any) => r.status)).toEqual([412, 204])
+    const read = await call(`${server.api}/Customers(${key})?$select=City`, { token: admin })
+    expect(read.body.City).toBe('Bergen')
+  })
+
+  it('refuses a batch above ApiOptions:MaxBatchRequests before any request runs', async () => {
+    const before = await tablesHash()
+    const requests = Array.from({ length: 1000 }, (_, i) => ({ id: String(i), method: 'POST', url: 'Customers', body: { Name: `Capped ${i}` } }))
+    const answer = await jsonBatch(requests)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatchObject({ code: 'QueryLimitExceeded', target: 'ApiOptions:MaxBatchRequests' })
+    expect(await tablesHash()).toBe(before)
+  })
+
+  it('refuses a request the caller may not do alone, with 403, and answers the others', async () => {
+    const answer = await jsonBatch(
+      [
+        { id: 'meta', method: 'GET', url: '$metadata?$format=json' },
+        { id: 'write', method: 'POST', url: 'Customers', body: { Name: 'Clerk Wrote' } },
+        { id: 'read', method: 'GET', url: 'Customers' },
+      ],
+      clerk,
+    )
+    expect(answer.status).toBe(200)
+    const alone = await call(`${server.api}/Customers`, { method: 'POST', token: clerk, body: { Name: 'Clerk Wrote' } })
+    const readAlone = await call(`${server.api}/Customers`, { token: clerk })
+    expect(answer.body.responses.map((r: any) => r.status)).toEqual([200, alone.status, readAlone.status])
+    expect(alone.status).toBe(403)
+    expect(answer.body.responses[1].body.error.code).toBe(alone.body.error.code)
+    expect(await customerNamed('Clerk Wrote')).toBe(0)
+  })
+
+  it('refuses malformed batches whole: duplicate ids, unknown dependencies, a bad $<id>', async () => {
+    expect((await jsonBatch([{ id: 'a', method: 'GET', url: 'Customers' }, { id: 'a', method: 'GET', url: 'Customers' }])).status).toBe(400)
+    expect((await jsonBatch([{ id: 'a', method: 'GET', url: 'Customers', dependsOn: ['b'] }])).status).toBe(400)
+    const failed = await jsonBatch([{ id: 'a', method: 'POST', url: 'Customers', body: { Nope: 1 } }, { id: 'b', method: 'GET', url: '$a' }])
+    expect(failed.body.responses.map((r: any) => r.status)).toEqual([400, 400])
+    expect(failed.body.responses[1].body.error.message).toContain("'$a'")
+    expect((await call(`${server.api}/$batch`, { method: 'POST', token: admin, body: { nope: [] } })).status).toBe(400)
+    expect((await call(`${server.api}/$batch`, { token: admin })).status).toBe(405)
+  })
+})
+
+describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
+  it('answers reads and a change set with Content-ID references, each part as application/http', async () => {
+    const answer = await sendMultipart(
+      multipart([
+        { method: 'GET', url: 'Customers?$count=true&$top=1' },
+        {
+          changeSet: [
+            { id: '1', method: 'POST', url: 'Customers?$select=Name', body: { Name: 'Multipart One' } },
+            { id: '2', method: 'POST', url: 'Orders', body: { Number: 7101, 'Customer@odata.bind': '$1' } },
+            { id: '3', method: 'PATCH', url: '$1', body: { City: 'Lyon' }, headers: { 'If-Match': 'W/"1"' } },
+          ],
+        },
+        { method: 'GET', url: `Customers?$filter=Name eq 'Multipart One'&$select=City&$expand=Orders($select=Number)`.replaceAll(' ', '%20') },
+      ]),
+    )
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.type).toMatch(/^multipart\/mixed; boundary=batchresponse_/)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => [p.status, p.contentId, p.changeSet])).toEqual([
+      [200, undefined, undefined],
+      [200, '1', 1],
+      [200, '2', 1],
+      [204, '3', 1],
+      [200, undefined, undefined],
+    ])
+    // The part's own Accept (IEEE754Compatible=true, as UI5 sends it) is negotiated: the count is a string.
+    expect(parts[0].body['@odata.count']).toMatch(/^\d+$/)
+    expect(parts[1].body).toMatchObject({ Name: 'Multipart One' })
+    expect(parts.every((p) => p.headers['odata-version'] === '4.0')).toBe(true)
+    expect(parts[3].headers.etag).toBe('W/"2"')
+    expect(parts[4].body.value).toMatchObject([{ City: 'Lyon', Orders: [{ Number: 7101 }] }])
+  })
+
+  it('writes nothing of a change set one of whose parts fails, and answers for the change set once', async () => {
+    const before = await tablesHash()
+    const answer = await sendMultipart(
+      multipart([
+        { changeSet: [
+          { id: '1', method: 'POST', url: 'Customers', body: { Name: 'Rolled Back' } },
+          { id: '2', method: 'POST', url: 'Orders', body: { Number: 7102, 'Customer@odata.bind': '$1' } },
+          { id: '3', method: 'DELETE', url: 'Customers(00000000-0000-4000-8000-000000000000)' },
+        ] },
+        { method: 'GET', url: 'Customers?$top=1' },
+      ]),
+    )
+    expect(answer.status).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => [p.status, p.contentId])).toEqual([[404, '3'], [200, undefined]])
+    expect(parts[0].body.error.code).toBe('NotFound')
+    expect(await tablesHash()).toBe(before)
+  })
+
+  it('numbers Content-IDs per change set, as OData 4.0 allows: $1 is the one of its own change set', async () => {
+    const answer = await sendMultipart(
+      multipart([
+        { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'First Set' } }, { id: '2', method: 'PATCH', url: '$1', body: { City: 'Rome' } }] },
+        { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'Second Set' } }, { id: '2', method: 'PATCH', url: '$1', body: { City: 'Turin' } }] },
+      ]),
+    )
+    expect(answer.status, answer.text).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => [p.status, p.contentId, p.changeSet])).toEqual([[200, '1', 1], [204, '2', 1], [200, '1', 2], [204, '2', 2]])
+    const { rows } = await pool.query(`select "Name", "City" from "Customer" where "Name" in ('First Set', 'Second Set') order by "Name"`)
+    expect(rows).toEqual([{ Name: 'First Set', City: 'Rome' }, { Name: 'Second Set', City: 'Turin' }])
+  })
+
+  it('refuses a multipart body it cannot read, and a Content-Type that is neither form', async () => {
+    const broken = await sendMultipart({ body: '--b\r\nContent-Type: application/http\r\n\r\nGET Customers HTTP/1.1\r\n\r\n', type: 'multipart/mixed; boundary=b' })
+    expect(broken.status).toBe(400)
+    const text = await fetch(`${server.api}/$batch`, { method: 'POST', headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'text/plain' }, body: 'GET Customers' })
+    expect(text.status).toBe(415)
+  })
+})
+
+describe('$batch in a workflow', () => {
+  it('is one request of the workflow: one index, its writes visible to the workflow only, committed together', async () => {
+    const workflow = await WorkflowClient.start(server.api, admin)
+    const answer = await jsonBatch(
+      [
+        { id: '1', method: 'POST', url: 'Customers', body: { Name: 'Workflow Batch' }, atomicityGroup: 'g' },
+        { id: '2', method: 'POST', url: 'Orders', body: { Number: 7201, 'Customer@odata.bind': '$1' }, atomicityGroup: 'g' },
+        { id: '3', method: 'GET', url: `Customers?$filter=Name eq 'Workflow Batch'&$select=Name` },
+      ],
+      admin,
+      workflow.headers(1),
+    )
+    expect(answer.status, answer.text).toBe(200)
+    workflow.index = 1
+    expect(answer.body.responses.map((r: any) => r.status)).toEqual([200, 200, 200])
+    expect(answer.body.responses[2].body.value).toHaveLength(1)
+    expect(await customerNamed('Workflow Batch')).toBe(0)
+    const seen = await workflow.get(`Orders?$filter=Number eq 7201&$select=Number&$expand=Customer($select=Name)`)
+    expect(seen.body.value).toMatchObject([{ Number: 7201, Customer: { Name: 'Workflow Batch' } }])
+    expect((await workflow.commit()).status).toBe(200)
+    expect(await customerNamed('Workflow Batch')).toBe(1)
+  })
+
+  it('fails whole when an atomicity group fails inside a workflow, leaving the workflow as it was', async () => {
+    const workflow = await WorkflowClient.start(server.api, admin)
+    const answer = await jsonBatch(
+      [
+        { id: '1', method: 'POST', url: 'Customers', body: { Name: 'Workflow Refused' }, atomicityGroup: 'g' },
+        { id: '2', method: 'POST', url: 'Customers', body: { Name: 'x', CreditLimit: 'lots' }, atomicityGroup: 'g' },
+      ],
+      admin,
+      workflow.headers(1),
+    )
+    expect(answer.status).toBe(400)
+    const next = await workflow.at(1, 'GET', `Customers?$filter=Name eq 'Workflow Refused'`)
+    expect(next.status).toBe(200)
+    expect(next.body.value).toEqual([])
+    expect((await workflow.commit(2)).status).toBe(200)
+    expect(await customerNamed('Workflow Refused')).toBe(0)
+  })
+})
