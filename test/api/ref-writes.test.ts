@@ -33,11 +33,6 @@ async function customerOf(order: string): Promise<string | null> {
   return read.body.Customer?.Guid ?? null
 }
 
-async function productOf(line: string): Promise<string | null> {
-  const read = await send('GET', `OrderLines(${line})?$expand=Product($select=Guid)`)
-  return read.body.Product?.Guid ?? null
-}
-
 describe('$ref on a single-valued navigation', () => {
   it('PUT sets the link, to an entity given by its id or its URL', async () => {
     const [a, b] = [await created('Customers', { Name: 'Ref A' }), await created('Customers', { Name: 'Ref B' })]
