@@ -49,6 +49,8 @@ interface OpenTenant {
   /** Leases not yet released: while above 0 the tenant is not closed. */
   users: number
   lastUsed: number
+  /** Set when the tenant was closed while leased: called once the last lease is released. */
+  onDrained?: () => void
 }
 
 export class TenantRegistry {
@@ -115,7 +117,7 @@ export class TenantRegistry {
         (old.EncryptionKey !== now.EncryptionKey || old.PreviousEncryptionKey !== now.PreviousEncryptionKey ||
           old.Database !== now.Database || old.ConnectionString !== now.ConnectionString)
     })
-    // Requests already holding such a tenant finish on its old pool; new ones are refused or reopen it.
+    // Requests already holding such a tenant finish on its old pool (#close); new ones are refused or reopen it.
     await Promise.allSettled([...removed, ...changed].map((name) => {
       const open = this.#open.get(name)
       return open ? this.#close(name, open, true) : Promise.all(this.#closeHooks.map(async (hook) => hook(name, true)))
@@ -245,8 +247,10 @@ export class TenantRegistry {
   #release(open: OpenTenant): void {
     open.users--
     open.lastUsed = Date.now()
+    if (open.users > 0) return
+    open.onDrained?.()
     // A connection may be waiting for this tenant to become closable.
-    if (open.users === 0) this.#budget.wake()
+    this.#budget.wake()
   }
 
   /** Closes the least recently used tenant that no request holds and that has connections. */
@@ -266,8 +270,18 @@ export class TenantRegistry {
     this.#open.delete(tenant)
     await Promise.allSettled([
       ...this.#closeHooks.map(async (hook) => hook(tenant, gone)),
-      open.database.then((database) => database.close()),
+      // A tenant changed in the config (a new key, another database) is closed while requests
+      // still hold it: they finish on its old pool, which ends once the last one is released,
+      // and new requests open the new one. Ending it under them would fail their next statement.
+      this.#drained(open).then(() => open.database).then((database) => database.close()),
     ])
+  }
+
+  #drained(open: OpenTenant): Promise<void> {
+    if (open.users === 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      open.onDrained = resolve
+    })
   }
 
   async #closeIdle(idleMs: number): Promise<void> {
