@@ -5,8 +5,9 @@
 
 import type { Command } from 'commander'
 import { createServer } from 'node:net'
-import pg from 'pg'
+import type pg from 'pg'
 import { ConfigError, loadConfig, projectPath, type Config, type TenantConfig } from '../../server/config/load-config.ts'
+import { withServerClient } from '../../server/tenancy/database-server.ts'
 import { CliError, EXIT } from '../cli-error.ts'
 import { configFileOf } from '../config-file.ts'
 import { printResult, progress, table } from '../output.ts'
@@ -153,13 +154,7 @@ async function tenantCheck(tenant: TenantConfig, url: string): Promise<Check> {
   return { check, status: 'ok', detail: 'reachable, schema present, EncryptionKey opens the canary' }
 }
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
-  client.on('error', () => {})
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
+/** A check's connection: one that does not answer within CONNECT_TIMEOUT_MS is a failed check, not a hang. */
+function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withServerClient(url, work, { connectTimeoutMs: CONNECT_TIMEOUT_MS })
 }

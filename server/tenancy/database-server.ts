@@ -33,8 +33,8 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return url.toString()
 }
 
-export async function withServerClient<T>(serverUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl })
+export async function withServerClient<T>(serverUrl: string, work: (client: pg.Client) => Promise<T>, options: { connectTimeoutMs?: number } = {}): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: options.connectTimeoutMs })
   // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
   client.on('error', () => {})
   await client.connect()
