@@ -100,9 +100,10 @@ export const INTERNAL_TABLES: readonly string[] = [
      "Canary" text not null)`,
   // Workflows (workflows/workflow-store.ts): an open workflow is these rows and nothing else,
   // so any instance can serve its next request and a restart loses nothing. A request is kept
-  // as sent (Body is json, not jsonb: key order decides which generated Guid goes to which
-  // nested entity) with what it took from the world (At, Guids) and the row versions it found
-  // (Touched), so it replays identically; the last one keeps its answer for a safe retry.
+  // as its write plans and the rows they wrote (Body: `{ format, plans, rows }`, read by
+  // workflows/workflow-rebuild.ts) with what it took from the world (At, Guids) and the row
+  // versions it found (Touched): the next request puts the rows back, the commit applies the
+  // plans again; the last request keeps its answer for a safe retry.
   `create table if not exists "_Workflow" (
      "Id" uuid primary key,
      "UserGuid" uuid not null references "User" ("Guid") on delete cascade,

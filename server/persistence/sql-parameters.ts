@@ -1,8 +1,7 @@
 // The one parameter collector of every statement the server builds: reads (odata/sql), the
 // searches of rules and methods (where.ts), the unit of work's loads and writes, a workflow's
-// version check, key rotation, and MikroORM's own statements (parameterised-driver.ts). A value
-// goes in, its placeholder comes out, so no value is ever written into the text of a
-// statement (Kysely's appendValue):
+// version check and key rotation. A value goes in, its placeholder comes out, so no value is
+// ever written into the text of a statement (Kysely's appendValue):
 //
 //   const params = new SqlParameters()
 //   `t."Total" > ${params.add(100, 'numeric')}`   →  t."Total" > $1::numeric,  params.values = [100]
