@@ -95,6 +95,26 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
   }
 }
 
+/**
+ * Runs `work` in one transaction on one connection of the request's lane, and commits it when
+ * `work` says so (`commit: true`); rolls it back when `work` says not to or throws. A $batch
+ * atomicity group runs its parts this way: the first failed part undoes the ones before.
+ */
+export function atomically<T>(tenant: TenantDatabase, options: ConnectionOptions, work: (sql: Sql) => Promise<{ commit: boolean; value: T }>): Promise<T> {
+  return withConnection(tenant, options, async (client) => {
+    const plain = plainSql(client)
+    await plain('begin')
+    try {
+      const { commit, value } = await work(preparedSql(client))
+      await plain(commit ? 'commit' : 'rollback')
+      return value
+    } catch (error) {
+      await plain('rollback').catch(() => {})
+      throw error
+    }
+  })
+}
+
 /** A session for reads only, on `sql` (the connection of a write's transaction). */
 function statementSession(tenant: TenantDatabase, sql: Sql): Session {
   const refuse = () => Promise.reject(new Error('a session for a write\'s reply reads only'))

@@ -20,8 +20,7 @@ import { errorBody } from '../../http/error-boundary.ts'
 import { refuseUnstorableText } from '../../http/json-body.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import { translateDatabaseError } from '../../persistence/database-errors.ts'
-import { preparedSql, plainSql } from '../../persistence/sql.ts'
-import { withConnection } from '../../persistence/request-connection.ts'
+import { atomically } from '../../persistence/session.ts'
 import { WorkflowSession } from '../../workflows/workflow-session.ts'
 import { multipartBoundary, parseJsonBatch, parseMultipartBatch, type BatchPart, type BatchRequest } from '../parser/batch-parser.ts'
 import { serviceRoot } from '../serializer/urls.ts'
@@ -154,38 +153,31 @@ class BatchRun {
     }
     const tenant = state.tenant!
     const created = new Map(this.#created)
-    const outcome: { answers: PartAnswer[] } | { failed: PartAnswer } = await withConnection(tenant, { signal: state.signal }, async (client) => {
-      const control = plainSql(client)
-      await control('begin')
-      try {
-        const session = new WorkflowSession(tenant, preparedSql(client))
-        const answers: PartAnswer[] = []
-        for (const part of parts) {
-          const answer = await this.#runPart(part, state.inSession(session))
-          if (answer.status >= 400) {
-            await control('rollback')
-            return { failed: answer } as const
-          }
-          answers.push(answer)
-        }
-        await control('commit')
-        // Its parts ran on a session of the group's, which (as a workflow's) does not tell the access cache: told once committed.
-        if (session.plans.some((plan) => plan.operations.some((operation) => this.#services.model.entities.get(operation.entity)?.system))) {
-          await this.#services.access.changed(tenant)
-        }
-        return { answers }
-      } catch (error) {
-        await control('rollback').catch(() => {})
-        throw error
+    let session: WorkflowSession | undefined
+    type Outcome = { answers: PartAnswer[] } | { failed: PartAnswer }
+    const outcome = await atomically<Outcome>(tenant, { signal: state.signal }, async (sql) => {
+      session = new WorkflowSession(tenant, sql)
+      const answers: PartAnswer[] = []
+      for (const part of parts) {
+        const answer = await this.#runPart(part, state.inSession(session))
+        if (answer.status >= 400) return { commit: false, value: { failed: answer } }
+        answers.push(answer)
       }
+      return { commit: true, value: { answers } }
     })
-    if (!('failed' in outcome)) return outcome.answers
-    // Nothing of the group was written: forget what its parts created.
-    this.#created.clear()
-    for (const [id, path] of created) this.#created.set(id, path)
-    this.#failed.add(group)
-    for (const part of parts) this.#failed.add(part.id)
-    return [outcome.failed]
+    if ('failed' in outcome) {
+      // Nothing of the group was written: forget what its parts created.
+      this.#created.clear()
+      for (const [id, path] of created) this.#created.set(id, path)
+      this.#failed.add(group)
+      for (const part of parts) this.#failed.add(part.id)
+      return [outcome.failed]
+    }
+    // Its parts ran on a session of the group's, which (as a workflow's) does not tell the access cache: told once committed.
+    if (session?.plans.some((plan) => plan.operations.some((operation) => this.#services.model.entities.get(operation.entity)?.system))) {
+      await this.#services.access.changed(tenant)
+    }
+    return outcome.answers
   }
 
   async #runPart(part: BatchPart, state: ApiState, failsTheBatch = false): Promise<PartAnswer> {
