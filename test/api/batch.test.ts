@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tenantPool } from '../auth/helpers.ts'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { WorkflowClient } from '../workflows/helpers.ts'
+import { tablesHash as tableHashOf } from '../support/table-hash.ts'
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1', fullAccess: false }
 const TABLES = ['Customer', 'Product', 'Order', 'OrderLine', 'Tally', 'Shelf']
@@ -30,11 +31,8 @@ afterAll(async () => {
   await server?.stop()
 })
 
-async function tablesHash(): Promise<string> {
-  const parts = TABLES.map((table) => `(select coalesce(md5(string_agg(t::text, '|' order by t."Guid")), '') from "${table}" t)`)
-  const { rows } = await pool.query<{ hash: string }>(`select md5(${parts.join(` || '/' || `)}) as hash`)
-  return rows[0].hash
-}
+/** Every row of every entity table, as one hash. */
+const tablesHash = () => tableHashOf(pool, TABLES)
 
 const jsonBatch = (requests: unknown[], token = admin, headers: Record<string, string> = {}) =>
   call(`${server.api}/$batch`, { method: 'POST', token, body: { requests }, headers })

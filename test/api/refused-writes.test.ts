@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tenantPool } from '../auth/helpers.ts'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { WorkflowClient } from '../workflows/helpers.ts'
+import { tablesHash as tableHashOf } from '../support/table-hash.ts'
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1', fullAccess: false }
 /** The plugins' tables (test/api/plugins): what a write could change. */
@@ -43,11 +44,7 @@ afterAll(async () => {
 })
 
 /** Every row of every entity table, as one hash. */
-async function tablesHash(): Promise<string> {
-  const parts = TABLES.map((table) => `(select coalesce(md5(string_agg(t::text, '|' order by t."Guid")), '') from "${table}" t)`)
-  const { rows } = await pool.query<{ hash: string }>(`select md5(${parts.join(` || '/' || `)}) as hash`)
-  return rows[0].hash
-}
+const tablesHash = () => tableHashOf(pool, TABLES)
 
 type Reason = 'reply options' | 'precondition' | 'permission' | 'body'
 
