@@ -23,7 +23,7 @@ const OPEN_FAMILIES: Partial<Record<Family, string>> = {}
 const SEED = 15_2026
 const RUNS_PER_FAMILY: Record<Family, number> = {
   query: 400, sqlEdge: 200, entityWrite: 300, method: 200, workflow: 150, deepExpression: 40, overlongHead: 20, nulLiteral: 20, write: 300, nulBody: 40, oddBody: 60,
-  corruptEncoding: 40, systemRoute: 150,
+  corruptEncoding: 40, systemRoute: 150, batch: 150, refWrite: 150,
 }
 const REQUEST_TIMEOUT_MS = 15_000
 

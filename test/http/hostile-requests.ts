@@ -73,6 +73,10 @@ export const FAMILIES = [
   'corruptEncoding',
   /** Sign-in, refresh, PATs, roles tree and workflow routes with hostile bodies and headers. */
   'systemRoute',
+  /** $batch, JSON and multipart: parts of every kind, references, groups and dependencies gone wrong. */
+  'batch',
+  /** Links set and removed through `…/$ref` with hostile `@odata.id` values and paths. */
+  'refWrite',
 ] as const
 export type Family = (typeof FAMILIES)[number]
 
@@ -623,6 +627,61 @@ export function describeRequest(request: HostileRequest): string {
   return `[${request.family}] ${request.method} ${cut(request.path, 300)} {${cut(headerText, 600)}}${body}`
 }
 
+// ---------------------------------------------------------------------------------------------
+// $batch and $ref writes.
+
+/** One part of a JSON batch: real requests, references to other parts, and fields of any type. */
+function batchPart(keys: HostileKeys): fc.Arbitrary<Record<string, unknown>> {
+  const url = fc.oneof(
+    entityWrite(keys).map(({ path }) => path.slice('/api/'.length)),
+    fc.constantFrom('$1', '$1/Lines', '$2/Customer', '$nope', '$', `Customers(${keys.customer})`, '/api/Customers', 'http://evil/api/Customers', '../Customers', '$batch', 'Orders/Close', ''),
+    anyValue,
+  )
+  return fc.record({
+    id: fc.oneof(fc.constantFrom('1', '2', '3', 'g1'), anyValue),
+    method: fc.oneof(fc.constantFrom('GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'get', 'MERGE'), anyValue),
+    url,
+    body: fc.oneof(entityBody(keys), anyValue),
+    headers: fc.oneof(fc.constant({ 'if-match': '*' }), fc.constant({ 'content-type': 'text/plain' }), fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 3 }), anyValue),
+    atomicityGroup: fc.oneof(fc.constantFrom('g1', 'g2', '1'), anyValue),
+    dependsOn: fc.oneof(fc.array(fc.constantFrom('1', '2', '3', 'g1', 'g2', 'x'), { maxLength: 3 }), anyValue),
+  }, { requiredKeys: ['method', 'url'] })
+}
+
+function jsonBatch(keys: HostileKeys): fc.Arbitrary<Uint8Array> {
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.array(batchPart(keys), { maxLength: 6 }).map((requests) => utf8(JSON.stringify({ requests }))) },
+    { weight: 1, arbitrary: anyValue.map((requests) => utf8(JSON.stringify({ requests }))) },
+  )
+}
+
+/** Multipart batches (OData 4.0) as UI5 sends them, then broken: boundaries, nesting, part heads. */
+function multipartBatch(keys: HostileKeys): fc.Arbitrary<{ boundary: string; body: Uint8Array }> {
+  const request = fc.tuple(fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'FOO'), entityWrite(keys), fc.constantFrom('', 'Content-ID: 1\r\n', 'Content-ID: $1\r\n', 'Content-ID:\r\n'))
+    .map(([method, { path, body }, id]) =>
+      `Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n${id}\r\n${method} ${path.slice('/api/'.length)} HTTP/1.1\r\nContent-Type: application/json\r\n\r\n${body ? Buffer.from(body).toString('utf8') : ''}\r\n`)
+  return fc.tuple(fc.array(request, { maxLength: 4 }), fc.constantFrom('b', 'batch_1', ''), fc.boolean(), fc.constantFrom('', '--', '\r\n--cs--', 'garbage')).map(([parts, boundary, asChangeSet, tail]) => {
+    const inner = asChangeSet
+      ? `Content-Type: multipart/mixed; boundary=cs\r\n\r\n${parts.map((part) => `--cs\r\n${part}`).join('')}--cs--\r\n`
+      : parts[0] ?? ''
+    const body = `--${boundary}\r\n${inner}${parts.slice(1).map((part) => `--${boundary}\r\n${part}`).join('')}--${boundary}${tail}\r\n`
+    return { boundary, body: utf8(body) }
+  })
+}
+
+function refWrite(keys: HostileKeys): fc.Arbitrary<{ method: string; path: string; body: Uint8Array | undefined }> {
+  const path = fc.constantFrom(
+    `Orders(${keys.order})/Customer/$ref`, `OrderLines(${keys.line})/Product/$ref`, `Customers(${keys.customer})/Orders/$ref`, `Orders(${keys.order})/Lines/$ref`,
+    `Orders(${keys.order})/Lines/$ref?$id=OrderLines(${keys.line})`, `Customers(${keys.customer})/Orders/$ref?$id=${encode('Orders(x)', false)}`, `Orders(${MISSING})/Customer/$ref`,
+    `Orders(${keys.order})/Nope/$ref`, `Orders(${keys.order})/Total/$ref`, `Orders(${keys.order})/$ref`, 'Orders/$ref', `Users(${keys.customer})/Roles/$ref`,
+  )
+  const body = fc.option(fc.oneof(
+    fc.record({ '@odata.id': fc.oneof(bindValue(keys), fc.constantFrom(`http://127.0.0.1/api/Customers(${keys.customer})`, `Orders(${keys.order})`, `OrderLines(${keys.line})`)) }).map((value) => utf8(JSON.stringify(value))),
+    jsonBody(keys),
+  ), { nil: undefined })
+  return fc.tuple(fc.constantFrom('PUT', 'POST', 'DELETE', 'PATCH'), path, body).map(([method, target, payload]) => ({ method, path: `/api/${target}`, body: payload }))
+}
+
 /** fast-check prints counterexamples with this, and shrinking keeps it. */
 const described = (request: HostileRequest): HostileRequest =>
   Object.defineProperty(request, fc.toStringMethod, { value: () => describeRequest(request), enumerable: false })
@@ -651,6 +710,12 @@ export function hostileRequests(context: HostileContext, families: readonly Fami
     ),
     sqlEdge: make('sqlEdge', fc.constantFrom('GET', 'GET', 'GET', 'HEAD'), sqlEdgeQuery(), fc.constant(undefined)),
     entityWrite: entityWrite(keys).chain(({ method, path, body }) => make('entityWrite', fc.constant(method), fc.constant(path), fc.constant(body))),
+    batch: fc.oneof(
+      make('batch', fc.constant('POST'), fc.constantFrom('/api/$batch', '/api/$batch?$top=1'), jsonBatch(keys), fc.constant({ 'content-type': 'application/json' })),
+      multipartBatch(keys).chain(({ boundary, body }) =>
+        make('batch', fc.constant('POST'), fc.constant('/api/$batch'), fc.constant(body), fc.constantFrom({ 'content-type': `multipart/mixed; boundary=${boundary}` }, { 'content-type': 'multipart/mixed' }))),
+    ),
+    refWrite: refWrite(keys).chain(({ method, path, body }) => make('refWrite', fc.constant(method), fc.constant(path), fc.constant(body))),
     overlongHead: make('overlongHead', fc.constantFrom('GET', 'POST'), fc.oneof(
       fc.integer({ min: 17_000, max: 60_000 }).map((n) => `/api/Customers?$filter=${encode(`Name eq '${'a'.repeat(n)}'`, false)}`),
       fc.constant('/api/Customers'),
