@@ -67,6 +67,9 @@ describe('the SAP Cloud SDK client generated from $metadata', () => {
     expect({ number: read.number, customerGuid: read.customerGuid }).toEqual({ number: 1701, customerGuid: customer.guid })
     const withOrders = await customersApi.requestBuilder().getByKey(customer.guid).expand(customersApi.schema.ORDERS.select(ordersApi.schema.NUMBER)).execute(destination)
     expect(withOrders.orders.map((o: any) => o.number)).toEqual([1701])
+    // The SDK's select() takes a navigation too: `$select=Name,Orders`, its link, no data.
+    const selected = await customersApi.requestBuilder().getByKey(customer.guid).select(customersApi.schema.NAME, customersApi.schema.ORDERS).execute(destination)
+    expect(selected.name).toBe('Ada Lovelace')
   })
 
   it('surfaces 404 for a child of a customer that does not exist', async () => {
