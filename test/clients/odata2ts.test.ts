@@ -94,6 +94,19 @@ describe('the odata2ts service generated from $metadata', () => {
     expect(await failure(service.Customers(key).query())).toMatchObject({ status: 404 })
   })
 
+  it("calls the plugin's methods through the generated functions and actions", async () => {
+    const customer = await createCustomer('Methodical')
+    const order = await service.Customers(customer).Orders().create({ Number: 2004, OrderDate: '2026-01-02' })
+    const open = await service.Orders().OpenSince({ before: '2026-01-03' })
+    expect(open.data.value.map((o: any) => o.Guid)).toContain(order.data.Guid)
+
+    const closed = await service.Orders(order.data.Guid).Close()
+    expect([closed.status, closed.headers.etag]).toEqual([204, 'W/"2"'])
+    const read = await service.Orders(order.data.Guid).query((builder: any) => builder.select('Status', 'OrderDate'))
+    expect(read.data).toMatchObject({ Status: 'Closed', OrderDate: '2026-01-02' })
+    expect((await service.Customers(customer).Revenue()).data.value).toBe(0)
+  })
+
   it('fetches its CSRF token from the service root as it was given (no trailing slash)', async () => {
     const client = new FetchClient({ headers: { Authorization: `Bearer ${token}` } }, { useCsrfProtection: true, csrfTokenFetchUrl: server.api })
     const guarded = new EntityctlService(client, server.api)
