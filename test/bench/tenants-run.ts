@@ -25,6 +25,7 @@ import type { ServerProcess } from './server-process.ts'
 import { TENANT_READ, runTenantClients } from './tenant-clients.ts'
 import { cloneTenants, dropRecordedDatabases } from './tenant-clones.ts'
 
+/** The tenants' names without --tenant: benchtenant-000 … */
 const TENANT_PREFIX = 'benchtenant'
 const SAMPLE_EVERY_MS = 250
 
@@ -32,11 +33,14 @@ const SAMPLE_EVERY_MS = 250
 export async function runTenants(options: Options, count: number): Promise<number> {
   const started = Date.now()
   const log = progressLog('tenants', started)
+  // --tenant names this run's tenants and databases, so runs on one database server (from
+  // several checkouts) never drop each other's: each drops only what its own work folder recorded.
+  const prefix = options.tenantGiven ? options.tenant : TENANT_PREFIX
   const workDir = join(WORK_DIR, 'tenants')
   mkdirSync(workDir, { recursive: true })
   rmSync(join(workDir, 'entityctl.log'), { force: true })
   const setup: EntityctlSetup = {
-    repoRoot: REPO_ROOT, workDir, serverUrl: options.serverUrl, tenant: TENANT_PREFIX,
+    repoRoot: REPO_ROOT, workDir, serverUrl: options.serverUrl, tenant: prefix,
     username: options.username, password: options.password,
     poolSize: options.poolSizeGiven ? options.poolSize : undefined, maxConnections: options.maxConnections,
   }
@@ -44,7 +48,7 @@ export async function runTenants(options: Options, count: number): Promise<numbe
   const poolSize = setup.poolSize ?? SECTIONS.Database.PoolSizePerTenant.default
   let server: ServerProcess | undefined
   try {
-    const tenants = await cloneTenants(setup, TENANT_PREFIX, count)
+    const tenants = await cloneTenants(setup, prefix, count)
     log(`${count} tenants: ${tenants.databases[0]} and ${count - 1} copies`)
     // The start migrates every tenant, one after another.
     server = await startEntityctl(setup, options.serverUrl, await freePort(), 60_000 + count * 2_000)
