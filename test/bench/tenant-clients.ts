@@ -34,8 +34,10 @@ export type TenantClientsResult = {
   keyRead: Percentiles
 }
 
+/** `onMeasuring`: called once every tenant is ready, before the measured turns start. */
 export async function runTenantClients(
   origin: string, tenants: string[], credentials: { username: string; password: string; connections: number }, seconds: number,
+  onMeasuring?: () => Promise<void>,
 ): Promise<TenantClientsResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: credentials.connections })
   const statusCodes: Record<string, number> = {}
@@ -99,6 +101,7 @@ export async function runTenantClients(
     })
     for (const key of Object.keys(statusCodes)) delete statusCodes[key]
     signIns = 0
+    await onMeasuring?.()
     const deadline = Date.now() + seconds * 1000
     next = 0
     await workers(async () => {
