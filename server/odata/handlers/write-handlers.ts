@@ -13,8 +13,9 @@ import { runPlan } from '../../writes/run-plan.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
 import type { DefaultSelect } from '../semantic/bind-read.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import { parseReadOptions, readEntity } from './read-handler.ts'
+import { jsonContentType } from './negotiate.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
 /** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
@@ -99,12 +100,13 @@ async function write(ctx: Exchange, scope: RequestScope, bound: BoundWrite, answ
 async function answerWith(ctx: Exchange, scope: RequestScope, bound: BoundWrite, key: string): Promise<void> {
   const { reply } = bound
   if (reply.kind !== 'entity') return
-  const context = contextUrl(serviceRoot(ctx, scope.services), reply.entity, reply.select, false, true)
+  // Written as a read of the entity with the same options would be: its context URL, the negotiated format.
+  const context = serviceRoot(ctx, scope.services) + projectedContextPath(reply.entity, reply.projection, true)
   const found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, context)
   if (!found) return
   ctx.status = 200
   ctx.set('ETag', found.etag)
-  ctx.type = 'application/json; odata.metadata=minimal'
+  ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
 }
 
