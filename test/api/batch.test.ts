@@ -152,6 +152,26 @@ describe('JSON $batch (4.01)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('names the OData-Version of the request alone on every answer, failed ones too', async () => {
+    const answer = await jsonBatch(
+      [
+        { id: 'ok', method: 'GET', url: 'Customers?$top=1' },
+        { id: 'missing', method: 'GET', url: 'Customers(00000000-0000-4000-8000-000000000000)' },
+        { id: 'after', method: 'GET', url: 'Customers?$top=1', dependsOn: ['missing'] },
+        { id: 'invalid', method: 'POST', url: 'Customers', body: { Nope: 'no such property' } },
+      ],
+      admin,
+      { 'OData-MaxVersion': '4.01' },
+    )
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.responses.map((r: { status: number; headers: Record<string, string> }) => [r.status, r.headers['odata-version']])).toEqual([
+      [200, '4.01'],
+      [404, '4.01'],
+      [424, '4.01'],
+      [400, '4.01'],
+    ])
+  })
+
   it('checks If-Match per request', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
     const key = created.body.Guid
@@ -251,6 +271,8 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     const parts = readMultipart(answer.text, answer.type)
     expect(parts.map((p) => [p.status, p.contentId])).toEqual([[404, '3'], [200, undefined]])
     expect(parts[0].body.error.code).toBe('NotFound')
+    // A failed part names its OData-Version too, as the request alone would be answered.
+    expect(parts.map((p) => p.headers['odata-version'])).toEqual(['4.0', '4.0'])
     expect(await tablesHash()).toBe(before)
   })
 
