@@ -229,7 +229,7 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
         { method: 'GET', url: 'Customers?$count=true&$top=1' },
         {
           changeSet: [
-            { id: '1', method: 'POST', url: 'Customers?$select=Name', body: { Name: 'Multipart One' } },
+            { id: '1', method: 'POST', url: 'Customers?$select=Name,CreditLimit', body: { Name: 'Multipart One', CreditLimit: 10.5 } },
             { id: '2', method: 'POST', url: 'Orders', body: { Number: 7101, 'Customer@odata.bind': '$1' } },
             { id: '3', method: 'PATCH', url: '$1', body: { City: 'Lyon' }, headers: { 'If-Match': 'W/"1"' } },
           ],
@@ -249,7 +249,8 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     ])
     // The part's own Accept (IEEE754Compatible=true, as UI5 sends it) is negotiated: the count is a string.
     expect(parts[0].body['@odata.count']).toMatch(/^\d+$/)
-    expect(parts[1].body).toMatchObject({ Name: 'Multipart One' })
+    // A write's reply too: its decimal is a string, as the part asked.
+    expect(parts[1].body).toMatchObject({ Name: 'Multipart One', CreditLimit: '10.50' })
     expect(parts.every((p) => p.headers['odata-version'] === '4.0')).toBe(true)
     expect(parts[3].headers.etag).toBe('W/"2"')
     expect(parts[4].body.value).toMatchObject([{ City: 'Lyon', Orders: [{ Number: 7101 }] }])
