@@ -3,7 +3,7 @@
 // real app's router, so a route added without a line in ROUTES fails here; the OData routes
 // are enumerated from the model (every entity set × reading it, its count, one entity, each
 // navigation and its count, $expand, $select and $filter/$orderby/$apply paths through each
-// navigation, create with deep inserts, update, delete, setting and removing each $ref link,
+// navigation, $compute through each, create with deep inserts, update, delete, setting and removing each $ref link,
 // each method), so a new entity, navigation or method is covered without a line here; and every
 // method the service allows on each of those paths (its 405 answer's Allow header) must have a
 // row, so a write added to a path fails here until it has one. The principals are the demo's
@@ -281,6 +281,8 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$orderby=${nav}/Title`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/Title`, needs: both },
           { name: `${set}?$apply=groupby(${nav}/Title)`, set, method: 'GET', path: () => `${set}?$apply=groupby((${nav}/Title))`, needs: both },
           { name: `${set}/$count?$filter=${nav}/Title`, set, method: 'GET', path: () => `${set}/$count?$filter=${nav}/Title ne 'none'`, needs: both },
+          { name: `${set}?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}?$compute=${nav}/Title as Related&$select=Related`, needs: both },
+          { name: `${set}(k)?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}(${k})?$compute=${nav}/Title as Related`, needs: both },
           // Responsibilities come from plugins: not even nested in another entity's body.
           { name: `POST ${set} with a new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused: refused ?? (target.name === 'Responsibility' ? 405 : undefined) },
         )
@@ -296,6 +298,7 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$filter=${nav}/any()`, set, method: 'GET', path: () => `${set}?$filter=${nav}/any()`, needs: both },
           { name: `${set}?$filter=${nav}/$count`, set, method: 'GET', path: () => `${set}?$filter=${nav}/$count ge 0`, needs: both },
           { name: `${set}?$orderby=${nav}/$count`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/$count`, needs: both },
+          { name: `${set}?$compute=${nav}/$count`, set, method: 'GET', path: () => `${set}?$compute=${nav}/$count as Related`, needs: both },
           { name: `${set}?$expand=${nav}($filter=…)`, set, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
           { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
         )
