@@ -72,14 +72,18 @@ describe("a write's reply, in the negotiated format", () => {
 })
 
 describe("a write's context URL, as the read of the same shape names it", () => {
-  it.each(['', '$select=Reading', '$expand=Samples', '$select=Reading,Upper&$expand=Samples($select=Value)', '$select=*'])('?%s', async (options) => {
+  const SHAPES = ['', '$select=Reading', '$expand=Samples', '$select=Reading,Upper&$expand=Samples($select=Value)', '$select=*', '$compute=Reading mul 2 as Double', '$compute=Reading mul 2 as Double&$select=Double']
+  it.each(SHAPES)('?%s', async (options) => {
     const created = await send('POST', `Meters?${options}`, { Reading: 1, Samples: [{ Value: 2 }] })
     expect(created.status, created.text).toBe(200)
     const key = created.body.Guid
     const read = await send('GET', `Meters(${key})?${options}`)
     expect(created.body['@odata.context']).toBe(read.body['@odata.context'])
+    // The same members too: a $compute value is answered as the read answers it.
+    expect(Object.keys(created.body).sort()).toEqual(Object.keys(read.body).sort())
     const patched = await send('PATCH', `Meters(${key})?${options}`, { Reading: 3 }, { Prefer: 'return=representation' })
     expect(patched.body['@odata.context']).toBe(read.body['@odata.context'])
+    if (options.includes('Double')) expect(patched.body.Double).toBe(6)
   })
 
   it('names the default projection without $select', async () => {

@@ -283,6 +283,7 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}/$count?$filter=${nav}/Title`, set, method: 'GET', path: () => `${set}/$count?$filter=${nav}/Title ne 'none'`, needs: both },
           { name: `${set}?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}?$compute=${nav}/Title as Related&$select=Related`, needs: both },
           { name: `${set}(k)?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}(${k})?$compute=${nav}/Title as Related`, needs: both },
+          { name: `POST ${set}?$compute=${nav}/Title`, set, method: 'POST', path: () => `${set}?$compute=${nav}/Title as Related`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
           // Responsibilities come from plugins: not even nested in another entity's body.
           { name: `POST ${set} with a new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused: refused ?? (target.name === 'Responsibility' ? 405 : undefined) },
         )

@@ -15,7 +15,7 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { applyList, selectList } from '../serializer/urls.ts'
@@ -234,10 +234,10 @@ function throughParent(binding: WriteBinding, created: CreateOperation, parent: 
 function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: QueryOptionsSyntax, why: string): Extract<WriteReply, { kind: 'entity' }> {
   if (appliesToCollections(options)) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`)
   const context = createBindContext(binding.naming, binding.query, options.aliases)
-  const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, binding.defaultSelect, 1)
-  // $compute is not bound here (bindEntityRead takes $select and $expand), so the context URL does not name it either.
-  const projection = selectList({ select: options.select, expand: options.expand }, defaultKey(binding))
-  return { kind: 'entity', entity, read, projection, failsOnData: evaluatesOnData(read) }
+  const range = context.nextRange(entity)
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
+  const read = bindEntityRead(context, range, options.select, options.expand, binding.defaultSelect, 1, range, computed)
+  return { kind: 'entity', entity, read, projection: selectList(options, defaultKey(binding)), failsOnData: evaluatesOnData(read) }
 }
 
 /**
@@ -270,7 +270,8 @@ function defaultKey(binding: WriteBinding): string | undefined {
 
 /** Whether a read evaluates expressions or plugin code, which the data can make fail. */
 function evaluatesOnData(read: BoundEntityRead): boolean {
-  return read.virtuals.length > 0 || read.expand.some((expand) => expand.filter !== undefined || expand.orderby.length > 0 || evaluatesOnData(expand.read))
+  if (read.virtuals.length > 0 || (read.computed?.length ?? 0) > 0) return true
+  return read.expand.some((expand) => expand.filter !== undefined || expand.orderby.length > 0 || evaluatesOnData(expand.read))
 }
 
 /** An entity result's read, without its keys (the method gives them), for authorize.ts. */
