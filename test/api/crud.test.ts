@@ -140,6 +140,15 @@ describe('read', () => {
     expect(response.body.value.map((s: any) => s.name)).toEqual(expect.arrayContaining(['Customers', 'Orders', 'OrderLines', 'Products', 'Roles']))
   })
 
+  it('serves it at the service root written without its slash, as clients are given it (/api)', async () => {
+    const response = await call(api, { token })
+    expect(response.status).toBe(200)
+    expect(response.body['@odata.context']).toBe(`${api}/$metadata`)
+    expect((await call(api)).status).toBe(401)
+    expect((await call(api, { method: 'POST', token, body: {} })).status).toBe(405)
+    expect((await call(`${server.url}/apix`, { token })).status).toBe(404)
+  })
+
   it('navigates from an entity to its collection and its reference', async () => {
     const c = await customer('Navigator')
     const p = await product('NAV', 10)

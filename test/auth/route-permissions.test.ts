@@ -44,6 +44,7 @@ const ROUTES: Record<string, string> = {
   'HEAD,GET /api/explorer': 'explorer page: open, a fixed HTML file, reaches no entity',
   'HEAD,GET /api/explorer/:asset': 'explorer assets: open, a fixed list of static files, reaches no entity',
   'ALL /api/{*path}': 'OData: the matrix below',
+  'ALL /api': 'OData: the service root without its slash, the service document as /api/ is (the same dispatch)',
 }
 
 /** The demo's role tree (install.sh) and who holds what; `pat` is clerk's PAT scoped to CloseOrders. */

@@ -29,7 +29,7 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
     scope.session,
     plan,
     planActor(scope.state.access),
-    within ? (session, { results }) => respond(ctx, { ...scope, session }, reply, results[0]) : undefined,
+    within ? { within: (session, { results }) => respond(ctx, { ...scope, session }, reply, results[0]) } : {},
   )
   // A modify method may change users and roles like any write (write-handlers.ts afterWrite).
   if (!isReadOnly(plan) && !scope.state.session) await scope.services.access.changed(scope.session.tenant)

@@ -30,6 +30,7 @@ import type { JsonOutput } from '../sql/sql-builder.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
+import type { RowReadBack } from '../../persistence/unit-of-work.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
@@ -257,8 +258,14 @@ export async function readCollection(scope: RequestScope, read: BoundCollectionR
   return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context, ctx)
 }
 
+/** One entity as answered: its JSON (context included) and its ETag. */
+export interface EntityRead {
+  readonly body: string
+  readonly etag: string
+}
+
 /** Plans and runs a read of one entity (a write's or a method's reply), in the negotiated format as a read is. */
-export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
+export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<EntityRead | undefined> {
   const plan = planEntityRead(read, planLimits(scope))
   return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context)
 }
@@ -266,6 +273,26 @@ export async function readEntity(scope: RequestScope, read: BoundEntityByKey, co
 /** How Node finishes what the statement could not (finish-entities.ts), in the negotiated format. */
 function finishing(scope: RequestScope): Finishing {
   return { cipher: scope.session.tenant.cipher, ieee754: scope.format.ieee754 }
+}
+
+/**
+ * The same read, made by a write's statement of the row it writes (persistence/unit-of-work.ts
+ * RowReadBack): planned here, compiled into that statement; `found()` is the answer once the
+ * statement gave the row, finished as runEntityRead finishes its own (undefined before).
+ */
+export function readBackOf(scope: RequestScope, read: BoundEntityByKey, context: string): { readBack: RowReadBack; found(): EntityRead | undefined } {
+  const plan = planEntityRead(read, planLimits(scope))
+  const maxBytes = scope.services.config.ApiOptions.MaxResponseBytes
+  let taken: EntityRow | undefined
+  return {
+    readBack: {
+      entity: read.entity,
+      key: read.key,
+      sql: (relation, params) => compileEntityRead(plan, maxBytes, jsonOutput(scope), { relation, params }).sql,
+      take: (row) => (taken = row as EntityRow),
+    },
+    found: () => taken && entityFromRow(scope, plan, taken, context),
+  }
 }
 
 async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: Exchange): Promise<string | Readable> {
@@ -289,10 +316,16 @@ async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, stat
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
 }
 
-async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: CompiledRead, context: string): Promise<{ body: string; etag: string } | undefined> {
+type EntityRow = { body: string | null; etag: string }
+
+async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: CompiledRead, context: string): Promise<EntityRead | undefined> {
   logStatement(scope, statement.sql)
-  const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
-  if (!row) return undefined
+  const [row] = await scope.session.query<EntityRow>(statement.sql, statement.params)
+  return row && entityFromRow(scope, plan, row, context)
+}
+
+/** A row of compileEntityRead's statement as the answer: virtual properties computed, the context added. */
+function entityFromRow(scope: RequestScope, plan: EntityPlan, row: EntityRow, context: string): EntityRead {
   if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
   const body = finishEntities(row.body, plan.entity.read, finishing(scope), true)
   return { body: scope.format.metadata === 'none' ? body : entityAnswer(context, body), etag: row.etag }
