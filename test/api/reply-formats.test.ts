@@ -56,9 +56,12 @@ describe("a write's reply, in the negotiated format", () => {
 
   it("an action's entities and entity, and a function's decimal value", async () => {
     const key = await meter(4)
-    const all = await send('POST', 'Meters/ResetAll?$select=Reading,Upper', {}, IEEE754)
+    const all = await send('POST', 'Meters/ResetAll?$select=Reading,Upper&$count=true&$expand=Samples($count=true)', {}, IEEE754)
     expect(all.status, all.text).toBe(200)
     expect(all.headers.get('content-type')).toContain('IEEE754Compatible=true')
+    // Counts are Edm.Int64: strings too.
+    expect(all.body['@odata.count']).toMatch(/^\d+$/)
+    expect(all.body.value[0]['Samples@odata.count']).toMatch(/^\d+$/)
     expect(all.body.value.find((m: { Guid: string }) => m.Guid === key)).toMatchObject({ Reading: '0.00', Upper: '0.25' })
     const one = await send('POST', `Meters(${key})/Reset?$select=Reading`, {}, FULL)
     expect(one.status, one.text).toBe(200)
