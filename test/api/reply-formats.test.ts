@@ -47,6 +47,10 @@ describe("a write's reply, in the negotiated format", () => {
     expect(none.headers.get('content-type')).toContain('odata.metadata=none')
     expect(none.body).toEqual({ Guid: key, Reading: 2 })
     expect(none.headers.get('etag')).toBe('W/"2"')
+    // Read back by the write's own statement (the written row alone), in the asked format all the same.
+    const readBack = await send('PATCH', `Meters(${key})?$select=Reading`, { Reading: 2.5 }, { ...FULL, Prefer: 'return=representation' })
+    expect(readBack.body).toEqual((await send('GET', `Meters(${key})?$select=Reading`, undefined, FULL)).body)
+    expect(readBack.body.Reading).toBe('2.50')
     const full = await send('PUT', `Meters(${key})?$select=Reading,Upper&$expand=Samples&$format=application/json;odata.metadata=full;IEEE754Compatible=true`, { Reading: 3 })
     expect(full.status, full.text).toBe(200)
     expect(full.headers.get('content-type')).toContain('odata.metadata=full')
