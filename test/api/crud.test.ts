@@ -34,7 +34,8 @@ describe('create', () => {
   it('answers 200 with @odata.context, Guid and an etag, and only Guid without $select', async () => {
     const response = await post('Customers', { Name: 'Grace Hopper' })
     expect(response.status).toBe(200)
-    expect(response.body['@odata.context']).toMatch(/\/api\/\$metadata#Customers\/\$entity$/)
+    // The context URL names the default projection, as the read of the entity does (OData 4.01 §10).
+    expect(response.body['@odata.context']).toMatch(/\/api\/\$metadata#Customers\(Guid\)\/\$entity$/)
     expect(Object.keys(response.body).filter((k) => !k.startsWith('@'))).toEqual(['Guid'])
     expect(response.headers.get('etag')).toBe('W/"1"')
     expect(response.headers.get('location')).toContain(`Customers(${response.body.Guid})`)

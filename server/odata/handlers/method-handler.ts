@@ -10,11 +10,12 @@ import { KEY } from '../../model/model.ts'
 import { runPlan } from '../../writes/run-plan.ts'
 import { isReadOnly } from '../../writes/write-plan.ts'
 import type { Target } from '../semantic/bind-path.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import type { WriteReply } from '../write/bind-write.ts'
 import { readCollection, readEntity } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
+import { jsonContentType } from './negotiate.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
@@ -38,34 +39,41 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
   if (ctx.status === 204 && target.key && version !== undefined) ctx.set('ETag', `W/"${version}"`)
 }
 
-/** Answers with the method's result, read as the reply's query options ask. */
+/**
+ * Answers with the method's result, read as the reply's query options ask and written as the
+ * client negotiated (odata.metadata, IEEE754Compatible), as a read of the same shape is.
+ */
 async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, result: unknown): Promise<void> {
   const root = serviceRoot(ctx, scope.services)
   switch (reply.kind) {
     case 'entities': {
       const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
-      const body = await readCollection(scope, { ...reply.read, keys }, contextUrl(root, reply.entity, reply.select, false), ctx)
-      ctx.type = 'application/json; odata.metadata=minimal'
+      const body = await readCollection(scope, { ...reply.read, keys }, root + projectedContextPath(reply.entity, reply.projection), ctx)
+      ctx.type = jsonContentType(scope.format)
       ctx.body = body
       return
     }
     case 'entity': {
       const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
       const read = { kind: 'entity' as const, entity: reply.entity, key, read: reply.read }
-      const found = key ? await readEntity(scope, read, contextUrl(root, reply.entity, reply.select, false, true)) : undefined
+      const found = key ? await readEntity(scope, read, root + projectedContextPath(reply.entity, reply.projection, true)) : undefined
       if (!found) {
         ctx.status = 204
         ctx.body = null
         return
       }
-      ctx.type = 'application/json; odata.metadata=minimal'
+      ctx.type = jsonContentType(scope.format)
       ctx.body = found.body
       return
     }
-    case 'value':
-      ctx.type = 'application/json; odata.metadata=minimal'
-      ctx.body = JSON.stringify({ '@odata.context': `${root}$metadata#${reply.type}`, value: result ?? null })
+    case 'value': {
+      const { metadata, ieee754 } = scope.format
+      // Edm.Decimal and Edm.Int64 as strings under IEEE754Compatible=true, as a read writes them.
+      const value = ieee754 && (reply.type === 'Edm.Decimal' || reply.type === 'Edm.Int64') && typeof result === 'number' ? String(result) : (result ?? null)
+      ctx.type = jsonContentType(scope.format)
+      ctx.body = JSON.stringify(metadata === 'none' ? { value } : { '@odata.context': `${root}$metadata#${reply.type}`, value })
       return
+    }
     case 'none':
       ctx.status = 204
   }

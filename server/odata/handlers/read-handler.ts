@@ -20,7 +20,7 @@ import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
 import type { PreparedRead } from '../plan/read-plan-cache.ts'
 import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
-import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
+import { finishEntities, needsFinishing, type Finishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
 import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
 import { KEY } from '../../model/model.ts'
@@ -149,7 +149,7 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
   if (!row) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
   if (row.body === null) throw tooLarge(services.config.ApiOptions.MaxResponseBytes, 0)
   ctx.set('ETag', row.etag)
-  const value: unknown = JSON.parse(finishEntities(row.body, read.read, scope.session.tenant.cipher, true))[name]
+  const value: unknown = JSON.parse(finishEntities(row.body, read.read, { cipher: scope.session.tenant.cipher, ieee754: true }, true))[name]
   if (value === null || value === undefined) {
     ctx.status = 204
     return
@@ -249,12 +249,13 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 }
 
 /**
- * Plans and runs a collection read (a method's result); its answer is a string, or a stream
- * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
+ * Plans and runs a collection read (a method's result), written in the request's negotiated
+ * format as a read is; its answer is a string, or a stream when it is longer than a batch and
+ * `ctx` can take one. Adds @odata.nextLink when the server paged it.
  */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
-  return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context, ctx)
+  return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context, ctx)
 }
 
 /** One entity as answered: its JSON (context included) and its ETag. */
@@ -263,10 +264,15 @@ export interface EntityRead {
   readonly etag: string
 }
 
-/** Plans and runs a read of one entity (a write's or a method's reply). */
+/** Plans and runs a read of one entity (a write's or a method's reply), in the negotiated format as a read is. */
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<EntityRead | undefined> {
   const plan = planEntityRead(read, planLimits(scope))
-  return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context)
+  return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context)
+}
+
+/** How Node finishes what the statement could not (finish-entities.ts), in the negotiated format. */
+function finishing(scope: RequestScope): Finishing {
+  return { cipher: scope.session.tenant.cipher, ieee754: scope.format.ieee754 }
 }
 
 /**
@@ -282,7 +288,7 @@ export function readBackOf(scope: RequestScope, read: BoundEntityByKey, context:
     readBack: {
       entity: read.entity,
       key: read.key,
-      sql: (relation, params) => compileEntityRead(plan, maxBytes, undefined, { relation, params }).sql,
+      sql: (relation, params) => compileEntityRead(plan, maxBytes, jsonOutput(scope), { relation, params }).sql,
       take: (row) => (taken = row as EntityRow),
     },
     found: () => taken && entityFromRow(scope, plan, taken, context),
@@ -304,7 +310,7 @@ async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, stat
     parentMissing: () => parentNotFound(scope.target),
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
-    finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, session.tenant.cipher, true) : (body: string) => body,
+    finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, finishing(scope), true) : (body: string) => body,
     nextLink: () => (ctx && nextSkip !== undefined ? nextLink(ctx, services, nextSkip) : undefined),
   }
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
@@ -321,7 +327,7 @@ async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: C
 /** A row of compileEntityRead's statement as the answer: virtual properties computed, the context added. */
 function entityFromRow(scope: RequestScope, plan: EntityPlan, row: EntityRow, context: string): EntityRead {
   if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
-  const body = finishEntities(row.body, plan.entity.read, scope.session.tenant.cipher, true)
+  const body = finishEntities(row.body, plan.entity.read, finishing(scope), true)
   return { body: scope.format.metadata === 'none' ? body : entityAnswer(context, body), etag: row.etag }
 }
 

@@ -13,9 +13,10 @@ import { runPlan } from '../../writes/run-plan.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
 import type { DefaultSelect } from '../semantic/bind-read.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import { parseReadOptions, readBackOf, readEntity, type EntityRead } from './read-handler.ts'
 import type { BoundEntityByKey, BoundEntityRead } from '../semantic/bound.ts'
+import { jsonContentType } from './negotiate.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
 /** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
@@ -95,7 +96,7 @@ async function write(ctx: Exchange, scope: RequestScope, bound: BoundWrite, answ
   const version = versions?.[0]
   if (version !== undefined) ctx.set('ETag', `W/"${version}"`)
   const readByTheWrite = readBack?.found()
-  if (readByTheWrite) answerWithEntity(ctx, readByTheWrite)
+  if (readByTheWrite) answerWithEntity(ctx, scope, readByTheWrite)
   // Read after the write: a reply that must be, or a row the write's statement did not write (nothing changed it).
   else if (read === 'after' || read === 'byTheWrite') await answerWith(ctx, scope, bound, key)
   return key
@@ -108,7 +109,7 @@ function readsOnlyItsRow(read: BoundEntityRead): boolean {
 
 async function answerWith(ctx: Exchange, scope: RequestScope, bound: BoundWrite, key: string): Promise<void> {
   const found = await readEntity(scope, writtenEntity(bound, key), replyContext(ctx, scope, bound))
-  if (found) answerWithEntity(ctx, found)
+  if (found) answerWithEntity(ctx, scope, found)
 }
 
 /** The reply's read of the written entity `key`. */
@@ -118,17 +119,18 @@ function writtenEntity(bound: BoundWrite, key: string): BoundEntityByKey {
   return { kind: 'entity', entity: reply.entity, key, read: reply.read }
 }
 
-function answerWithEntity(ctx: Exchange, found: EntityRead): void {
+function answerWithEntity(ctx: Exchange, scope: RequestScope, found: EntityRead): void {
   ctx.status = 200
   ctx.set('ETag', found.etag)
-  ctx.type = 'application/json; odata.metadata=minimal'
+  ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
 }
 
+/** The reply's context URL: what a read of the entity with the same options names. */
 function replyContext(ctx: Exchange, scope: RequestScope, bound: BoundWrite): string {
   const { reply } = bound
   if (reply.kind !== 'entity') throw new Error('only an entity reply reads the written entity')
-  return contextUrl(serviceRoot(ctx, scope.services), reply.entity, reply.select, false, true)
+  return serviceRoot(ctx, scope.services) + projectedContextPath(reply.entity, reply.projection, true)
 }
 
 /** Binds a write for the request's caller (every permission it needs is checked here). */
