@@ -12,6 +12,7 @@ import { isReadOnly } from '../../writes/write-plan.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
 import type { WriteReply } from '../write/bind-write.ts'
+import { jsonContentType } from './negotiate.ts'
 import { readCollection, readEntity } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
@@ -45,7 +46,7 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
     case 'entities': {
       const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
       const body = await readCollection(scope, { ...reply.read, keys }, contextUrl(root, reply.entity, reply.select, false), ctx)
-      ctx.type = 'application/json; odata.metadata=minimal'
+      ctx.type = jsonContentType(scope.format)
       ctx.body = body
       return
     }
@@ -58,14 +59,20 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
         ctx.body = null
         return
       }
-      ctx.type = 'application/json; odata.metadata=minimal'
+      ctx.type = jsonContentType(scope.format)
       ctx.body = found.body
       return
     }
-    case 'value':
-      ctx.type = 'application/json; odata.metadata=minimal'
-      ctx.body = JSON.stringify({ '@odata.context': `${root}$metadata#${reply.type}`, value: result ?? null })
+    case 'value': {
+      // As a property is written (read-handler.ts): IEEE754Compatible=true makes a decimal a
+      // string, as OpenUI5 asks for and expects; odata.metadata=none drops the context.
+      const value = result ?? null
+      const written = reply.type === 'Edm.Decimal' && scope.format.ieee754 && typeof value === 'number' ? String(value) : value
+      const context = scope.format.metadata === 'none' ? {} : { '@odata.context': `${root}$metadata#${reply.type}` }
+      ctx.type = jsonContentType(scope.format)
+      ctx.body = JSON.stringify({ ...context, value: written })
       return
+    }
     case 'none':
       ctx.status = 204
   }

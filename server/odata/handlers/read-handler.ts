@@ -250,16 +250,17 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 /**
  * Plans and runs a collection read (a method's result); its answer is a string, or a stream
  * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
+ * Written as the request asked (odata.metadata, IEEE754Compatible), as a read's answer is.
  */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
-  return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context, ctx)
+  return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context, ctx)
 }
 
-/** Plans and runs a read of one entity (a write's or a method's reply). */
+/** Plans and runs a read of one entity (a write's or a method's reply), written as the request asked. */
 export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
   const plan = planEntityRead(read, planLimits(scope))
-  return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes), context)
+  return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context)
 }
 
 async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: Exchange): Promise<string | Readable> {

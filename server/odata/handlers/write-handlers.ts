@@ -14,6 +14,7 @@ import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
 import type { DefaultSelect } from '../semantic/bind-read.ts'
 import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { jsonContentType } from './negotiate.ts'
 import { parseReadOptions, readEntity } from './read-handler.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
@@ -104,7 +105,7 @@ async function answerWith(ctx: Exchange, scope: RequestScope, bound: BoundWrite,
   if (!found) return
   ctx.status = 200
   ctx.set('ETag', found.etag)
-  ctx.type = 'application/json; odata.metadata=minimal'
+  ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
 }
 
