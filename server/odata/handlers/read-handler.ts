@@ -161,7 +161,7 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
   // A decimal arrives as its text: written bare it is the exact JSON number.
   const written = target.property.type === 'Decimal' && !scope.format.ieee754 && typeof value === 'string' ? value : JSON.stringify(value)
   const path = target.parent
-    ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}`
+    ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}${target.key ? `(${target.key})` : ''}`
     : `${target.entity.setName}(${target.key})`
   const context = scope.format.metadata === 'none' ? '' : `"@odata.context":${JSON.stringify(`${serviceRoot(ctx, services)}$metadata#${path}/${name}`)},`
   ctx.type = jsonContentType(scope.format)
@@ -175,11 +175,12 @@ function parentNotFound(target: Target): ServiceError {
   return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key}) does not exist.`)
 }
 
-/** `Orders(<key>)/Customer` with no answer: the order does not exist, or has no customer. */
+/** `Orders(<key>)/Customer` with no answer: the order does not exist, or has no customer (or `Orders(<key>)/Lines(<key>)`: no such line). */
 function parentOrNavigationNotFound(target: Target): ServiceError {
   const parent = 'parent' in target ? target.parent : undefined
   if (!parent) return parentNotFound(target)
-  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key})/${parent.navigation.name} does not exist.`)
+  const member = 'key' in target && target.key ? `(${target.key})` : ''
+  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key})/${parent.navigation.name}${member} does not exist.`)
 }
 
 /**
@@ -226,7 +227,7 @@ function readShape(target: ReadTarget, querystring: string, format: JsonFormat):
 
 /** The keys of the resource path, in the order the plan takes them (read-plan.ts, pathKeys). */
 function pathKeys(target: ReadTarget): string[] {
-  if (target.parent) return [target.parent.key]
+  if (target.parent) return target.kind === 'entity' && target.key ? [target.parent.key, target.key] : [target.parent.key]
   return target.kind === 'entity' ? [target.key] : []
 }
 
