@@ -134,6 +134,18 @@ describe('a member of a collection navigation, by its key', () => {
     expect((await get(`Orders(${orders[0]})/Customer(${ada})`)).status).toBe(404)
     expect((await get(`Customers(${ada})/Orders(${orders[2]})/Lines`)).status).toBe(404)
   })
+
+  it('calls its bound action, only when it is one of the parent\'s (OpenUI5 calls an action on a row so)', async () => {
+    const status = async () => (await get(`Orders(${orders[0]})?$select=Status`)).body.Status
+    const refused = await call(`${api}/Customers(${bob})/Orders(${orders[0]})/entityctl.Close`, { method: 'POST', token, body: {} })
+    expect(refused.status).toBe(404)
+    expect(refused.body.error.code).toBe('NotFound')
+    expect(await status()).toBe('Open')
+    const closed = await call(`${api}/Customers(${ada})/Orders(${orders[0]})/entityctl.Close`, { method: 'POST', token, body: {} })
+    expect(closed.status, closed.text).toBe(204)
+    expect(closed.headers.get('etag')).toBe('W/"2"')
+    expect(await status()).toBe('Closed')
+  })
 })
 
 describe('/$count after a collection path', () => {

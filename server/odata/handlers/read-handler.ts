@@ -15,7 +15,7 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
 import { bindTargetRead, type DefaultSelect, type ReadTarget } from '../semantic/bind-read.ts'
-import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
+import type { BoundCollectionRead, BoundEntityByKey, ParentLink } from '../semantic/bound.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
 import type { PreparedRead } from '../plan/read-plan-cache.ts'
@@ -23,7 +23,7 @@ import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRe
 import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
 import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
-import { KEY } from '../../model/model.ts'
+import { KEY, type EntityModel } from '../../model/model.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
 import type { JsonOutput } from '../sql/sql-builder.ts'
@@ -256,6 +256,17 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
   return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context, ctx)
+}
+
+/**
+ * 404 unless `Customers(k)/Orders(m)` reaches an entity, read as a GET of that path is (its
+ * permissions too): a method called on a member of a navigation runs on Orders(m) once the
+ * path is known to hold it.
+ */
+export async function requireMember(scope: RequestScope, entity: EntityModel, key: string, parent: ParentLink): Promise<void> {
+  const target = { kind: 'entity' as const, entity, key, parent }
+  const read = bindRead(scope, target, parseReadOptions('', scope.services.config.ApiOptions.MaxNodeCount)) as BoundEntityByKey
+  if (!(await readEntity(scope, read, ''))) throw parentOrNavigationNotFound(target)
 }
 
 /** Plans and runs a read of one entity (a write's or a method's reply), written as the request asked. */

@@ -146,6 +146,21 @@ window.ui5Client = (() => {
       }
     },
 
+    /**
+     * An action on a row of a customer's orders table (a list relative to the customer): the
+     * model calls it through the row's path, Customers(…)/Orders(…)/<action>, with the row's ETag.
+     */
+    async callRowAction(customerGuid, orderGuid, action) {
+      const customer = model.bindContext(`/Customers(${customerGuid})`, undefined, { $select: 'Name' })
+      const orders = model.bindList('Orders', customer.getBoundContext(), undefined, undefined, { $select: 'Number,Status' })
+      try {
+        const row = (await orders.requestContexts(0, 50)).find((context) => context.getProperty('Guid') === orderGuid)
+        await model.bindContext(`${action}(...)`, row).invoke()
+      } catch (error) {
+        return explain(error)
+      }
+    },
+
     /** One entity, read afresh. */
     async readEntity(path, select) {
       try {
