@@ -251,6 +251,7 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     const parts = readMultipart(answer.text, answer.type)
     expect(parts.map((p) => [p.status, p.contentId])).toEqual([[404, '3'], [200, undefined]])
     expect(parts[0].body.error.code).toBe('NotFound')
+    expect(parts[0].headers['odata-version'], 'an error part names its version, as a success does').toBe('4.0')
     expect(await tablesHash()).toBe(before)
   })
 

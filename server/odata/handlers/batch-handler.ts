@@ -181,10 +181,12 @@ class BatchRun {
   }
 
   async #runPart(part: BatchPart, state: ApiState, failsTheBatch = false): Promise<PartAnswer> {
+    // Each answer names its protocol version, errors too, as the answer of the request alone does (UI5 checks it per part).
+    const version = String(this.#ctx.response.get('OData-Version') || '4.0')
     const failedDependency = part.dependsOn.find((id) => this.#failed.has(id))
     if (failedDependency) {
       this.#failed.add(part.id)
-      return failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`))
+      return failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`), version)
     }
     let exchange: PartExchange
     try {
@@ -197,14 +199,13 @@ class BatchRun {
         state.log.error({ err: thrown, part: part.id }, 'unhandled error in a $batch request')
         if (failsTheBatch) throw thrown
         this.#failed.add(part.id)
-        return failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`))
+        return failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`), version)
       }
       if (failsTheBatch) throw error
       this.#failed.add(part.id)
-      return failure(part, error)
+      return failure(part, error, version)
     }
-    // Each answer names its protocol version, as the answer of the request alone does (UI5 checks it per part).
-    if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', String(this.#ctx.response.get('OData-Version') || '4.0'))
+    if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', version)
     const location = exchange.headers.get('Location')
     if (location) this.#created.set(part.id, location.slice(serviceRoot(this.#ctx, this.#services).length))
     const body = await exchange.text()
@@ -251,8 +252,8 @@ class BatchRun {
   }
 }
 
-function failure(part: BatchPart, error: ServiceError): PartAnswer {
-  const headers = new Map(Object.entries(error.headers))
+function failure(part: BatchPart, error: ServiceError, version: string): PartAnswer {
+  const headers = new Map([...Object.entries(error.headers), ['OData-Version', version]])
   return { part, status: error.status, headers, type: 'application/json', body: JSON.stringify({ error: errorBody(error) }) }
 }
 
