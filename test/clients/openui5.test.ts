@@ -180,6 +180,9 @@ describe.skipIf(noChromium)(`an OpenUI5 V4 model in headless Chromium (${CHROMIU
     // The model asked with IEEE754Compatible=true: decimals come back as strings.
     expect(engines).toMatchObject({ Name: 'Analytical Engines SE', Country: 'DE', City: 'Leipzig', CreditLimit: '1000.50', Title: 'Analytical Engines SE' })
     expect(difference).toMatchObject({ Name: 'Difference Engines Ltd', Country: 'GB' })
+    // A refused create: the error's detail becomes a message on the field, as a form shows it.
+    const refused = await client<{ message: string; targets: string[] }[]>(opened, 'createRefused', { Country: 'DE' })
+    expect(refused).toContainEqual({ message: 'Name is required', targets: [expect.stringMatching(/^\/Customers\(\$uid=[^)]+\)\/Name$/)] })
     // A row added to the customer's orders, read back through the navigation (Customers(k)/Orders(m)).
     const added = await client<any>(opened, 'addOrder', made.lovelaceBau, { Number: 1003 })
     expect(added.order).toMatchObject({ Number: 1003, Status: 'Open' })

@@ -95,6 +95,25 @@ window.ui5Client = (() => {
     },
 
     /**
+     * A create the service refuses: the messages the model made of its error part, each with
+     * the fields it targets (what a form highlights). The refused row is then discarded.
+     */
+    async createRefused(data) {
+      const [Messaging] = await load('sap/ui/core/Messaging')
+      Messaging.removeAllMessages()
+      const binding = model.bindList('/Customers', undefined, undefined, undefined, { $select: 'Name' })
+      const completed = new Promise((resolve) => binding.attachEventOnce('createCompleted', (event) => resolve(event.getParameter('success'))))
+      const context = binding.create(data)
+      // The row stays, to be sent again once fixed; the event says its POST was answered.
+      if (await completed) throw new Error('the create succeeded')
+      const refused = Messaging.getMessageModel()
+        .getData()
+        .map((message) => ({ message: message.getMessage(), targets: message.getTargets() }))
+      await context.delete()
+      return refused
+    },
+
+    /**
      * A new order in a customer's Orders, as an object page adds a row to its table: a list
      * relative to the customer (POST through the navigation), then the row read back through it.
      */
