@@ -251,6 +251,24 @@ describe.skipIf(noChromium)(`an OpenUI5 V4 model in headless Chromium (${CHROMIU
     await opened.context.close()
   })
 
+  it('speaks OData 4.01 when the model is made for it', { timeout: 60_000 }, async () => {
+    const opened = await openPage(server.url)
+    expect(await client<string[]>(opened, 'connect', `${server.api}/`, token, '4.01')).toContain('Customers')
+    const list = await client<{ count: number; customers: any[] }>(opened, 'listCustomers', "City eq 'Hamburg'", 'Lovelace')
+    expect(list).toMatchObject({ count: 1, customers: [{ Name: 'Lovelace Software AG' }] })
+    expect(await client<any>(opened, 'editCustomer', made.lovelaceSoftware, { CreditLimit: '99.95' })).toMatchObject({ CreditLimit: '99.95' })
+    expect((await call(`${server.api}/Customers(${made.lovelaceSoftware})?$select=CreditLimit`, { token })).body.CreditLimit).toBe(99.95)
+    const batches = opened.apiRequests.filter((request) => request.method() === 'POST')
+    expect(batches).toHaveLength(2)
+    for (const batch of batches) {
+      expect(await batch.headerValue('OData-MaxVersion')).toBe('4.01')
+      // The model refuses an answer of another version: its parts name 4.01 too.
+      expect((await batch.response())!.headers()['odata-version']).toBe('4.01')
+      expect(await (await batch.response())!.text()).toMatch(/\r\nOData-Version: 4\.01\r\n/)
+    }
+    await opened.context.close()
+  })
+
   it('calls the service from another origin that ApiOptions:Cors:AllowedOrigins names', { timeout: 60_000 }, async () => {
     const opened = await openPage(allowedSite.origin)
     expect(await client<string[]>(opened, 'connect', `${server.api}/`, token)).toContain('Customers')

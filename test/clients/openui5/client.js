@@ -34,10 +34,10 @@ window.ui5Client = (() => {
   }
 
   return {
-    /** Creates the model on the service and loads $metadata: the entity sets it names. */
-    async connect(serviceUrl, token) {
+    /** Creates the model on the service (OData 4.0 unless told) and loads $metadata: the entity sets it names. */
+    async connect(serviceUrl, token, odataVersion = '4.0') {
       const [ODataModel] = await load('sap/ui/model/odata/v4/ODataModel')
-      model = new ODataModel({ serviceUrl, httpHeaders: { Authorization: `Bearer ${token}` }, operationMode: 'Server' })
+      model = new ODataModel({ serviceUrl, httpHeaders: { Authorization: `Bearer ${token}` }, operationMode: 'Server', odataVersion })
       try {
         const container = await model.getMetaModel().requestObject('/$EntityContainer/')
         return Object.keys(container).filter((name) => !name.startsWith('$'))
