@@ -1,11 +1,13 @@
 // A real OpenUI5 V4 ODataModel (npm @openui5/sap.ui.core, its sources as UI5 loads them) in
 // Debian's headless chromium, against a real server with the demo plugins (issue #17). The
-// model runs as an app runs it, in group $auto: it loads $metadata, fetches a CSRF token, and
-// sends every data request (lists with $filter, $search and $count, an $expand, a create, an
-// edit, a delete, a bound action) in a multipart $batch. The test reads what the model
-// answered, the requests the browser sent, and the data the API has afterwards. The page
-// (test/clients/openui5/) comes from the server's own origin, then from another origin
-// through CORS (ApiOptions:Cors:AllowedOrigins), and from an origin the server does not allow.
+// model runs as an app runs it, in group $auto: it loads $metadata, fetches a CSRF token with
+// its first $batch, and sends every data request in a multipart $batch: lists with $filter,
+// $search and $count, an $expand, creates (one change set), a refused create, a row added to a
+// relative list, edits, deletes, bound actions (one on such a row) and functions. The test
+// reads what the model answered, the requests the browser sent, and the data the API has
+// afterwards. The page (test/clients/openui5/) comes from the server's own origin, then from
+// another origin through CORS (ApiOptions:Cors:AllowedOrigins), and from one the server does
+// not allow. Skipped, with a warning, without Chromium.
 
 import { readFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -34,11 +36,11 @@ const TYPES: Record<string, string> = {
 /** A file of the page (index.html, client.js) or of UI5 (resources/…), or undefined: nothing else is served. */
 async function pageFile(pathname: string): Promise<{ body: Buffer; type: string } | undefined> {
   if (!pathname.startsWith(PAGE_PATH)) return undefined
-  const name = decodeURIComponent(pathname.slice(PAGE_PATH.length)) || 'index.html'
-  const [root, relative] = name.startsWith('resources/') ? [UI5_DIR, name.slice('resources/'.length)] : [PAGE_DIR, name]
-  const path = normalize(join(root, relative))
-  if (!path.startsWith(root.endsWith(sep) ? root : root + sep)) return undefined
   try {
+    const name = decodeURIComponent(pathname.slice(PAGE_PATH.length)) || 'index.html'
+    const [root, relative] = name.startsWith('resources/') ? [UI5_DIR, name.slice('resources/'.length)] : [PAGE_DIR, name]
+    const path = normalize(join(root, relative))
+    if (!path.startsWith(root.endsWith(sep) ? root : root + sep)) return undefined
     return { body: await readFile(path), type: TYPES[extname(path)] ?? 'application/octet-stream' }
   } catch {
     return undefined
