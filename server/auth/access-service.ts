@@ -65,8 +65,11 @@ export class AccessService {
   readonly #listener: AccessListener
   readonly #pendingUses = new Map<string, Map<string, Date>>()
   readonly #useFlusher: NodeJS.Timeout
+  /** Milliseconds since the epoch: when cache entries expire (a test moves it instead of sleeping). */
+  readonly #clock: () => number
 
-  constructor(deps: { config: Config; model: Model; tenants: TenantRegistry; logger: Logger }) {
+  constructor(deps: { config: Config; model: Model; tenants: TenantRegistry; logger: Logger; clock?: () => number }) {
+    this.#clock = deps.clock ?? Date.now
     this.#model = deps.model
     this.#tenants = deps.tenants
     this.#logger = deps.logger
@@ -132,7 +135,7 @@ export class AccessService {
     const cache = this.#cacheOf(db.tenant)
     const cached = cache.users.get(userGuid)
     if (cached && !options.fresh) {
-      if (cached.expiresAt > Date.now()) return cached.value
+      if (cached.expiresAt > this.#clock()) return cached.value
       cache.users.delete(userGuid)
     }
     if (options.fresh) return this.#loadUser(db, userGuid)
@@ -216,7 +219,7 @@ export class AccessService {
     const generation = cache.generation
     const user = await this.#loadUser(db, userGuid)
     if (user && cacheable && cache.generation === generation) {
-      cache.users.set(userGuid, { value: user, expiresAt: Date.now() + this.#roleTtlMs })
+      cache.users.set(userGuid, { value: user, expiresAt: this.#clock() + this.#roleTtlMs })
     }
     return user
   }
@@ -241,7 +244,7 @@ export class AccessService {
     const key = hash.toString('base64url')
     const cached = cache.pats.get(key)
     if (cached) {
-      if (cached.expiresAt > Date.now()) return cached.value
+      if (cached.expiresAt > this.#clock()) return cached.value
       cache.pats.delete(key)
     }
     const cacheable = this.#patTtlMs > 0 && (await this.#listener.listening(db.tenant, db.url))
@@ -249,7 +252,7 @@ export class AccessService {
     const row = await loadPatRow(db.pool, hash)
     if (!row) return undefined
     const record: PatRecord = { ...row, lastUseRecorded: row.lastUsedAt ?? 0 }
-    if (cacheable && cache.generation === generation) cache.pats.set(key, { value: record, expiresAt: Date.now() + this.#patTtlMs })
+    if (cacheable && cache.generation === generation) cache.pats.set(key, { value: record, expiresAt: this.#clock() + this.#patTtlMs })
     return record
   }
 

@@ -13,7 +13,7 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { plainSql, preparedSql, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
-import { isWriteConflict, UnitOfWork, type UnitOptions } from './unit-of-work.ts'
+import { isWriteConflict, UnitOfWork, type RowReadBack, type UnitOptions } from './unit-of-work.ts'
 
 export interface Session {
   readonly tenant: TenantDatabase
@@ -39,6 +39,12 @@ export interface WriteOptions<T> {
    * the write. Costs a BEGIN and a COMMIT, so only such replies ask for it.
    */
   readonly within?: (session: Session, result: T) => Promise<void>
+  /**
+   * A read of a row the write makes (a reply that cannot fail on the data), made by the
+   * flush's own statement (unit-of-work.ts RowReadBack). A session that cannot, or a flush
+   * that did not write the row, never calls its `take`: the caller reads the row itself.
+   */
+  readonly readBack?: (result: T) => RowReadBack | undefined
 }
 
 /**
@@ -69,7 +75,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
             const within = options?.within
             if (!within) {
               const result = await work(unit)
-              await unit.flush()
+              await unit.flush(options?.readBack?.(result))
               return result
             }
             const plain = plainSql(client)

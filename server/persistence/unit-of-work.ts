@@ -114,6 +114,19 @@ export interface UnitOptions {
   readonly onFlush?: (rows: readonly FlushedRow[]) => void
 }
 
+/**
+ * A read of one row a flush writes, made by the flush's own statement from the row its write
+ * returns, so a write's reply costs no statement of its own (as PostgREST answers a write).
+ */
+export interface RowReadBack {
+  readonly entity: EntityModel
+  readonly key: string
+  /** The read's SQL, taking the row from `relation` and its values into `params`. */
+  sql(relation: string, params: SqlParameters): string
+  /** The row the read gave: called once the statement ran, only if the flush wrote the row. */
+  take(row: Record<string, unknown>): void
+}
+
 const CONFLICT = '40001'
 
 /** The error a flush raises when a row changed since it was loaded: run the unit again. */
@@ -299,8 +312,12 @@ export class UnitOfWork {
     return [...candidates].filter((e) => !e.removed && e.state !== 'stub' && e.values[inverse] === parent.key).sort(byKey)
   }
 
-  /** Runs the rules, then writes every change in one statement (after staged steps: their net result). */
-  async flush(): Promise<void> {
+  /**
+   * Runs the rules, then writes every change in one statement (after staged steps: their net
+   * result). `readBack`: a read of a row the statement writes, made by the same statement; it
+   * is not made when the row is not written (nothing changed it), so its caller reads it then.
+   */
+  async flush(readBack?: RowReadBack): Promise<void> {
     if (this.#stored.size > 0) {
       await this.stage()
       const statement = this.#netStatement()
@@ -310,9 +327,10 @@ export class UnitOfWork {
     await this.#beforeWrite()
     const rows = this.#pendingRows()
     if (rows.length === 0) return
-    const statement = writeStatement(rows, this.#options.cipher, false)
+    const statement = writeStatement(rows, this.#options.cipher, false, readBack)
     this.#options.onWrite?.(statement.written)
-    await this.sql(statement.text, statement.params)
+    const [result] = await this.sql(statement.text, statement.params)
+    if (statement.readsBack) readBack!.take(result!)
     this.#options.onFlush?.(rows.map(flushedRow))
     this.#settle(rows.map((row) => row.entry))
   }
@@ -540,8 +558,22 @@ interface PendingRow {
  * version; otherwise `_conflict` raises and nothing of the statement stays. `net`: the
  * versions written are the rows' `next` (staged steps), not one more than found.
  */
-function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | undefined, net: boolean): { text: string; params: unknown[]; written: WrittenRow[] } {
+function writeStatement(
+  rows: readonly PendingRow[],
+  cipher: PropertyCipher | undefined,
+  net: boolean,
+  readBack?: RowReadBack,
+): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean } {
   const params = new SqlParameters()
+  const steps: string[] = []
+  // The step that writes the row to read back returns it whole; the others return 1 a row.
+  const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
+  let readFrom: string | undefined
+  const returning = (inserted: readonly PendingRow[], row: string) => {
+    if (!readRow || !inserted.includes(readRow)) return 'returning 1'
+    readFrom = `"w${steps.length}"`
+    return `returning ${row}`
+  }
   const inserts = new Map<EntityModel, PendingRow[]>()
   const updates = new Map<string, { entity: EntityModel; columns: readonly Column[]; rows: PendingRow[] }>()
   const deletes = new Map<EntityModel, PendingRow[]>()
@@ -556,7 +588,6 @@ function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | un
       updates.set(shape, group)
     }
   }
-  const steps: string[] = []
   const checked: string[] = []
   const written: WrittenRow[] = []
   const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
@@ -568,8 +599,8 @@ function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | un
     const names = [...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')
     steps.push(
       net
-        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(params, inserted, [...columns.map(stored), next])} returning 1`
-        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(params, inserted, columns.map(stored))} returning 1`,
+        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(params, inserted, [...columns.map(stored), next])} ${returning(inserted, '*')}`
+        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(params, inserted, columns.map(stored))} ${returning(inserted, '*')}`,
     )
   }
   for (const { entity, columns, rows: updated } of updates.values()) {
@@ -578,7 +609,7 @@ function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | un
     checked.push(`"w${steps.length}"`)
     steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
         from ${rowSource(params, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} ${returning(updated, 't.*')}`)
     for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
   }
   for (const [entity, deleted] of deletes) {
@@ -588,9 +619,12 @@ function writeStatement(rows: readonly PendingRow[], cipher: PropertyCipher | un
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
+  const check = `case when ${found} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
+  // The read joins the check's one row, so the check runs whatever the read finds.
+  const select = readFrom ? `select ${check}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${check}`
   const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
-      select case when ${found} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
-  return { text, params: params.values, written }
+      ${select}`
+  return { text, params: params.values, written, readsBack: readFrom !== undefined }
 }
 
 /** A column of the rows a flush writes: its name, its SQL type, its value in a row. */

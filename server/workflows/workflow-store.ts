@@ -171,6 +171,12 @@ export async function purgeExpiredWorkflows(sql: Sql): Promise<number> {
   return row.n
 }
 
+/** When the first workflow left expires (timestamptz text); null when none is left. */
+export async function firstWorkflowExpiry(sql: Sql): Promise<string | null> {
+  const [row] = await sql<{ next: string | null }>(`select min("ExpiresAt")::text as next from "_Workflow"`)
+  return row.next
+}
+
 /** Deletes the workflows `where` selects with their requests (not left to the cascade alone). */
 function discard(where: string): string {
   return `with gone as (delete from "_Workflow" where ${where} returning "Id"),

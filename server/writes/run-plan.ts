@@ -2,27 +2,28 @@
 // refused), any other on a unit the session flushes, telling the session the plan (a
 // workflow's session keeps it, to rebuild its state from plans).
 
-import type { Session } from '../persistence/session.ts'
+import type { Session, WriteOptions } from '../persistence/session.ts'
 import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { applyPlan, type PlanActor } from './apply-plan.ts'
 import { isReadOnly, type PlanResult, type WritePlan } from './write-plan.ts'
 
 /**
- * `within`: a read that must succeed for the write to stand (a reply that can fail on the
- * data), run in the write's transaction (Session.write); for a read-only plan, after it.
+ * `reply.within`: a read that must succeed for the write to stand (a reply that can fail on
+ * the data), run in the write's transaction (Session.write); for a read-only plan, after it.
+ * `reply.readBack`: a read the write's statement makes of the row it writes (Session.write).
  */
-export async function runPlan(session: Session, plan: WritePlan, actor: PlanActor, within?: (on: Session, result: PlanResult) => Promise<void>): Promise<PlanResult> {
+export async function runPlan(session: Session, plan: WritePlan, actor: PlanActor, reply: Pick<WriteOptions<PlanResult>, 'within' | 'readBack'> = {}): Promise<PlanResult> {
   let applied: UnitOfWork | undefined
   const apply = (unit: UnitOfWork) => {
     applied = unit
     return applyPlan(unit, plan, actor)
   }
   if (!isReadOnly(plan)) {
-    const result = await session.write(apply, { plan, within })
+    const result = await session.write(apply, { plan, ...reply })
     return { ...result, versions: applied ? versionsAfter(applied, plan, result) : [] }
   }
   const result = await session.read(apply)
-  await within?.(session, result)
+  await reply.within?.(session, result)
   return result
 }
 

@@ -152,6 +152,26 @@ describe('JSON $batch (4.01)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('names the OData-Version of the request alone on every answer, failed ones too', async () => {
+    const answer = await jsonBatch(
+      [
+        { id: 'ok', method: 'GET', url: 'Customers?$top=1' },
+        { id: 'missing', method: 'GET', url: 'Customers(00000000-0000-4000-8000-000000000000)' },
+        { id: 'after', method: 'GET', url: 'Customers?$top=1', dependsOn: ['missing'] },
+        { id: 'invalid', method: 'POST', url: 'Customers', body: { Nope: 'no such property' } },
+      ],
+      admin,
+      { 'OData-MaxVersion': '4.01' },
+    )
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.responses.map((r: { status: number; headers: Record<string, string> }) => [r.status, r.headers['odata-version']])).toEqual([
+      [200, '4.01'],
+      [404, '4.01'],
+      [424, '4.01'],
+      [400, '4.01'],
+    ])
+  })
+
   it('checks If-Match per request', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
     const key = created.body.Guid
@@ -209,7 +229,7 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
         { method: 'GET', url: 'Customers?$count=true&$top=1' },
         {
           changeSet: [
-            { id: '1', method: 'POST', url: 'Customers?$select=Name', body: { Name: 'Multipart One' } },
+            { id: '1', method: 'POST', url: 'Customers?$select=Name,CreditLimit', body: { Name: 'Multipart One', CreditLimit: 10.5 } },
             { id: '2', method: 'POST', url: 'Orders', body: { Number: 7101, 'Customer@odata.bind': '$1' } },
             { id: '3', method: 'PATCH', url: '$1', body: { City: 'Lyon' }, headers: { 'If-Match': 'W/"1"' } },
           ],
@@ -229,7 +249,8 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     ])
     // The part's own Accept (IEEE754Compatible=true, as UI5 sends it) is negotiated: the count is a string.
     expect(parts[0].body['@odata.count']).toMatch(/^\d+$/)
-    expect(parts[1].body).toMatchObject({ Name: 'Multipart One' })
+    // A write's reply too: its decimal is a string, as the part asked.
+    expect(parts[1].body).toMatchObject({ Name: 'Multipart One', CreditLimit: '10.50' })
     expect(parts.every((p) => p.headers['odata-version'] === '4.0')).toBe(true)
     expect(parts[3].headers.etag).toBe('W/"2"')
     expect(parts[4].body.value).toMatchObject([{ City: 'Lyon', Orders: [{ Number: 7101 }] }])
@@ -251,7 +272,8 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     const parts = readMultipart(answer.text, answer.type)
     expect(parts.map((p) => [p.status, p.contentId])).toEqual([[404, '3'], [200, undefined]])
     expect(parts[0].body.error.code).toBe('NotFound')
-    expect(parts[0].headers['odata-version'], 'an error part names its version, as a success does').toBe('4.0')
+    // A failed part names its OData-Version too, as the request alone would be answered.
+    expect(parts.map((p) => p.headers['odata-version'])).toEqual(['4.0', '4.0'])
     expect(await tablesHash()).toBe(before)
   })
 

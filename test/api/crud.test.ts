@@ -34,7 +34,8 @@ describe('create', () => {
   it('answers 200 with @odata.context, Guid and an etag, and only Guid without $select', async () => {
     const response = await post('Customers', { Name: 'Grace Hopper' })
     expect(response.status).toBe(200)
-    expect(response.body['@odata.context']).toMatch(/\/api\/\$metadata#Customers\/\$entity$/)
+    // The context URL names the default projection, as the read of the entity does (OData 4.01 §10).
+    expect(response.body['@odata.context']).toMatch(/\/api\/\$metadata#Customers\(Guid\)\/\$entity$/)
     expect(Object.keys(response.body).filter((k) => !k.startsWith('@'))).toEqual(['Guid'])
     expect(response.headers.get('etag')).toBe('W/"1"')
     expect(response.headers.get('location')).toContain(`Customers(${response.body.Guid})`)
@@ -137,6 +138,15 @@ describe('read', () => {
     const response = await get('')
     expect(response.status).toBe(200)
     expect(response.body.value.map((s: any) => s.name)).toEqual(expect.arrayContaining(['Customers', 'Orders', 'OrderLines', 'Products', 'Roles']))
+  })
+
+  it('serves it at the service root written without its slash, as clients are given it (/api)', async () => {
+    const response = await call(api, { token })
+    expect(response.status).toBe(200)
+    expect(response.body['@odata.context']).toBe(`${api}/$metadata`)
+    expect((await call(api)).status).toBe(401)
+    expect((await call(api, { method: 'POST', token, body: {} })).status).toBe(405)
+    expect((await call(`${server.url}/apix`, { token })).status).toBe(404)
   })
 
   it('navigates from an entity to its collection and its reference', async () => {

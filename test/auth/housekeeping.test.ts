@@ -123,5 +123,6 @@ it('runs each scheduled run on one of two instances only, whenever each fires an
     await other.tenants.close()
     const deployment = deploymentOf([...config.Tenants.values()].map((tenant) => other.tenants.urlOf(tenant)))
     await adminSql(`delete from "entityctl_run_lease" where "Job" like '${deployment}:%'`)
+    await adminSql(`delete from "entityctl_tenant_visit" where "Job" like '${deployment}:%'`)
   }
 })

@@ -3,8 +3,10 @@
 // real app's router, so a route added without a line in ROUTES fails here; the OData routes
 // are enumerated from the model (every entity set × reading it, its count, one entity, each
 // navigation and its count, $expand, $select and $filter/$orderby/$apply paths through each
-// navigation, create with deep inserts, update, delete, each method), so a new entity,
-// navigation or method is covered without a line here. The principals are the demo's
+// navigation, $compute through each, create with deep inserts, update, delete, setting and removing each $ref link,
+// each method), so a new entity, navigation or method is covered without a line here; and every
+// method the service allows on each of those paths (its 405 answer's Allow header) must have a
+// row, so a write added to a path fails here until it has one. The principals are the demo's
 // (install.sh): users whose roles lack a permission, a supervisor whose role tree lacks it, a
 // user whose supervisor has it, and a PAT scoped to one unrelated responsibility.
 //
@@ -42,6 +44,7 @@ const ROUTES: Record<string, string> = {
   'HEAD,GET /api/explorer': 'explorer page: open, a fixed HTML file, reaches no entity',
   'HEAD,GET /api/explorer/:asset': 'explorer assets: open, a fixed list of static files, reaches no entity',
   'ALL /api/{*path}': 'OData: the matrix below',
+  'ALL /api': 'OData: the service root without its slash, the service document as /api/ is (the same dispatch)',
 }
 
 /** The demo's role tree (install.sh) and who holds what; `pat` is clerk's PAT scoped to CloseOrders. */
@@ -71,6 +74,8 @@ interface Route {
   readonly victim?: () => Promise<string>
   /** Refused to everyone, the admin too, with this status (writes to Responsibilities: 405; routes the service lacks: 404, 501). */
   readonly refused?: number
+  /** What a principal holding the permissions gets when only the data refuses it: 400 for removing a required link. */
+  readonly granted?: number
 }
 
 let server: TestServer
@@ -223,6 +228,39 @@ function odataRoutes(model: Model): Route[] {
         { name: `POST ${set}?$expand=${nav}`, set, method: 'POST', path: () => `${set}?$expand=${nav}`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
         { name: `PATCH ${set}(k)?$expand=${nav}`, set, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...read(target)], refused },
       )
+      // $ref writes: an update of the entity holding the reference, whichever side the path names.
+      // What they link is fresh, so no link meets a natural key (a role's responsibility) twice.
+      const fresh = async (of: EntityModel) => (of.name === 'Responsibility' ? keys[of.setName] : created(of.setName, await bodyOf(of)()))
+      if (navigation.kind === 'reference') {
+        const update: Need[] = [{ entity, permission: 'update' }]
+        const link = async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` })
+        list.push(
+          { name: `PUT ${set}(k)/${nav}/$ref`, set, method: 'PUT', path: (v) => `${set}(${v})/${nav}/$ref`, body: link, victim, needs: update, refused },
+          { name: `DELETE ${set}(k)/${nav}/$ref`, set, method: 'DELETE', path: (v) => `${set}(${v})/${nav}/$ref`, victim, needs: update, refused, granted: navigation.decl.required ? 400 : undefined },
+        )
+      } else {
+        const inverse = navigation.inverse
+        const update: Need[] = [{ entity: target, permission: 'update' }]
+        // The DELETE's victim is a fresh parent with a member linked to it, whose link it removes.
+        const members = new Map<string, string>()
+        const parentWithMember = async () => {
+          const parent = await victim()
+          members.set(parent, await created(target.setName, { ...(await bodyOf(target)()), [`${inverse.name}@odata.bind`]: `${set}(${parent})` }))
+          return parent
+        }
+        list.push(
+          { name: `POST ${set}(k)/${nav}/$ref`, set, method: 'POST', path: (v) => `${set}(${v})/${nav}/$ref`, body: async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` }), victim, needs: update },
+          {
+            name: `DELETE ${set}(k)/${nav}/$ref?$id`,
+            set,
+            method: 'DELETE',
+            path: (v) => `${set}(${v})/${nav}/$ref?$id=${target.setName}(${members.get(v) ?? v})`,
+            victim: parentWithMember,
+            needs: update,
+            granted: inverse.decl.required ? 400 : undefined,
+          },
+        )
+      }
       if (navigation.kind === 'collection') {
         // A child created through its parent: what creating the child alone needs, no more.
         const childRefused = target.name === 'Responsibility' ? 405 : undefined
@@ -244,6 +282,9 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$orderby=${nav}/Title`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/Title`, needs: both },
           { name: `${set}?$apply=groupby(${nav}/Title)`, set, method: 'GET', path: () => `${set}?$apply=groupby((${nav}/Title))`, needs: both },
           { name: `${set}/$count?$filter=${nav}/Title`, set, method: 'GET', path: () => `${set}/$count?$filter=${nav}/Title ne 'none'`, needs: both },
+          { name: `${set}?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}?$compute=${nav}/Title as Related&$select=Related`, needs: both },
+          { name: `${set}(k)?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}(${k})?$compute=${nav}/Title as Related`, needs: both },
+          { name: `POST ${set}?$compute=${nav}/Title`, set, method: 'POST', path: () => `${set}?$compute=${nav}/Title as Related`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
           // Responsibilities come from plugins: not even nested in another entity's body.
           { name: `POST ${set} with a new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused: refused ?? (target.name === 'Responsibility' ? 405 : undefined) },
         )
@@ -259,6 +300,7 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$filter=${nav}/any()`, set, method: 'GET', path: () => `${set}?$filter=${nav}/any()`, needs: both },
           { name: `${set}?$filter=${nav}/$count`, set, method: 'GET', path: () => `${set}?$filter=${nav}/$count ge 0`, needs: both },
           { name: `${set}?$orderby=${nav}/$count`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/$count`, needs: both },
+          { name: `${set}?$compute=${nav}/$count`, set, method: 'GET', path: () => `${set}?$compute=${nav}/$count as Related`, needs: both },
           { name: `${set}?$expand=${nav}($filter=…)`, set, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
           { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
         )
@@ -335,6 +377,21 @@ describe('the routes of the service', () => {
     const registered = router.stack.filter((layer) => layer.methods.length > 0).map((layer) => `${all(layer.methods) ? 'ALL' : layer.methods.join(',')} ${layer.path}`)
     expect(registered.filter((route) => !(route in ROUTES)), 'routes this test does not know: add them to ROUTES with what they need').toEqual([])
     expect(Object.keys(ROUTES).filter((route) => !registered.includes(route)), 'ROUTES lists routes the app no longer has').toEqual([])
+  })
+
+  it('have a row for every method the service allows on each OData path, $ref writes included', async () => {
+    // The service's own list: a method no path takes (PROPFIND) is answered 405 with the methods it allows.
+    const GUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+    const shape = (path: string) => path.split('?')[0].replace(new RegExp(`/${GUID.source}`, 'g'), '(k)').replace(GUID, 'k')
+    const paths = new Set(routes.map((route) => route.path(keys[route.set]).split('?')[0]))
+    const walked = new Set(routes.map((route) => `${route.method} ${shape(route.path(keys[route.set]))}`))
+    const unwalked: string[] = []
+    await inParallel([...paths], async (path) => {
+      const answer = await asAdmin('PROPFIND', path)
+      if (answer.status !== 405) unwalked.push(`PROPFIND ${path}: expected 405 naming what it allows, got ${answer.status}`)
+      for (const method of answer.headers.get('Allow')?.split(/,\s*/) ?? []) if (!walked.has(`${method} ${shape(path)}`)) unwalked.push(`${method} ${shape(path)}`)
+    })
+    expect(unwalked, 'methods the service allows that no row walks: add rows to odataRoutes()').toEqual([])
   })
 
   it('cover every entity set of the model, and each is refused to someone', () => {
@@ -424,19 +481,21 @@ describe('a principal lacking a permission', () => {
 })
 
 describe('a principal holding the permissions', () => {
-  it('gets the same requests answered, so the refusals above are not vacuous', async () => {
+  // Some 300 routes, each for every principal holding what it needs, with fresh entities to
+  // write to: a few routes at a time, and more time than a test usually gets, for a loaded machine.
+  it('gets the same requests answered, so the refusals above are not vacuous', { timeout: 180_000 }, async () => {
     const failures: string[] = []
-    for (const route of routes) {
-      if (route.refused) continue
+    await inParallel(routes.filter((route) => !route.refused), async (route) => {
       const allowed = ['admin', ...Object.keys(PRINCIPALS).filter((principal) => route.needs.every(grants(principal)))]
       await Promise.all(
         allowed.map(async (principal) => {
           const victim = (await route.victim?.()) ?? ''
           const response = await send(credentials[principal], route.method, route.path(victim), await route.body?.())
-          if (response.status < 200 || response.status > 299) failures.push(`${principal} ${route.method} ${route.path(victim)}: got ${response.status} ${response.text.slice(0, 200)}`)
+          const answered = route.granted ? response.status === route.granted : response.status >= 200 && response.status <= 299
+          if (!answered) failures.push(`${principal} ${route.method} ${route.path(victim)}: expected ${route.granted ?? 'a success'}, got ${response.status} ${response.text.slice(0, 200)}`)
         }),
       )
-    }
+    }, 4)
     expect(failures).toEqual([])
   })
 

@@ -1,7 +1,8 @@
 // PostgreSQL connections of a set of databases, sampled from pg_stat_activity at a fixed
 // interval on a connection of the runner's own (to the server's maintenance database, so it
 // counts in none of them): in all, and those of entityctl's access listeners (by application
-// name, access-listener.ts). Also the cluster's total, against max_connections.
+// name, access-listener.ts). Also the cluster's total, against max_connections, and how many
+// connections the databases were opened (sessionsOf).
 import pg from 'pg'
 import { withClient } from './databases.ts'
 
@@ -46,4 +47,16 @@ export async function sampleConnections(serverUrl: string, databases: string[], 
 export function maxConnectionsOf(serverUrl: string): Promise<number> {
   return withClient(serverUrl, async (client) =>
     Number((await client.query<{ max_connections: string }>('SHOW max_connections')).rows[0].max_connections))
+}
+
+/**
+ * Connections ever opened to the databases (pg_stat_database.sessions): the difference over a
+ * run counts the connections made in it, however short-lived. A backend reports its start
+ * when its first transaction ends, so the last connections still starting are missed.
+ */
+export function sessionsOf(serverUrl: string, databases: string[]): Promise<number> {
+  return withClient(serverUrl, async (client) =>
+    Number((await client.query<{ sessions: string }>(
+      'SELECT coalesce(sum(sessions), 0)::text AS sessions FROM pg_stat_database WHERE datname = ANY($1)', [databases],
+    )).rows[0].sessions))
 }

@@ -15,6 +15,8 @@ export type Options = {
   entityctlUrl: string | undefined
   entityctlDatabase: string | undefined
   tenant: string
+  /** Whether --tenant was given: the tenants run names its tenants after it (else benchtenant-…). */
+  tenantGiven: boolean
   username: string
   password: string
   /** `--plugins-dir`: entityctl's Server:PluginsDir; by default the bench plugin (test/bench/plugin). */
@@ -80,7 +82,8 @@ Other measurements (entityctl alone, instead of the comparison):
                            connection is left once idle and no workload request failed.
                            --connections applies.
   --soak-minutes <m>       the same, for m minutes
-  --tenants <n>            n tenants on one server, shared round robin by --connections clients
+  --tenants <n>            n tenants on one server (named <--tenant>-000 …, default benchtenant-000 …),
+                           shared round robin by --connections clients
                            signing in and sending key reads for --duration seconds (default 30);
                            key-read and sign-in percentiles, PostgreSQL connections sampled
                            against Database:MaxConnections, RSS per open tenant
@@ -152,6 +155,7 @@ export function parseOptions(argv: string[]): Options {
     entityctlUrl: values['entityctl-url'],
     entityctlDatabase: values['entityctl-database'],
     tenant: values.tenant,
+    tenantGiven: argv.some((arg) => arg === '--tenant' || arg.startsWith('--tenant=')),
     username: values.username,
     password: values.password,
     pluginsDir: resolve(values['plugins-dir'] ?? join(BENCH_DIR, 'plugin')),

@@ -2,8 +2,8 @@
 // PostgreSQL connections entityctl is configured for, and fast (issues 8, 20)? n tenants
 // (tenant-clones.ts) on one entityctl; --connections clients share them round robin, signing
 // in and sending key reads for --duration seconds (tenant-clients.ts) while the connections
-// to their databases are sampled every 250 ms (connection-sampler.ts) and the server's RSS
-// every second. PASS: the tenant connections stay within Database:MaxConnections less the
+// to their databases are sampled every 250 ms (connection-sampler.ts), the connections opened
+// while measured are counted (pg_stat_database.sessions), and the server's RSS every second. PASS: the tenant connections stay within Database:MaxConnections less the
 // instance's one notification connection, every request succeeds, key-read p95 < 50 ms and
 // sign-in p95 < 300 ms. Results in .work/tenants-<timestamp>.json; the databases are dropped
 // unless --keep-databases.
@@ -11,7 +11,7 @@ import { cpus } from 'node:os'
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { SECTIONS } from '../../server/config/schema.ts'
-import { maxConnectionsOf, sampleConnections } from './connection-sampler.ts'
+import { maxConnectionsOf, sampleConnections, sessionsOf } from './connection-sampler.ts'
 import { sampleMemory } from './memory-sampler.ts'
 import { serverVersion } from './databases.ts'
 import { startEntityctl } from './entityctl-process.ts'
@@ -25,6 +25,7 @@ import type { ServerProcess } from './server-process.ts'
 import { TENANT_READ, runTenantClients } from './tenant-clients.ts'
 import { cloneTenants, dropRecordedDatabases } from './tenant-clones.ts'
 
+/** The tenants' names without --tenant: benchtenant-000 … */
 const TENANT_PREFIX = 'benchtenant'
 const SAMPLE_EVERY_MS = 250
 
@@ -32,11 +33,14 @@ const SAMPLE_EVERY_MS = 250
 export async function runTenants(options: Options, count: number): Promise<number> {
   const started = Date.now()
   const log = progressLog('tenants', started)
+  // --tenant names this run's tenants and databases, so runs on one database server (from
+  // several checkouts) never drop each other's: each drops only what its own work folder recorded.
+  const prefix = options.tenantGiven ? options.tenant : TENANT_PREFIX
   const workDir = join(WORK_DIR, 'tenants')
   mkdirSync(workDir, { recursive: true })
   rmSync(join(workDir, 'entityctl.log'), { force: true })
   const setup: EntityctlSetup = {
-    repoRoot: REPO_ROOT, workDir, serverUrl: options.serverUrl, tenant: TENANT_PREFIX,
+    repoRoot: REPO_ROOT, workDir, serverUrl: options.serverUrl, tenant: prefix,
     username: options.username, password: options.password,
     poolSize: options.poolSizeGiven ? options.poolSize : undefined, maxConnections: options.maxConnections,
   }
@@ -44,7 +48,7 @@ export async function runTenants(options: Options, count: number): Promise<numbe
   const poolSize = setup.poolSize ?? SECTIONS.Database.PoolSizePerTenant.default
   let server: ServerProcess | undefined
   try {
-    const tenants = await cloneTenants(setup, TENANT_PREFIX, count)
+    const tenants = await cloneTenants(setup, prefix, count)
     log(`${count} tenants: ${tenants.databases[0]} and ${count - 1} copies`)
     // The start migrates every tenant, one after another.
     server = await startEntityctl(setup, options.serverUrl, await freePort(), 60_000 + count * 2_000)
@@ -53,8 +57,13 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     const sampler = await sampleConnections(options.serverUrl, tenants.databases, SAMPLE_EVERY_MS)
     const memory = sampleMemory(server.pid, 1_000)
     const progress = setInterval(() => log(`connections ${JSON.stringify(sampler.latest())}`), 10_000)
-    const clients = await runTenantClients(server.origin, tenants.names, options, options.durationSeconds)
-      .finally(() => clearInterval(progress))
+    let sessionsBefore = 0
+    const clients = await runTenantClients(server.origin, tenants.names, options, options.durationSeconds, async () => {
+      sessionsBefore = await sessionsOf(options.serverUrl, tenants.databases)
+    }).finally(() => clearInterval(progress))
+    // Each is a backend started (and another tenant's ended to make room): the cost of a turn
+    // whose tenant had no connection left.
+    const opened = (await sessionsOf(options.serverUrl, tenants.databases)) - sessionsBefore
     const samples = await sampler.stop()
     const rss = memory.stop()
     const max = (pick: (sample: (typeof samples)[number]) => number) => Math.max(...samples.map(pick))
@@ -63,6 +72,7 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     const connections = {
       bound, tenantBound, poolSize, maxTotal: max((s) => s.total),
       maxCluster: max((s) => s.cluster), clusterMaxConnections: await maxConnectionsOf(options.serverUrl),
+      opened, openedPerRequest: Math.round((opened / Math.max(1, clients.reads + clients.signIns)) * 100) / 100,
     }
     const rssBeforeMb = rss[0]?.rssMb ?? NaN
     const rssPeakMb = Math.max(...rss.map((sample) => sample.rssMb))
@@ -82,7 +92,7 @@ export async function runTenants(options: Options, count: number): Promise<numbe
       row(`sign-in (${clients.signIns})`.replace(')', ' sign-ins)'), clients.signIn, '< 300 ms'),
       '',
       `tenant connections at most ${connections.maxTotal} of ${tenantBound} (MaxConnections ${bound} less the notification ` +
-        `connection); cluster at most ${connections.maxCluster} of max_connections ${connections.clusterMaxConnections}; ` +
+        `connection), ${opened} opened while measured (${connections.openedPerRequest} per request); cluster at most ${connections.maxCluster} of max_connections ${connections.clusterMaxConnections}; ` +
         `RSS ${rssBeforeMb} MB before, ${rssPeakMb} MB at most with ${count} tenants open: ${rssPerTenantKb} KB per open tenant; ` +
         `${clients.failed} requests failed, ${clients.tenantsWithoutRead.length} tenants without a read: ${pass ? 'PASS' : 'FAIL'}`,
       '',

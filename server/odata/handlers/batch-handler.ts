@@ -181,12 +181,10 @@ class BatchRun {
   }
 
   async #runPart(part: BatchPart, state: ApiState, failsTheBatch = false): Promise<PartAnswer> {
-    // Each answer names its protocol version, errors too, as the answer of the request alone does (UI5 checks it per part).
-    const version = String(this.#ctx.response.get('OData-Version') || '4.0')
     const failedDependency = part.dependsOn.find((id) => this.#failed.has(id))
     if (failedDependency) {
       this.#failed.add(part.id)
-      return failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`), version)
+      return this.#failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`))
     }
     let exchange: PartExchange
     try {
@@ -199,18 +197,33 @@ class BatchRun {
         state.log.error({ err: thrown, part: part.id }, 'unhandled error in a $batch request')
         if (failsTheBatch) throw thrown
         this.#failed.add(part.id)
-        return failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`), version)
+        return this.#failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`))
       }
       if (failsTheBatch) throw error
       this.#failed.add(part.id)
-      return failure(part, error, version)
+      return this.#failure(part, error)
     }
-    if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', version)
+    if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', this.#version())
     const location = exchange.headers.get('Location')
     if (location) this.#created.set(part.id, location.slice(serviceRoot(this.#ctx, this.#services).length))
     const body = await exchange.text()
     const type = exchange.type || (body ? 'application/json' : '')
     return { part, status: exchange.status, headers: exchange.headers, type, body }
+  }
+
+  /**
+   * The OData-Version every answer of the batch names, failed ones too, as the request alone
+   * would be answered (UI5 checks it per part): the batch's, which its OData-MaxVersion chose
+   * (http/odata-headers.ts).
+   */
+  #version(): string {
+    return String(this.#ctx.response.get('OData-Version') || '4.0')
+  }
+
+  #failure(part: BatchPart, error: ServiceError): PartAnswer {
+    const headers = new Map(Object.entries(error.headers))
+    headers.set('OData-Version', this.#version())
+    return { part, status: error.status, headers, type: 'application/json', body: JSON.stringify({ error: errorBody(error) }) }
   }
 
   /** The part's URL as a path under /api/ and its query string. */
@@ -250,11 +263,6 @@ class BatchRun {
     if (!target) throw RequestError.invalid(`'${value}' names no entity created by an earlier request of the batch.`)
     return target
   }
-}
-
-function failure(part: BatchPart, error: ServiceError, version: string): PartAnswer {
-  const headers = new Map([...Object.entries(error.headers), ['OData-Version', version]])
-  return { part, status: error.status, headers, type: 'application/json', body: JSON.stringify({ error: errorBody(error) }) }
 }
 
 function jsonAnswer(answers: readonly PartAnswer[]): string {

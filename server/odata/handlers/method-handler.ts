@@ -10,12 +10,12 @@ import { KEY } from '../../model/model.ts'
 import { runPlan } from '../../writes/run-plan.ts'
 import { isReadOnly } from '../../writes/write-plan.ts'
 import type { Target } from '../semantic/bind-path.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import type { WriteReply } from '../write/bind-write.ts'
-import { jsonContentType } from './negotiate.ts'
 import { readCollection, readEntity, requireMember } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
+import { jsonContentType } from './negotiate.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
@@ -30,7 +30,7 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
     scope.session,
     plan,
     planActor(scope.state.access),
-    within ? (session, { results }) => respond(ctx, { ...scope, session }, reply, results[0]) : undefined,
+    within ? { within: (session, { results }) => respond(ctx, { ...scope, session }, reply, results[0]) } : {},
   )
   // A modify method may change users and roles like any write (write-handlers.ts afterWrite).
   if (!isReadOnly(plan) && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
@@ -40,13 +40,16 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
   if (ctx.status === 204 && target.key && version !== undefined) ctx.set('ETag', `W/"${version}"`)
 }
 
-/** Answers with the method's result, read as the reply's query options ask. */
+/**
+ * Answers with the method's result, read as the reply's query options ask and written as the
+ * client negotiated (odata.metadata, IEEE754Compatible), as a read of the same shape is.
+ */
 async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, result: unknown): Promise<void> {
   const root = serviceRoot(ctx, scope.services)
   switch (reply.kind) {
     case 'entities': {
       const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
-      const body = await readCollection(scope, { ...reply.read, keys }, contextUrl(root, reply.entity, reply.select, false), ctx)
+      const body = await readCollection(scope, { ...reply.read, keys }, root + projectedContextPath(reply.entity, reply.projection), ctx)
       ctx.type = jsonContentType(scope.format)
       ctx.body = body
       return
@@ -54,7 +57,7 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
     case 'entity': {
       const key = result ? String((result as Record<string, unknown>)[KEY]) : ''
       const read = { kind: 'entity' as const, entity: reply.entity, key, read: reply.read }
-      const found = key ? await readEntity(scope, read, contextUrl(root, reply.entity, reply.select, false, true)) : undefined
+      const found = key ? await readEntity(scope, read, root + projectedContextPath(reply.entity, reply.projection, true)) : undefined
       if (!found) {
         ctx.status = 204
         ctx.body = null
@@ -65,13 +68,11 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
       return
     }
     case 'value': {
-      // As a property is written (read-handler.ts): IEEE754Compatible=true makes a decimal a
-      // string, as OpenUI5 asks for and expects; odata.metadata=none drops the context.
-      const value = result ?? null
-      const written = reply.type === 'Edm.Decimal' && scope.format.ieee754 && typeof value === 'number' ? String(value) : value
-      const context = scope.format.metadata === 'none' ? {} : { '@odata.context': `${root}$metadata#${reply.type}` }
+      const { metadata, ieee754 } = scope.format
+      // Edm.Decimal and Edm.Int64 as strings under IEEE754Compatible=true, as a read writes them.
+      const value = ieee754 && (reply.type === 'Edm.Decimal' || reply.type === 'Edm.Int64') && typeof result === 'number' ? String(result) : (result ?? null)
       ctx.type = jsonContentType(scope.format)
-      ctx.body = JSON.stringify({ ...context, value: written })
+      ctx.body = JSON.stringify(metadata === 'none' ? { value } : { '@odata.context': `${root}$metadata#${reply.type}`, value })
       return
     }
     case 'none':

@@ -56,11 +56,15 @@ export interface RequestScope {
 }
 
 export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
-  router.all('/{*path}', async (ctx) => {
+  const route = async (ctx: Context) => {
     const api = ctx as ApiContext
     if (BATCH_PATH.test(ctx.path)) return handleBatch(api, services, dispatch)
     return dispatch(api, services)
-  })
+  }
+  router.all('/{*path}', route)
+  // '/' also matches the service root written without its slash (/api), as clients are given
+  // it: it answers as /api/ does (odata2ts fetches its CSRF token there).
+  router.all('/', route)
 }
 
 const BATCH_PATH = /^\/api\/\$batch\/?$/i

@@ -20,7 +20,7 @@ import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
 import type { PreparedRead } from '../plan/read-plan-cache.ts'
 import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
-import { finishEntities, needsFinishing } from '../serializer/finish-entities.ts'
+import { finishEntities, needsFinishing, type Finishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
 import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
 import { KEY, type EntityModel } from '../../model/model.ts'
@@ -30,6 +30,7 @@ import type { JsonOutput } from '../sql/sql-builder.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
+import type { RowReadBack } from '../../persistence/unit-of-work.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
@@ -148,7 +149,7 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
   if (!row) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
   if (row.body === null) throw tooLarge(services.config.ApiOptions.MaxResponseBytes, 0)
   ctx.set('ETag', row.etag)
-  const value: unknown = JSON.parse(finishEntities(row.body, read.read, scope.session.tenant.cipher, true))[name]
+  const value: unknown = JSON.parse(finishEntities(row.body, read.read, { cipher: scope.session.tenant.cipher, ieee754: true }, true))[name]
   if (value === null || value === undefined) {
     ctx.status = 204
     return
@@ -249,9 +250,9 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 }
 
 /**
- * Plans and runs a collection read (a method's result); its answer is a string, or a stream
- * when it is longer than a batch and `ctx` can take one. Adds @odata.nextLink when the server paged it.
- * Written as the request asked (odata.metadata, IEEE754Compatible), as a read's answer is.
+ * Plans and runs a collection read (a method's result), written in the request's negotiated
+ * format as a read is; its answer is a string, or a stream when it is longer than a batch and
+ * `ctx` can take one. Adds @odata.nextLink when the server paged it.
  */
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
@@ -269,10 +270,41 @@ export async function requireMember(scope: RequestScope, entity: EntityModel, ke
   if (!(await readEntity(scope, read, ''))) throw parentOrNavigationNotFound(target)
 }
 
-/** Plans and runs a read of one entity (a write's or a method's reply), written as the request asked. */
-export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<{ body: string; etag: string } | undefined> {
+/** One entity as answered: its JSON (context included) and its ETag. */
+export interface EntityRead {
+  readonly body: string
+  readonly etag: string
+}
+
+/** Plans and runs a read of one entity (a write's or a method's reply), in the negotiated format as a read is. */
+export async function readEntity(scope: RequestScope, read: BoundEntityByKey, context: string): Promise<EntityRead | undefined> {
   const plan = planEntityRead(read, planLimits(scope))
   return runEntityRead(scope, plan, compileEntityRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context)
+}
+
+/** How Node finishes what the statement could not (finish-entities.ts), in the negotiated format. */
+function finishing(scope: RequestScope): Finishing {
+  return { cipher: scope.session.tenant.cipher, ieee754: scope.format.ieee754 }
+}
+
+/**
+ * The same read, made by a write's statement of the row it writes (persistence/unit-of-work.ts
+ * RowReadBack): planned here, compiled into that statement; `found()` is the answer once the
+ * statement gave the row, finished as runEntityRead finishes its own (undefined before).
+ */
+export function readBackOf(scope: RequestScope, read: BoundEntityByKey, context: string): { readBack: RowReadBack; found(): EntityRead | undefined } {
+  const plan = planEntityRead(read, planLimits(scope))
+  const maxBytes = scope.services.config.ApiOptions.MaxResponseBytes
+  let taken: EntityRow | undefined
+  return {
+    readBack: {
+      entity: read.entity,
+      key: read.key,
+      sql: (relation, params) => compileEntityRead(plan, maxBytes, jsonOutput(scope), { relation, params }).sql,
+      take: (row) => (taken = row as EntityRow),
+    },
+    found: () => taken && entityFromRow(scope, plan, taken, context),
+  }
 }
 
 async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, statement: CompiledRead, context: string, ctx?: Exchange): Promise<string | Readable> {
@@ -290,18 +322,24 @@ async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, stat
     parentMissing: () => parentNotFound(scope.target),
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
-    finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, session.tenant.cipher, true) : (body: string) => body,
+    finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, finishing(scope), true) : (body: string) => body,
     nextLink: () => (ctx && nextSkip !== undefined ? nextLink(ctx, services, nextSkip) : undefined),
   }
   return collectionAnswer(cursor, shape, state.log, Boolean(ctx && session.cursor))
 }
 
-async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: CompiledRead, context: string): Promise<{ body: string; etag: string } | undefined> {
+type EntityRow = { body: string | null; etag: string }
+
+async function runEntityRead(scope: RequestScope, plan: EntityPlan, statement: CompiledRead, context: string): Promise<EntityRead | undefined> {
   logStatement(scope, statement.sql)
-  const [row] = await scope.session.query<{ body: string | null; etag: string }>(statement.sql, statement.params)
-  if (!row) return undefined
+  const [row] = await scope.session.query<EntityRow>(statement.sql, statement.params)
+  return row && entityFromRow(scope, plan, row, context)
+}
+
+/** A row of compileEntityRead's statement as the answer: virtual properties computed, the context added. */
+function entityFromRow(scope: RequestScope, plan: EntityPlan, row: EntityRow, context: string): EntityRead {
   if (row.body === null) throw tooLarge(scope.services.config.ApiOptions.MaxResponseBytes, 0)
-  const body = finishEntities(row.body, plan.entity.read, scope.session.tenant.cipher, true)
+  const body = finishEntities(row.body, plan.entity.read, finishing(scope), true)
   return { body: scope.format.metadata === 'none' ? body : entityAnswer(context, body), etag: row.etag }
 }
 

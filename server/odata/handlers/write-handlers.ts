@@ -13,9 +13,10 @@ import { runPlan } from '../../writes/run-plan.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bindWrite, type BoundWrite, type WriteBinding, type WriteRequest } from '../write/bind-write.ts'
 import type { DefaultSelect } from '../semantic/bind-read.ts'
-import { contextUrl, serviceRoot } from '../serializer/urls.ts'
+import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
+import { parseReadOptions, readBackOf, readEntity, type EntityRead } from './read-handler.ts'
+import type { BoundEntityByKey, BoundEntityRead } from '../semantic/bound.ts'
 import { jsonContentType } from './negotiate.ts'
-import { parseReadOptions, readEntity } from './read-handler.ts'
 import type { Exchange, RequestScope } from './odata-routes.ts'
 
 /** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
@@ -78,35 +79,58 @@ export async function handleLink(ctx: Exchange, scope: RequestScope, navigation:
  * Runs the bound write and, when `answer`, reads the written entity into the answer (200 and
  * its ETag; the status stays otherwise: the entity is gone meanwhile). A reply that can fail on
  * the data is read in the write's transaction, so its failure is the request's and nothing is
- * written; any other is read after the write. Returns the key written.
+ * written. A reply of the written row alone (no expand, no $compute: nothing another row of
+ * the write could change) is read by the write's own statement; any other after the write.
+ * Returns the key written.
  */
 async function write(ctx: Exchange, scope: RequestScope, bound: BoundWrite, answer: boolean): Promise<string> {
   const { reply } = bound
-  const within = answer && reply.kind === 'entity' && reply.failsOnData
-  const { results, versions } = await runPlan(
-    scope.session,
-    bound.plan,
-    planActor(scope.state.access),
-    within ? (session, { results }) => answerWith(ctx, { ...scope, session }, bound, String(results[0])) : undefined,
-  )
+  const read = !answer || reply.kind !== 'entity' ? 'none' : reply.failsOnData ? 'within' : readsOnlyItsRow(reply.read) ? 'byTheWrite' : 'after'
+  let readBack: ReturnType<typeof readBackOf> | undefined
+  const { results, versions } = await runPlan(scope.session, bound.plan, planActor(scope.state.access), {
+    within: read === 'within' ? (session, { results }) => answerWith(ctx, { ...scope, session }, bound, String(results[0])) : undefined,
+    readBack: read === 'byTheWrite' ? ({ results }) => (readBack = readBackOf(scope, writtenEntity(bound, String(results[0])), replyContext(ctx, scope, bound))).readBack : undefined,
+  })
   const key = String(results[0])
   // The new ETag, for an answer without the entity; an answer with it sets its own.
   const version = versions?.[0]
   if (version !== undefined) ctx.set('ETag', `W/"${version}"`)
-  if (answer && !within) await answerWith(ctx, scope, bound, key)
+  const readByTheWrite = readBack?.found()
+  if (readByTheWrite) answerWithEntity(ctx, scope, readByTheWrite)
+  // Read after the write: a reply that must be, or a row the write's statement did not write (nothing changed it).
+  else if (read === 'after' || read === 'byTheWrite') await answerWith(ctx, scope, bound, key)
   return key
 }
 
+/** Whether a reply reads nothing but the written row's own columns (see write). */
+function readsOnlyItsRow(read: BoundEntityRead): boolean {
+  return read.expand.length === 0 && !read.computed?.length
+}
+
 async function answerWith(ctx: Exchange, scope: RequestScope, bound: BoundWrite, key: string): Promise<void> {
+  const found = await readEntity(scope, writtenEntity(bound, key), replyContext(ctx, scope, bound))
+  if (found) answerWithEntity(ctx, scope, found)
+}
+
+/** The reply's read of the written entity `key`. */
+function writtenEntity(bound: BoundWrite, key: string): BoundEntityByKey {
   const { reply } = bound
-  if (reply.kind !== 'entity') return
-  const context = contextUrl(serviceRoot(ctx, scope.services), reply.entity, reply.select, false, true)
-  const found = await readEntity(scope, { kind: 'entity', entity: reply.entity, key, read: reply.read }, context)
-  if (!found) return
+  if (reply.kind !== 'entity') throw new Error('only an entity reply reads the written entity')
+  return { kind: 'entity', entity: reply.entity, key, read: reply.read }
+}
+
+function answerWithEntity(ctx: Exchange, scope: RequestScope, found: EntityRead): void {
   ctx.status = 200
   ctx.set('ETag', found.etag)
   ctx.type = jsonContentType(scope.format)
   ctx.body = found.body
+}
+
+/** The reply's context URL: what a read of the entity with the same options names. */
+function replyContext(ctx: Exchange, scope: RequestScope, bound: BoundWrite): string {
+  const { reply } = bound
+  if (reply.kind !== 'entity') throw new Error('only an entity reply reads the written entity')
+  return serviceRoot(ctx, scope.services) + projectedContextPath(reply.entity, reply.projection, true)
 }
 
 /** Binds a write for the request's caller (every permission it needs is checked here). */

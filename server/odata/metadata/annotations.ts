@@ -65,6 +65,12 @@ export const annotate = {
     annotation('Capabilities.FilterRestrictions', value.record({ NonFilterableProperties: value.propertyPaths(paths) })),
   nonSortable: (paths: readonly string[]) =>
     annotation('Capabilities.SortRestrictions', value.record({ NonSortableProperties: value.propertyPaths(paths) })),
+  /**
+   * Whether $search works on the set (it needs searchable properties): UI5 and Fiori clients
+   * offer a search field only where it is true. Every expression is supported (`AND`, `OR`,
+   * `NOT`, phrases, groups), which is the term's default for UnsupportedExpressions.
+   */
+  searchable: (searchable: boolean) => annotation('Capabilities.SearchRestrictions', value.record({ Searchable: value.bool(searchable) })),
   maxExpandLevels: (levels: number) => annotation('Capabilities.ExpandRestrictions', value.record({ MaxLevels: value.int(levels) })),
   keyAsSegmentSupported: () => tag('Capabilities.KeyAsSegmentSupported'),
   odataVersions: (versions: string) => annotation('Core.ODataVersions', value.string(versions)),

@@ -37,10 +37,11 @@ export function buildOpenApi(csdl: Csdl, options: OpenApiOptions): Record<string
 
   const paths: Record<string, PathItem> = {}
   const tags: { name: string; description?: string }[] = []
+  const setsByType = new Map(schema.container.entitySets.map((set) => [set.entityType, set]))
   for (const set of schema.container.entitySets) {
     const type = entityTypes.get(set.entityType)!
     tags.push({ name: set.name, description: `Entity set of ${type.name}` })
-    Object.assign(paths, entitySetPaths(set, type))
+    Object.assign(paths, entitySetPaths(set, type, (entityType) => setsByType.get(entityType)))
     for (const operation of schema.operations) {
       // Each entity type has one set; an operation bound to the type is reached through it.
       if (operation.parameters[0]?.type !== set.entityType) continue

@@ -5,6 +5,9 @@
 //   /Orders                    GET POST         /Orders({Guid})              GET PATCH PUT DELETE
 //   /Orders/$count             GET              /Orders({Guid})/Customer     GET
 //   /Orders({Guid})/Lines      GET              /Orders({Guid})/Lines/$count GET
+//
+// A collection read lists $search only where the set's Capabilities.SearchRestrictions in the
+// CSDL say it is searchable, as $metadata tells UI5 and Fiori clients.
 
 import type { CsdlEntitySet, CsdlEntityType } from '../metadata/csdl.ts'
 import {
@@ -34,7 +37,8 @@ export function entityPath(set: CsdlEntitySet, type: CsdlEntityType): string {
   return `/${set.name}({${type.key[0]}})`
 }
 
-export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record<string, PathItem> {
+/** `setOf`: the entity set of an entity type (qualified name), for the reads through a navigation. */
+export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType, setOf: (entityType: string) => CsdlEntitySet | undefined): Record<string, PathItem> {
   const tags = [set.name]
   const entity = schemaRef(type.name)
   const key = keyParameter(type)
@@ -45,7 +49,7 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record
         tags,
         summary: `Read ${set.name}`,
         operationId: `${set.name}.list`,
-        parameters: queryOptions(COLLECTION_OPTIONS),
+        parameters: queryOptions(collectionOptions(set)),
         responses: responses({ '200': json(`A page of ${set.name}`, collectionSchema(entity)) }),
       },
       post: {
@@ -112,7 +116,7 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record
         tags,
         summary: `Read the ${navigation.name} of one of ${set.name}`,
         operationId: `${set.name}.${navigation.name}.get`,
-        parameters: queryOptions(navigation.collection ? COLLECTION_OPTIONS : ENTITY_OPTIONS),
+        parameters: queryOptions(navigation.collection ? collectionOptions(setOf(navigation.type)) : ENTITY_OPTIONS),
         responses: responses({ '200': json(`The ${navigation.name}`, navigation.collection ? collectionSchema(targetSchema) : targetSchema), '204': NO_CONTENT }),
       },
     }
@@ -130,4 +134,16 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType): Record
     }
   }
   return paths
+}
+
+/** The query options of a collection read of `set`: all of them, but $search where the set is not searchable. */
+function collectionOptions(set: CsdlEntitySet | undefined): readonly string[] {
+  return set && !searchable(set) ? COLLECTION_OPTIONS.filter((name) => name !== 'search') : COLLECTION_OPTIONS
+}
+
+/** Capabilities.SearchRestrictions/Searchable of the set; true without it, as the vocabulary's default says. */
+function searchable(set: CsdlEntitySet): boolean {
+  const restrictions = set.annotations.find((annotation) => annotation.term === 'Capabilities.SearchRestrictions')?.value
+  const flag = restrictions?.kind === 'Record' ? restrictions.properties.Searchable : undefined
+  return flag?.kind !== 'Bool' || flag.value
 }

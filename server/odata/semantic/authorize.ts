@@ -4,7 +4,7 @@
 // sees, so nothing a statement touches escapes the check:
 //   a read          read on the entity set, on both ends of a navigation (Orders(k)/Customer
 //                   needs read on Order and on Customer), and on every entity that $expand,
-//                   $select paths, and the paths of $filter, $orderby and $apply go through;
+//                   $select paths, and the paths of $filter, $orderby, $compute and $apply go through;
 //   a create        create on the entity, and on every entity nested in the body (deep insert);
 //   an update       update; a delete: delete;
 //   a method        execute:<name>, and for an entity result what reading that result needs;
@@ -122,8 +122,13 @@ function readNeeds(bound: BoundRead, need: AddNeed): void {
   for (const stage of bound.apply ?? []) applyNeeds(stage, need)
 }
 
-/** What reading one entity's selection needs beyond the entity itself: its expansions, all the way down. */
+/**
+ * What reading one entity's selection needs beyond the entity itself: the paths of the $compute
+ * values it answers with (`Customer/Name as Buyer` reads the customer), and its expansions, all
+ * the way down.
+ */
 function entityReadNeeds(read: BoundEntityRead, need: AddNeed): void {
+  for (const item of read.computed ?? []) expressionNeeds(item.expression, '$compute', need)
   for (const expand of read.expand) {
     const { navigation } = expand
     need(navigation.target, 'read', `$expand of ${navigation.entity.name}.${navigation.name}`)

@@ -133,9 +133,10 @@ export function bindEntityRead(
           throw QueryError.invalid(`$select=${item.path.join('/')}: ${entity.setName}.${item.path[0]} is not a navigation property, so '${item.path.slice(0, 2).join('/')}' cannot follow it.`, item.path[0])
         }
         const property = resolveProperty(context, entity, item.path[0])
-        if (property.kind !== 'scalar') {
-          throw QueryError.invalid(`$select=${item.path[0]}: ${entity.setName}.${item.path[0]} is a navigation property; use $expand=${item.path[0]}.`, item.path[0])
-        }
+        // A navigation property in $select names its link, not data (OData 4.01 URL Conventions
+        // 5.1.3): its entities are in the answer when $expand asks for them, as without it. The
+        // SAP Cloud SDK's v4 client selects one so (`select(Customers.ORDERS)`).
+        if (property.kind !== 'scalar') continue
         add(property)
       }
     }

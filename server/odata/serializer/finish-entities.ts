@@ -1,17 +1,25 @@
 // What PostgreSQL cannot finish of a read body, done in Node after the statement:
 // encrypted properties arrive as ciphertext and are decrypted with the tenant's key, and
 // virtual properties are computed from inputs the SQL carries under "@needs.<Name>" keys
-// (dropped afterwards). A read with neither passes through untouched, as text.
+// (dropped afterwards). A read with neither passes through untouched, as text. The values
+// made here follow the negotiated format as the statement's do: under IEEE754Compatible=true
+// a decimal is a string, whether PostgreSQL wrote it or a plugin computed it.
 
-import type { EntityModel } from '../../model/model.ts'
+import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import type { PropertyCipher } from '../../tenancy/property-encryption.ts'
-import type { BoundEntityRead } from '../semantic/bound.ts'
+import type { BoundEntityRead, BoundSelectItem } from '../semantic/bound.ts'
 
-export function finishEntities(body: string, read: BoundEntityRead, cipher: PropertyCipher | undefined, single = false): string {
+/** How a body is finished: the tenant's key for encrypted values; `ieee754`: decimals as strings. */
+export interface Finishing {
+  readonly cipher: PropertyCipher | undefined
+  readonly ieee754: boolean
+}
+
+export function finishEntities(body: string, read: BoundEntityRead, finishing: Finishing, single = false): string {
   if (!needsFinishing(read)) return body
   const parsed = JSON.parse(body)
-  if (single) finishEntity(parsed, read, cipher)
-  else for (const entity of parsed.value ?? []) finishEntity(entity, read, cipher)
+  if (single) finishEntity(parsed, read, finishing)
+  else for (const entity of parsed.value ?? []) finishEntity(entity, read, finishing)
   return JSON.stringify(parsed)
 }
 
@@ -23,29 +31,45 @@ export function needsFinishing(read: BoundEntityRead): boolean {
   )
 }
 
-function finishEntity(row: Record<string, any>, read: BoundEntityRead, cipher: PropertyCipher | undefined): void {
+function finishEntity(row: Record<string, any>, read: BoundEntityRead, finishing: Finishing): void {
   if (!row) return
-  for (const item of [...read.select, ...read.needs]) {
-    if (!item.property.decl.encrypted) continue
-    const key = read.select.includes(item) ? item.publicName : `@needs.${item.property.name}`
+  const { cipher } = finishing
+  const encrypted = [...read.select, ...read.needs].filter((item) => item.property.decl.encrypted)
+  const keyOf = (item: BoundSelectItem) => (read.select.includes(item) ? item.publicName : `@needs.${item.property.name}`)
+  for (const item of encrypted) {
     if (!cipher) throw new Error('encrypted property read without the tenant cipher')
-    row[key] = cipher.decrypt(row[key])
+    row[keyOf(item)] = cipher.decrypt(row[keyOf(item)])
   }
   if (read.virtuals.length > 0) {
     const entity: EntityModel = read.range.entity
     const input: Record<string, unknown> = {}
-    for (const item of read.select) input[item.property.name] = row[item.publicName]
+    for (const item of read.select) input[item.property.name] = ruleInput(row[item.publicName], item.property)
     for (const item of read.needs) input[item.property.name] = row[`@needs.${item.property.name}`]
     for (const item of read.needs) delete row[`@needs.${item.property.name}`]
     const now = new Date()
     for (const item of read.virtuals) {
       const rule = entity.rules.computed.get(item.property.name)!
-      row[item.publicName] = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: async () => [] }) ?? null
+      const value = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: async () => [] }) ?? null
+      row[item.publicName] = written(value, item.property, finishing)
     }
   }
+  for (const item of encrypted) if (read.select.includes(item)) row[item.publicName] = written(row[item.publicName], item.property, finishing)
   for (const expand of read.expand) {
     const value = row[expand.publicName]
-    if (Array.isArray(value)) for (const child of value) finishEntity(child, expand.read, cipher)
-    else if (value) finishEntity(value, expand.read, cipher)
+    if (Array.isArray(value)) for (const child of value) finishEntity(child, expand.read, finishing)
+    else if (value) finishEntity(value, expand.read, finishing)
   }
+}
+
+/**
+ * A selected value as a rule reads it: a decimal the statement wrote as a string
+ * (IEEE754Compatible=true) is a number again, as rules see decimals everywhere else.
+ */
+function ruleInput(value: unknown, property: ScalarProperty): unknown {
+  return property.type === 'Decimal' && typeof value === 'string' ? Number(value) : value
+}
+
+/** A value made in Node, as the statement writes one of its type: a decimal as a string under IEEE754Compatible=true. */
+function written(value: unknown, property: ScalarProperty, finishing: Finishing): unknown {
+  return finishing.ieee754 && property.type === 'Decimal' && typeof value === 'number' ? String(value) : value
 }

@@ -1,4 +1,5 @@
-// URLs the responses carry: the service root and @odata.context.
+// URLs the responses carry: the service root and @odata.context, the same for a read and for a
+// write or method answering with what a read of the same shape would.
 //   Orders?$select=Number,Total  →  http://host/api/$metadata#Orders(Number,Total)
 
 import type { EntityModel } from '../../model/model.ts'
@@ -9,24 +10,6 @@ import type { BoundApplyStage } from '../semantic/bound.ts'
 export function serviceRoot(ctx: { readonly protocol: string; readonly host: string }, services: { readonly config: { readonly Server: { readonly PublicUrl?: string } } }): string {
   const configured = services.config.Server.PublicUrl
   return `${configured ? configured.replace(/\/$/, '') : `${ctx.protocol}://${ctx.host}`}/api/`
-}
-
-/** `root` is the service root (serviceRoot). */
-export function contextUrl(
-  root: string,
-  entity: EntityModel,
-  select: readonly SelectItemSyntax[] | undefined,
-  aggregated: boolean,
-  single = false,
-): string {
-  return root + contextPath(entity, select, aggregated, single)
-}
-
-/** What follows the service root in @odata.context: `$metadata#Orders(Number,Total)`. */
-export function contextPath(entity: EntityModel, select: readonly SelectItemSyntax[] | undefined, aggregated: boolean, single = false): string {
-  const names = select?.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
-  const projection = aggregated ? '()' : names?.length ? `(${names.join(',')})` : ''
-  return `$metadata#${entity.setName}${projection}${single ? '/$entity' : ''}`
 }
 
 /** `$metadata#Customers(Name,Orders(Number))[/$entity]` (after the service root); no list when `projection` is empty. */

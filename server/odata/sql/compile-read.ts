@@ -34,6 +34,7 @@ import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts
 import { compileApply } from './compile-apply.ts'
 import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
+import type { SqlParameters } from '../../persistence/sql-parameters.ts'
 
 /**
  * A read's statement: for a collection, rows of `size` and `body` (null when the entity alone
@@ -124,9 +125,15 @@ function unlessParentMissing(parent: ParentLink, key: string, rows: string): str
   return `select m.missing, r.* from (select not ${exists} as missing) m left join lateral (${rows}) r on not m.missing`
 }
 
-/** One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none. */
-export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: JsonOutput): CompiledRead {
-  const builder = new SqlBuilder(json)
+/**
+ * One entity: a row of `size`, `body` (null when over `maxBytes`) and `etag`, or none.
+ * `from`: where the row is read instead of its table, with the parameters of the statement
+ * it is part of: a write's reply reads the row the write's statement returns (unit-of-work.ts).
+ *   Orders(<key>)?$select=Total, from "w0"
+ *   →  select … from (select ('{"@odata.etag":…,"Total":' || … || '}') as body, … from "w0" t0 where t0."Guid" = $30::uuid offset 0) j
+ */
+export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: JsonOutput, from?: { relation: string; params: SqlParameters }): CompiledRead {
+  const builder = new SqlBuilder(json, from?.params)
   const read = plan.source
   const alias = builder.alias(read.read.range)
   // Orders(k)/Lines(m): a line of that order with that key, the parent's key first in the path.
@@ -135,7 +142,7 @@ export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: Jso
     : [...parentCondition(builder, read.parent, alias), ...(read.key ? [`${alias}."Guid" = ${builder.pathKey(read.key, 1)}`] : [])].join(' and ')
   const row = rowJson(builder, plan.entity)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
-  const entity = `select ${row} as body, ${etag} as etag from ${ident(read.entity.table)} ${alias} where ${where}`
+  const entity = `select ${row} as body, ${etag} as etag from ${from?.relation ?? ident(read.entity.table)} ${alias} where ${where}`
   return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 

@@ -59,14 +59,16 @@ export interface JsonOutput {
 const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, typeName: (entity) => entity.name, publicName: (name) => name }
 
 export class SqlBuilder {
-  readonly #parameters = new SqlParameters()
+  readonly #parameters: SqlParameters
   readonly #aliases = new Map<number, string>()
   readonly #keySlots: number[] = []
   #joinCounter = 0
   readonly json: JsonOutput
 
-  constructor(json: JsonOutput = MINIMAL) {
+  /** `parameters`: the collector of a statement this read is part of (a write's, for its reply). */
+  constructor(json: JsonOutput = MINIMAL, parameters = new SqlParameters()) {
     this.json = json
+    this.#parameters = parameters
   }
 
   get params(): unknown[] {

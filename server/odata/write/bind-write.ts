@@ -8,16 +8,17 @@
 
 import type { AccessContext } from '../../auth/access-context.ts'
 import { QueryError, RequestError } from '../../errors.ts'
-import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
+import { KEY, type CollectionProperty, type EntityModel, type Model, type ReferenceProperty } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { writePlan, type CreateOperation, type WritePlan } from '../../writes/write-plan.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
-import type { QueryOptionsSyntax, SelectItemSyntax } from '../parser/syntax.ts'
+import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
+import { applyList, selectList } from '../serializer/urls.ts'
 import { bindCreateBody, bindUpdateBody, checkBodyLimits, keyFromBinding, nestedCreates, type BodyContext, type BodyLimits } from './bind-body.ts'
 import { bindParameters } from './bind-parameters.ts'
 
@@ -84,7 +85,8 @@ export type WriteReply =
       readonly kind: 'entity'
       readonly entity: EntityModel
       readonly read: BoundEntityRead
-      readonly select: readonly SelectItemSyntax[] | undefined
+      /** The select list of its context URL, as a read of the same shape names it (urls.ts selectList). */
+      readonly projection: readonly string[]
       readonly failsOnData: boolean
     }
   /** The entities a method returns, read as its query options ask. */
@@ -92,7 +94,8 @@ export type WriteReply =
       readonly kind: 'entities'
       readonly entity: EntityModel
       readonly read: BoundCollectionRead
-      readonly select: readonly SelectItemSyntax[] | undefined
+      /** The select list of its context URL, as a read of the same shape names it (urls.ts selectList, applyList). */
+      readonly projection: readonly string[]
       readonly failsOnData: boolean
     }
   /** A value a method returns (Edm type name). */
@@ -231,8 +234,10 @@ function throughParent(binding: WriteBinding, created: CreateOperation, parent: 
 function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: QueryOptionsSyntax, why: string): Extract<WriteReply, { kind: 'entity' }> {
   if (appliesToCollections(options)) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`)
   const context = createBindContext(binding.naming, binding.query, options.aliases)
-  const read = bindEntityRead(context, context.nextRange(entity), options.select, options.expand, binding.defaultSelect, 1)
-  return { kind: 'entity', entity, read, select: options.select, failsOnData: evaluatesOnData(read) }
+  const range = context.nextRange(entity)
+  const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
+  const read = bindEntityRead(context, range, options.select, options.expand, binding.defaultSelect, 1, range, computed)
+  return { kind: 'entity', entity, read, projection: selectList(options, defaultKey(binding)), failsOnData: evaluatesOnData(read) }
 }
 
 /**
@@ -246,7 +251,8 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
     const entity = binding.model.entities.get(returns.target)!
     const read = bindCollectionRead(createBindContext(binding.naming, binding.query, options.aliases), entity, options, binding.defaultSelect)
     const failsOnData = Boolean(read.filter || read.orderby.length > 0 || read.apply?.length) || evaluatesOnData(read.read)
-    return { kind: 'entities', entity, read, select: options.select, failsOnData }
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(binding))
+    return { kind: 'entities', entity, read, projection, failsOnData }
   }
   if (returns?.kind === 'reference') {
     const entity = binding.model.entities.get(returns.target)!
@@ -257,9 +263,15 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
   return returns ? { kind: 'value', type: edmName(returns.type) } : { kind: 'none' }
 }
 
+/** What a reply without $select projects, for its context URL: the key's public name, or everything (undefined). */
+function defaultKey(binding: WriteBinding): string | undefined {
+  return binding.defaultSelect === 'Key' ? binding.naming.toPublic(KEY) : undefined
+}
+
 /** Whether a read evaluates expressions or plugin code, which the data can make fail. */
 function evaluatesOnData(read: BoundEntityRead): boolean {
-  return read.virtuals.length > 0 || read.expand.some((expand) => expand.filter !== undefined || expand.orderby.length > 0 || evaluatesOnData(expand.read))
+  if (read.virtuals.length > 0 || (read.computed?.length ?? 0) > 0) return true
+  return read.expand.some((expand) => expand.filter !== undefined || expand.orderby.length > 0 || evaluatesOnData(expand.read))
 }
 
 /** An entity result's read, without its keys (the method gives them), for authorize.ts. */

@@ -11,22 +11,11 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { namingPolicy } from '../../../server/model/naming.ts'
 import { buildCsdl } from '../../../server/odata/metadata/build-csdl.ts'
 import { writeCsdlXml } from '../../../server/odata/metadata/write-csdl-xml.ts'
+import { TYPESCRIPT_5_PRELOAD } from '../../support/typescript-5.ts'
 import { demoModel } from './demo-model.ts'
 
 const require = createRequire(import.meta.url)
 const CLI = require.resolve('@odata2ts/odata2ts/lib/run-cli.js')
-
-// odata2ts requires 'typescript' without declaring it and needs the TypeScript 5 API; our
-// typescript is 7 (no JS API). ts-morph, which odata2ts depends on, bundles TypeScript 5:
-// hand that one to odata2ts. REVISIT: drop when odata2ts supports TypeScript 7.
-const TYPESCRIPT_5 = `
-const Module = require('node:module')
-const resolve = Module._resolveFilename
-Module._resolveFilename = function (request, parent, ...rest) {
-  if (request === 'typescript') return resolve.call(this, '@ts-morph/common/dist/typescript.js', parent, ...rest)
-  return resolve.call(this, request, parent, ...rest)
-}
-`
 
 const dirs: string[] = []
 
@@ -35,7 +24,7 @@ async function generate(lowerCamelCase: boolean): Promise<{ model: string; servi
   dirs.push(dir)
   const xml = writeCsdlXml(buildCsdl(await demoModel(), namingPolicy(lowerCamelCase)))
   await writeFile(join(dir, 'metadata.xml'), xml)
-  await writeFile(join(dir, 'typescript-5.cjs'), TYPESCRIPT_5)
+  await writeFile(join(dir, 'typescript-5.cjs'), TYPESCRIPT_5_PRELOAD)
   // odata2ts reads the compiler options of the working directory's tsconfig.json.
   await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ES2022', strict: true } }))
   await promisify(execFile)(process.execPath, ['-r', './typescript-5.cjs', CLI, '-s', 'metadata.xml', '-o', 'out', '-m', 'all', '-e', 'ts'], {

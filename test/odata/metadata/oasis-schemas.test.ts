@@ -1,16 +1,17 @@
 // $metadata against the official OASIS schemas: edmx.xsd/edm.xsd for XML, csdl.schema.json
-// for JSON. The negative cases prove the validators really validate.
+// for JSON, and its annotations against the OASIS vocabularies (their terms, where they apply,
+// the shapes of their values). The negative cases prove the validators really validate.
 
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Model } from '../../../server/model/model.ts'
 import { namingPolicy } from '../../../server/model/naming.ts'
 import { buildCsdl } from '../../../server/odata/metadata/build-csdl.ts'
-import type { CsdlVersion } from '../../../server/odata/metadata/csdl.ts'
+import type { Csdl, CsdlVersion } from '../../../server/odata/metadata/csdl.ts'
 import { writeCsdlJson } from '../../../server/odata/metadata/write-csdl-json.ts'
 import { writeCsdlXml } from '../../../server/odata/metadata/write-csdl-xml.ts'
 import { demoModel } from './demo-model.ts'
 import { fixtureModel } from './fixture-model.ts'
-import { jsonSchemaErrors, xsdErrors } from './oasis-validators.ts'
+import { jsonSchemaErrors, vocabularyErrors, xsdErrors } from './oasis-validators.ts'
 
 const CASES: [string, boolean, CsdlVersion][] = [
   ['Pascal case, 4.01', false, '4.01'],
@@ -65,5 +66,34 @@ describe('CSDL JSON against csdl.schema.json', () => {
         '/$Version must be equal to one of the allowed values',
       ]),
     )
+  })
+})
+
+describe('annotations against the OASIS vocabularies', () => {
+  it.each(CASES)('the demo model uses their terms where they apply, with values of their types (%s)', (_, lowerCamelCase, version) => {
+    expect(vocabularyErrors(buildCsdl(demo, namingPolicy(lowerCamelCase), { version, maxExpansionDepth: 5 }))).toEqual([])
+  })
+
+  it('the fixture model too', () => {
+    expect(vocabularyErrors(buildCsdl(fixtureModel(), namingPolicy(false), { maxExpansionDepth: 5 }))).toEqual([])
+  })
+
+  it('rejects an unknown term, a term where it does not apply, and a value of another shape', () => {
+    const csdl = buildCsdl(demo, namingPolicy(false))
+    const [set] = csdl.schema.container.entitySets
+    const withSetAnnotations = (annotations: Csdl['schema']['container']['entitySets'][number]['annotations']): Csdl => ({
+      ...csdl,
+      schema: { ...csdl.schema, container: { ...csdl.schema.container, entitySets: [{ ...set, annotations }] } },
+    })
+    expect(vocabularyErrors(withSetAnnotations([{ term: 'Capabilities.SearchRestriction', value: { kind: 'Bool', value: true } }]))).toEqual([
+      `${set.name}: Capabilities.SearchRestriction is no term of the vocabularies`,
+    ])
+    expect(vocabularyErrors(withSetAnnotations([{ term: 'Core.Computed', value: { kind: 'Bool', value: true } }]))).toEqual([
+      `${set.name}: Core.Computed applies to Property, not EntitySet`,
+    ])
+    const searchable = (properties: Record<string, { kind: 'Bool'; value: boolean } | { kind: 'String'; value: string }>) =>
+      vocabularyErrors(withSetAnnotations([{ term: 'Capabilities.SearchRestrictions', value: { kind: 'Record', properties } }]))
+    expect(searchable({ Searchable: { kind: 'String', value: 'false' } })).toEqual([`${set.name}/@Capabilities.SearchRestrictions/Searchable: a String where the vocabulary has Edm.Boolean`])
+    expect(searchable({ Searchabel: { kind: 'Bool', value: false } })).toEqual([`${set.name}/@Capabilities.SearchRestrictions: Capabilities.SearchRestrictionsType has no property Searchabel`])
   })
 })

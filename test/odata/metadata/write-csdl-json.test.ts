@@ -105,7 +105,7 @@ describe('writeCsdlJson on the demo model', () => {
     ])
   })
 
-  it('writes entity sets as collections with navigation bindings', () => {
+  it('writes entity sets as collections with navigation bindings and whether $search works', () => {
     const container = json.entityctl.Container
     expect(container.$Kind).toBe('EntityContainer')
     expect(container['@Capabilities.KeyAsSegmentSupported']).toBe(true)
@@ -114,7 +114,9 @@ describe('writeCsdlJson on the demo model', () => {
       $Type: 'entityctl.Order',
       $NavigationPropertyBinding: { Customer: 'Customers', Lines: 'OrderLines' },
       '@Core.OptimisticConcurrency': [],
+      '@Capabilities.SearchRestrictions': { Searchable: false },
     })
+    expect(container.Customers['@Capabilities.SearchRestrictions']).toEqual({ Searchable: true })
     expect(container.Products.$NavigationPropertyBinding).toBeUndefined()
   })
 })

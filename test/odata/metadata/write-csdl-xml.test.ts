@@ -155,7 +155,8 @@ describe('writeCsdlXml on the demo model', () => {
     expect(xml).not.toContain('FunctionImport')
   })
 
-  it('publishes canonical set names only, with navigation bindings and optimistic concurrency', () => {
+  it('publishes canonical set names only, with navigation bindings, optimistic concurrency and whether $search works', () => {
+    // Orders have no searchable property: UI5 and Fiori clients then offer no search field.
     expect(xml).toContain(block(
       '        <EntitySet Name="Orders" EntityType="entityctl.Order">',
       '          <NavigationPropertyBinding Path="Customer" Target="Customers"/>',
@@ -163,7 +164,24 @@ describe('writeCsdlXml on the demo model', () => {
       '          <Annotation Term="Core.OptimisticConcurrency">',
       '            <Collection/>',
       '          </Annotation>',
+      '          <Annotation Term="Capabilities.SearchRestrictions">',
+      '            <Record>',
+      '              <PropertyValue Property="Searchable" Bool="false"/>',
+      '            </Record>',
+      '          </Annotation>',
       '        </EntitySet>',
+    ))
+    expect(xml).toContain(block(
+      '        <EntitySet Name="Customers" EntityType="entityctl.Customer">',
+      '          <NavigationPropertyBinding Path="Orders" Target="Orders"/>',
+      '          <Annotation Term="Core.OptimisticConcurrency">',
+      '            <Collection/>',
+      '          </Annotation>',
+      '          <Annotation Term="Capabilities.SearchRestrictions">',
+      '            <Record>',
+      '              <PropertyValue Property="Searchable" Bool="true"/>',
+      '            </Record>',
+      '          </Annotation>',
     ))
     expect(xml).toContain('<EntitySet Name="Roles" EntityType="entityctl.Role">')
     expect(xml).not.toMatch(/EntitySet Name="(Order|Role|roles)"/)

@@ -89,6 +89,11 @@ describe('the OpenAPI document', () => {
     const document = JSON.parse(openApiDocument(await source(false)))
     const parameterNames = (refs: { $ref: string }[]) => refs.map((p) => document.components.parameters[p.$ref.split('/').pop()!].name)
     expect(parameterNames(document.paths['/Customers'].get.parameters)).toEqual(['$filter', '$orderby', '$select', '$expand', '$top', '$skip', '$count', '$apply', '$compute', '$search'])
+    // $search only where $metadata's SearchRestrictions say it works: not on Orders, whose plugin marks no property searchable.
+    expect(parameterNames(document.paths['/Orders'].get.parameters)).not.toContain('$search')
+    expect(parameterNames(document.paths['/Customers({Guid})/Orders'].get.parameters)).not.toContain('$search')
+    expect(parameterNames(document.paths['/Orders({Guid})/Lines'].get.parameters)).not.toContain('$search')
+    expect(parameterNames(document.paths['/Products'].get.parameters)).toContain('$search')
     expect(document.paths['/Customers'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Customer' })
     const one = document.paths['/Customers({Guid})']
     expect(Object.keys(one).sort()).toEqual(['delete', 'get', 'parameters', 'patch', 'put'])

@@ -99,6 +99,9 @@ const withReports = (e: Employee, levels: number): unknown =>
 
 const expandCases: QueryCase[] = [
   valueCase(url('Employees', { $select: 'Name', $expand: 'Manager' }), sortRows(E).map((e) => ({ ...named(e), Manager: key(e.Manager) }))),
+  // A navigation property in $select names its link, not data (OData 4.01 URL Conventions 5.1.3).
+  valueCase(url('Employees', { $select: 'Name,Manager,Reports' }), sortRows(E).map(named)),
+  valueCase(url('Employees', { $select: 'Name,Manager', $expand: 'Manager' }), sortRows(E).map((e) => ({ ...named(e), Manager: key(e.Manager) }))),
   valueCase(url('Employees', { $expand: 'Manager($select=Name)' }), sortRows(E).map((e) => ({ Guid: e.Guid, Manager: e.Manager && named(e.Manager) }))),
   valueCase(
     url('Employees', { $select: 'Name', $expand: 'Manager($select=Name;$expand=Manager($select=Name))' }),

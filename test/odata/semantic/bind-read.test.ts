@@ -33,6 +33,10 @@ describe('bindTargetRead: URL → bound read', () => {
     ["Customers?$filter=contains(Name,'steel') or Country in ('DE','FR')", "Customers r0 {Guid} filter (contains(r0.Name, 'steel':string) or (r0.Country in ['DE':string, 'FR':string]))"],
     // A path through a navigation in $select selects inside an expand of it.
     ['Customers?$select=Name,Orders/Number', 'Customers r0 {Guid,Name} expand[Orders: r1 {Guid,Number}]'],
+    // A navigation property in $select names its link: no data of its own, its expansion as $expand says.
+    ['Customers?$select=Name,Orders', 'Customers r0 {Guid,Name}'],
+    ['Customers?$select=Orders&$expand=Orders($select=Number)', 'Customers r0 {Guid} expand[Orders: r1 {Guid,Number}]'],
+    [`Orders(${K})?$select=Number,Customer,Lines`, `Orders(${K}) r0 {Guid,Number}`],
     [`Customers(${K})/Orders?$select=Number`, `Customers(${K})/Orders → Orders r0 {Guid,Number}`],
     [`Orders(${K})?$select=Number,Total&$expand=Customer($select=Name)`, `Orders(${K}) r0 {Guid,Number,Total} expand[Customer: r1 {Guid,Name}]`],
     [`Orders(${K})/Customer`, `Orders(${K})/Customer → Customers r0 {Guid}`],

@@ -172,6 +172,8 @@ describe('bindWrite: the reply is bound with the write', () => {
     if (reply.kind !== 'entity') return
     expect(reply.entity.name).toBe('Customer')
     expect(reply.read.expand.map((e) => e.navigation.name)).toEqual(['Orders'])
+    // What its context URL names, as a read with the same options would (OData 4.01 §10).
+    expect(reply.projection).toEqual(['Name', 'Orders(Number)'])
   })
 
   it('a delete and an action without result answer with nothing; a method returning entities with its read', () => {
