@@ -12,11 +12,14 @@ import type { Config } from '../config/load-config.ts'
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'
 
-/** Request headers an OData client (UI5, the Cloud SDK, odata2ts) and our workflows send. */
+/** Request headers the service reads, allowed whatever a preflight asks for. */
 const ALLOWED_HEADERS = [
   'Accept', 'Accept-Language', 'Authorization', 'Content-Type', 'Content-ID', 'If-Match', 'If-None-Match', 'Isolation',
   'OData-Version', 'OData-MaxVersion', 'Prefer', 'Workflow-Id', 'Workflow-Index', 'X-CSRF-Token', 'X-Requested-With',
-].join(', ')
+]
+
+/** A header name (an RFC 9110 token): what a preflight's Access-Control-Request-Headers may name. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 /** Response headers a script may read; the CORS-safelisted ones (Content-Type …) are always readable. */
 const EXPOSED_HEADERS = [
@@ -39,8 +42,9 @@ export function cors(config: Config['ApiOptions']) {
     ctx.set('Access-Control-Allow-Origin', anyOrigin ? '*' : origin)
     if (credentials) ctx.set('Access-Control-Allow-Credentials', 'true')
     if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
+      ctx.vary('Access-Control-Request-Headers')
       ctx.set('Access-Control-Allow-Methods', ALLOWED_METHODS)
-      ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+      ctx.set('Access-Control-Allow-Headers', allowedHeaders(ctx.get('Access-Control-Request-Headers')))
       ctx.set('Access-Control-Max-Age', maxAge)
       ctx.status = 204
       return
@@ -48,4 +52,19 @@ export function cors(config: Config['ApiOptions']) {
     ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS)
     return next()
   }
+}
+
+/**
+ * The headers the service reads, and those the preflight asks for: client libraries send their
+ * own (the OpenUI5 V4 model sends `X-SAP-Security-Session` with $metadata and
+ * `sap-cancel-on-close` with reads), which the service ignores, and naming them here is what
+ * lets the browser send the request at all. The origin is the boundary: a header gives an
+ * allowed page nothing the service would act on.
+ */
+function allowedHeaders(requested: string): string {
+  const names = new Map(ALLOWED_HEADERS.map((name) => [name.toLowerCase(), name]))
+  for (const name of requested.split(',').map((item) => item.trim())) {
+    if (HEADER_NAME.test(name) && !names.has(name.toLowerCase())) names.set(name.toLowerCase(), name)
+  }
+  return [...names.values()].join(', ')
 }

@@ -109,4 +109,15 @@ describe('$ref on a collection-valued navigation', () => {
     expect(await shelved()).toBeNull()
   })
 
+  it('DELETE on a member\'s $ref by its key (OData 4.01) removes that link, as ?$id= does', async () => {
+    const shelf = await created('Shelfs', { Name: 'Middle' })
+    const tally = await created('Tallies', { Count: 2 })
+    expect((await send('POST', `Shelfs(${shelf})/Tallies/$ref`, { '@odata.id': `Tallies(${tally})` })).status).toBe(204)
+    const shelved = async () => (await send('GET', `Tallies(${tally})?$expand=Shelf($select=Guid)`)).body.Shelf?.Guid ?? null
+    expect((await send('PUT', `Shelfs(${shelf})/Tallies(${tally})/$ref`, { '@odata.id': `Tallies(${tally})` })).status).toBe(405)
+    expect((await send('DELETE', `Shelfs(${shelf})/Tallies(${tally})/$ref`)).status).toBe(204)
+    expect(await shelved()).toBeNull()
+    expect((await send('DELETE', `Shelfs(${shelf})/Tallies(${tally})/$ref`)).status).toBe(404)
+  })
+
 })

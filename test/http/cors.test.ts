@@ -41,6 +41,19 @@ describe('with allowed origins', () => {
     expect(answer.headers.get('vary')).toContain('Origin')
   })
 
+  it("allows the headers a client library adds of its own (OpenUI5's), and no malformed name", async () => {
+    const answer = await call(`${server.api}/$batch`, {
+      method: 'OPTIONS',
+      headers: { Origin: APP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,sap-cancel-on-close,x-sap-security-session,bad(name)' },
+    })
+    expect(answer.status).toBe(204)
+    const allowed = answer.headers.get('access-control-allow-headers')!.toLowerCase().split(/,\s*/)
+    expect(allowed).toEqual(expect.arrayContaining(['authorization', 'sap-cancel-on-close', 'x-sap-security-session', 'odata-version', 'x-csrf-token']))
+    expect(allowed).not.toContain('bad(name)')
+    expect(allowed.filter((name) => name === 'authorization')).toHaveLength(1)
+    expect(answer.headers.get('vary')).toContain('Access-Control-Request-Headers')
+  })
+
   it('exposes the OData headers on a success, and names the origin on an error too', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token, body: { Name: 'Cross' }, headers: { Origin: APP } })
     expect(created.status).toBe(200)

@@ -45,6 +45,21 @@ describe('IEEE754Compatible=true', () => {
     expect(answer.body.value).toEqual([{ Sum: '1234567918.75', N: '7' }])
   })
 
+  it("writes a method's decimal result as a string, and the decimals of the entities a method returns", async () => {
+    const revenue = await get(`Customers(${ada()})/Revenue()`, { Accept: 'application/json;odata.metadata=minimal;IEEE754Compatible=true' })
+    expect(revenue.status, revenue.text).toBe(200)
+    expect(revenue.headers.get('content-type')).toContain('IEEE754Compatible=true')
+    expect(revenue.body).toEqual({ '@odata.context': `${api}/$metadata#Edm.Decimal`, value: '0' })
+    const asNumber = await get(`Customers(${ada()})/Revenue()`)
+    expect(asNumber.body.value).toBe(0)
+    expect(asNumber.headers.get('content-type')).not.toContain('IEEE754Compatible')
+    expect((await get(`Customers(${ada()})/Revenue()`, { Accept: 'application/json;odata.metadata=none' })).body).toEqual({ value: 0 })
+    const open = await get(`Orders/OpenSince(before=2999-12-31)?$select=Total`, { Accept: 'application/json;IEEE754Compatible=true' })
+    expect(open.status, open.text).toBe(200)
+    expect(open.headers.get('content-type')).toContain('IEEE754Compatible=true')
+    expect(open.body.value.map((order: { Total: unknown }) => order.Total)).toEqual(['0.00'])
+  })
+
   it('takes the parameter from $format too, and keeps numbers without it', async () => {
     const asText = await get(`Customers(${ada()})?$select=CreditLimit&$format=application/json;IEEE754Compatible=true`)
     expect(asText.body.CreditLimit).toBe('1234567890.25')
@@ -61,6 +76,9 @@ describe('IEEE754Compatible=true', () => {
       body: { Name: 'Stringly', CreditLimit: '9876543210.99' },
     })
     expect(created.status).toBe(200)
+    // The write's answer is written as asked, as a read's is.
+    expect(created.body.CreditLimit).toBe('9876543210.99')
+    expect(created.headers.get('content-type')).toContain('IEEE754Compatible=true')
     const read = await get(`Customers(${created.body.Guid})?$select=CreditLimit`, { Accept: 'application/json;IEEE754Compatible=true' })
     expect(read.body.CreditLimit).toBe('9876543210.99')
     await call(`${api}/Customers(${created.body.Guid})`, { method: 'DELETE', token })
@@ -75,6 +93,12 @@ describe('odata.metadata', () => {
     const entity = await get(`Customers(${ada()})?$select=Name`, { Accept: 'application/json;odata.metadata=none' })
     expect(entity.body).toEqual({ Guid: ada(), Name: 'Ada' })
     expect(entity.headers.get('etag')).toBe('W/"1"')
+    // A write's answer too.
+    const dee = customers[3].Guid
+    const patched = await call(`${api}/Customers(${dee})?$select=Name`, { method: 'PATCH', token, body: { Name: 'Dee' }, headers: { Accept: 'application/json;odata.metadata=none' } })
+    expect(patched.status, patched.text).toBe(200)
+    expect(patched.headers.get('content-type')).toContain('odata.metadata=none')
+    expect(patched.body).toEqual({ Guid: dee, Name: 'Dee' })
   })
 
   it('full: type, id, edit link and navigation links, on expanded entities too; the id resolves', async () => {

@@ -102,6 +102,52 @@ describe('a path whose parent does not exist', () => {
   })
 })
 
+describe('a member of a collection navigation, by its key', () => {
+  // OpenUI5 reads a row of a relative list (a created one, say) as Customers(k)/Orders(m).
+  it('is that entity, only when it is one of the parent\'s, in either key form', async () => {
+    const order = await get(`Customers(${ada})/Orders(${orders[1]})?$select=Number`)
+    expect(order.status, order.text).toBe(200)
+    expect(order.body).toEqual({ '@odata.context': `${api}/$metadata#Orders(Number)/$entity`, '@odata.etag': 'W/"1"', Guid: orders[1], Number: 2 })
+    expect(order.headers.get('etag')).toBe('W/"1"')
+    expect((await get(`Customers(${ada})/Orders/${orders[2]}?$select=Number`)).body.Number).toBe(3)
+    for (const path of [`Customers(${bob})/Orders(${orders[1]})`, `Customers(${ada})/Orders(${MISSING})`, `Customers(${MISSING})/Orders(${orders[1]})`]) {
+      const answer = await get(path)
+      expect(answer.status, path).toBe(404)
+      expect(answer.body.error.code).toBe('NotFound')
+    }
+  })
+
+  it('keeps each key when the read is repeated with others (its plan takes them as parameters)', async () => {
+    const numbers = []
+    for (const [customer, order] of [[ada, orders[0]], [bob, orders[0]], [ada, orders[2]], [ada, orders[0]]]) {
+      const answer = await get(`Customers(${customer})/Orders(${order})?$select=Number`)
+      numbers.push(answer.status === 200 ? answer.body.Number : answer.status)
+    }
+    expect(numbers).toEqual([1, 404, 3, 1])
+  })
+
+  it('reads its properties and its reference; refuses a key after a single-valued navigation', async () => {
+    const number = await get(`Customers(${ada})/Orders(${orders[2]})/Number`)
+    expect(number.body).toEqual({ '@odata.context': `${api}/$metadata#Customers(${ada})/Orders(${orders[2]})/Number`, value: 3 })
+    expect((await get(`Customers(${bob})/Orders(${orders[2]})/Number`)).status).toBe(404)
+    expect((await get(`Customers(${ada})/Orders(${orders[2]})/$ref`)).body['@odata.id']).toBe(`Orders(${orders[2]})`)
+    expect((await get(`Orders(${orders[0]})/Customer(${ada})`)).status).toBe(404)
+    expect((await get(`Customers(${ada})/Orders(${orders[2]})/Lines`)).status).toBe(404)
+  })
+
+  it('calls its bound action, only when it is one of the parent\'s (OpenUI5 calls an action on a row so)', async () => {
+    const status = async () => (await get(`Orders(${orders[0]})?$select=Status`)).body.Status
+    const refused = await call(`${api}/Customers(${bob})/Orders(${orders[0]})/entityctl.Close`, { method: 'POST', token, body: {} })
+    expect(refused.status).toBe(404)
+    expect(refused.body.error.code).toBe('NotFound')
+    expect(await status()).toBe('Open')
+    const closed = await call(`${api}/Customers(${ada})/Orders(${orders[0]})/entityctl.Close`, { method: 'POST', token, body: {} })
+    expect(closed.status, closed.text).toBe(204)
+    expect(closed.headers.get('etag')).toBe('W/"2"')
+    expect(await status()).toBe('Closed')
+  })
+})
+
 describe('/$count after a collection path', () => {
   it('counts a set, a navigation, with $filter', async () => {
     expect((await get('Customers/$count')).text).toBe('2')
@@ -175,6 +221,8 @@ describe('valid writes the service does not make', () => {
     ['PUT', () => `Customers(${ada})/Name`, () => ({ value: 'Eve' })],
     ['DELETE', () => `Customers(${ada})/City`, () => undefined],
     ['PATCH', () => `Orders(${orders[0]})/Customer`, () => ({ City: 'Oslo' })],
+    ['PATCH', () => `Customers(${ada})/Orders(${orders[0]})`, () => ({ Number: 9 })],
+    ['DELETE', () => `Customers(${ada})/Orders(${orders[0]})`, () => undefined],
   ])('%s %s is 501 with an OData error, and changes nothing', async (method, path, body) => {
     const answer = await call(`${api}/${path()}`, { method, token, body: body() })
     expect(answer.status).toBe(501)

@@ -12,7 +12,7 @@ import { isReadOnly } from '../../writes/write-plan.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import type { WriteReply } from '../write/bind-write.ts'
-import { readCollection, readEntity } from './read-handler.ts'
+import { readCollection, readEntity, requireMember } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
 import { jsonContentType } from './negotiate.ts'
@@ -21,6 +21,7 @@ import type { Exchange, RequestScope } from './odata-routes.ts'
 type MethodTarget = Extract<Target, { kind: 'method' }>
 
 export async function handleMethod(ctx: Exchange, scope: RequestScope, target: MethodTarget): Promise<void> {
+  if (target.parent && target.key) await requireMember(scope, target.entity, target.key, target.parent)
   const body = (ctx.request as { body?: unknown }).body
   const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   // A reply that can fail on the data is read in the method's transaction: its failure undoes the call.

@@ -82,9 +82,15 @@ export async function dispatch(ctx: Exchange, services: OdataServices): Promise<
   if (method === 'GET' || method === 'HEAD') return handleRead(ctx, scope)
   if ((target.kind === 'collection' || target.kind === 'entity') && target.ref && target.parent) {
     const { navigation, key } = target.parent
-    // A reference's link is set by PUT, a collection's member added by POST; either is removed by DELETE.
-    const sets = navigation.kind === 'reference' ? method === 'PUT' : method === 'POST'
-    if (sets || method === 'DELETE') return handleLink(ctx, scope, navigation, key, sets ? 'link' : 'unlink')
+    // `Customers(k)/Orders(m)/$ref` names the member in its path, as `…/Orders/$ref?$id=Orders(m)` does: DELETE alone applies.
+    const member = target.kind === 'entity' && target.key ? `${target.entity.setName}(${target.key})` : undefined
+    if (member) {
+      if (method === 'DELETE') return handleLink(ctx, scope, navigation, key, 'unlink', member)
+    } else {
+      // A reference's link is set by PUT, a collection's member added by POST; either is removed by DELETE.
+      const sets = navigation.kind === 'reference' ? method === 'PUT' : method === 'POST'
+      if (sets || method === 'DELETE') return handleLink(ctx, scope, navigation, key, sets ? 'link' : 'unlink')
+    }
   }
   const plain = (target.kind === 'collection' || target.kind === 'entity') && !target.parent && !target.ref
   if (target.kind === 'collection' && !target.count && !target.ref && method === 'POST') {
@@ -153,7 +159,7 @@ function allowedMethods(target: Target): string[] {
       if (target.ref) return target.parent ? ['GET', 'POST', 'DELETE'] : ['GET']
       return target.count ? ['GET'] : ['GET', 'POST']
     case 'entity':
-      if (target.ref) return target.parent ? ['GET', 'PUT', 'DELETE'] : ['GET']
+      if (target.ref) return target.parent ? (target.key ? ['GET', 'DELETE'] : ['GET', 'PUT', 'DELETE']) : ['GET']
       return target.parent ? ['GET'] : ['GET', 'PATCH', 'PUT', 'DELETE']
     default:
       return ['GET']

@@ -15,7 +15,7 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { createBindContext, type BindContext } from '../semantic/bind-context.ts'
 import { bindTargetRead, type DefaultSelect, type ReadTarget } from '../semantic/bind-read.ts'
-import type { BoundCollectionRead, BoundEntityByKey } from '../semantic/bound.ts'
+import type { BoundCollectionRead, BoundEntityByKey, ParentLink } from '../semantic/bound.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
 import type { PreparedRead } from '../plan/read-plan-cache.ts'
@@ -23,7 +23,7 @@ import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRe
 import { finishEntities, needsFinishing, type Finishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
 import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
-import { KEY } from '../../model/model.ts'
+import { KEY, type EntityModel } from '../../model/model.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
 import type { JsonOutput } from '../sql/sql-builder.ts'
@@ -162,7 +162,7 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
   // A decimal arrives as its text: written bare it is the exact JSON number.
   const written = target.property.type === 'Decimal' && !scope.format.ieee754 && typeof value === 'string' ? value : JSON.stringify(value)
   const path = target.parent
-    ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}`
+    ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}${target.key ? `(${target.key})` : ''}`
     : `${target.entity.setName}(${target.key})`
   const context = scope.format.metadata === 'none' ? '' : `"@odata.context":${JSON.stringify(`${serviceRoot(ctx, services)}$metadata#${path}/${name}`)},`
   ctx.type = jsonContentType(scope.format)
@@ -176,11 +176,12 @@ function parentNotFound(target: Target): ServiceError {
   return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key}) does not exist.`)
 }
 
-/** `Orders(<key>)/Customer` with no answer: the order does not exist, or has no customer. */
+/** `Orders(<key>)/Customer` with no answer: the order does not exist, or has no customer (or `Orders(<key>)/Lines(<key>)`: no such line). */
 function parentOrNavigationNotFound(target: Target): ServiceError {
   const parent = 'parent' in target ? target.parent : undefined
   if (!parent) return parentNotFound(target)
-  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key})/${parent.navigation.name} does not exist.`)
+  const member = 'key' in target && target.key ? `(${target.key})` : ''
+  return RequestError.notFound(`${parent.navigation.entity.setName}(${parent.key})/${parent.navigation.name}${member} does not exist.`)
 }
 
 /**
@@ -227,7 +228,7 @@ function readShape(target: ReadTarget, querystring: string, format: JsonFormat):
 
 /** The keys of the resource path, in the order the plan takes them (read-plan.ts, pathKeys). */
 function pathKeys(target: ReadTarget): string[] {
-  if (target.parent) return [target.parent.key]
+  if (target.parent) return target.kind === 'entity' && target.key ? [target.parent.key, target.key] : [target.parent.key]
   return target.kind === 'entity' ? [target.key] : []
 }
 
@@ -256,6 +257,17 @@ export function bindContextFor(scope: RequestScope, options: QueryOptionsSyntax)
 export async function readCollection(scope: RequestScope, read: BoundCollectionRead, context: string, ctx?: Exchange): Promise<string | Readable> {
   const plan = planCollectionRead(read, planLimits(scope))
   return runCollectionRead(scope, plan, compileCollectionRead(plan, scope.services.config.ApiOptions.MaxResponseBytes, jsonOutput(scope)), context, ctx)
+}
+
+/**
+ * 404 unless `Customers(k)/Orders(m)` reaches an entity, read as a GET of that path is (its
+ * permissions too): a method called on a member of a navigation runs on Orders(m) once the
+ * path is known to hold it.
+ */
+export async function requireMember(scope: RequestScope, entity: EntityModel, key: string, parent: ParentLink): Promise<void> {
+  const target = { kind: 'entity' as const, entity, key, parent }
+  const read = bindRead(scope, target, parseReadOptions('', scope.services.config.ApiOptions.MaxNodeCount)) as BoundEntityByKey
+  if (!(await readEntity(scope, read, ''))) throw parentOrNavigationNotFound(target)
 }
 
 /** One entity as answered: its JSON (context included) and its ETag. */

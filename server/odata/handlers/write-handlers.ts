@@ -63,12 +63,12 @@ export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: E
  * `$ref` writes (PUT or POST to set a link, DELETE to remove one): an update of the entity that
  * holds the reference, bound and planned as one (bind-write.ts), answered 204.
  */
-export async function handleLink(ctx: Exchange, scope: RequestScope, navigation: ReferenceProperty | CollectionProperty, key: string, kind: 'link' | 'unlink'): Promise<void> {
+export async function handleLink(ctx: Exchange, scope: RequestScope, navigation: ReferenceProperty | CollectionProperty, key: string, kind: 'link' | 'unlink', member?: string): Promise<void> {
   const ifMatch = ctx.get('If-Match')
   const request: WriteRequest =
     kind === 'link'
       ? { kind, navigation, key, body: requestBody(ctx), ifMatch }
-      : { kind, navigation, key, member: new URLSearchParams(ctx.querystring).get('$id') ?? undefined, ifMatch }
+      : { kind, navigation, key, member: member ?? new URLSearchParams(ctx.querystring).get('$id') ?? undefined, ifMatch }
   const bound = bind(scope, request)
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   await afterWrite(scope, navigation.kind === 'reference' ? navigation.entity : navigation.target)

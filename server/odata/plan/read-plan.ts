@@ -114,7 +114,8 @@ export function planCollectionRead(read: BoundCollectionRead, limits: ReadPlanLi
 
 export function planEntityRead(read: BoundEntityByKey, limits: ReadPlanLimits): EntityPlan {
   requireWithinItems(entityItems(read.read, limits.maxTop), limits.maxResultItems)
-  const pathKeys = read.parent ? [read.parent.key] : [read.key]
+  // Orders(k)/Lines(m): the parent's key, then the member's.
+  const pathKeys = read.parent ? (read.key ? [read.parent.key, read.key] : [read.parent.key]) : [read.key]
   return { kind: 'entity', source: read, entity: planEntity(read.read, limits), pathKeys }
 }
 

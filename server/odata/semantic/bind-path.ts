@@ -2,6 +2,7 @@
 // set, one entity (by key, in parentheses or as a segment), a navigation from an entity, a
 // count, or a method (static on a set, or bound to an entity).
 //   Orders(8c9c…)/Lines  →  { kind: 'collection', entity: OrderLine, parent: { Order.Lines, 8c9c… } }
+//   Orders(8c9c…)/Lines(41d0…)  →  { kind: 'entity', entity: OrderLine, key: 41d0…, parent: { Order.Lines, 8c9c… } }
 
 import { QueryError, RequestError } from '../../errors.ts'
 import type { MethodDecl } from '../../model/declarations.ts'
@@ -35,6 +36,8 @@ export type Target =
       readonly method: MethodDecl
       /** The entity an instance method is called on. */
       readonly key?: string
+      /** Reached as a member of this navigation (`Customers(k)/Orders(m)/Close`): the call needs it to be one. */
+      readonly parent?: ParentLink
       /** Parameters written inline, `OpenSince(before=2024-01-01)`. */
       readonly inline: NameSegmentSyntax['args']
     }
@@ -83,6 +86,12 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
   if (!navigation) throw RequestError.notFound(`${entity.setName} has no property, navigation property or method '${name}'.`)
   if (navigation.kind === 'scalar') return propertyTarget(entity, key, undefined, navigation, segments)
   const parent: ParentLink = { navigation, key }
+  if (navigation.kind === 'collection') {
+    const member = next.args !== undefined ? keyOf(next, navigation.target) : segments[0]?.kind === 'key' ? literalKey(segments.shift()!, navigation.target) : undefined
+    if (member) return memberTarget(navigation.target, member, parent, naming, namespace, segments)
+  } else if (next.args !== undefined) {
+    throw RequestError.notFound(`${name} is a single entity: no key follows it.`)
+  }
   const rest = segments.shift()
   if (navigation.kind === 'reference') {
     if (rest?.kind === 'name' && !rest.args) {
@@ -94,6 +103,25 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
   }
   if (segments.length > 0 || (rest && rest.kind !== 'count' && rest.kind !== 'ref')) throw RequestError.notFound('Paths may follow one navigation from an entity.')
   return { kind: 'collection', entity: navigation.target, parent, count: rest?.kind === 'count', ref: rest?.kind === 'ref' }
+}
+
+/**
+ * One member of a collection navigation by its key, `Customers(k)/Orders(m)` or
+ * `Customers(k)/Orders/m` (the paths OpenUI5 reads a row of a relative list by): the entity,
+ * one of its properties, its reference, or one of its bound methods. The read finds it only
+ * among the parent's members; a method is called once the read has found it there.
+ */
+function memberTarget(entity: EntityModel, key: string, parent: ParentLink, naming: NamingPolicy, namespace: string, rest: PathSegmentSyntax[]): Target {
+  const next = rest.shift()
+  if (next?.kind === 'name') {
+    // Its bound methods too: an action on a row of a relative list (OpenUI5 calls Customers(k)/Orders(m)/entityctl.Close).
+    const method = findMethod(entity, next.name.startsWith(`${namespace}.`) ? next.name.slice(namespace.length + 1) : next.name, naming)
+    if (method && !method.decl.static && rest.length === 0) return { kind: 'method', entity, name: method.name, method: method.decl, key, parent, inline: next.args }
+    const property = next.args ? undefined : publicProperties(entity, naming).get(next.name)
+    if (property?.kind === 'scalar') return propertyTarget(entity, key, parent, property, rest)
+  }
+  if (rest.length > 0 || (next && next.kind !== 'ref')) throw RequestError.notFound(`${entity.setName}(${key}) is reached through ${parent.navigation.name}: a property, an instance method or $ref may follow it.`)
+  return { kind: 'entity', entity, key, parent, ref: Boolean(next) }
 }
 
 /** `Customers(<key>)/Name`, `…/Name/$value`; nothing else may follow a structural property. */

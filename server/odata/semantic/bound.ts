@@ -223,7 +223,10 @@ export interface ParentLink {
 export interface BoundEntityByKey {
   readonly kind: 'entity'
   readonly entity: EntityModel
-  /** Empty when the entity is reached through `parent` (`Orders(<key>)/Customer`). */
+  /**
+   * Empty when the entity is the one a single-valued `parent` reaches (`Orders(<key>)/Customer`);
+   * under a collection-valued one, the member's key (`Orders(<key>)/Lines(<key>)`).
+   */
   readonly key: string
   readonly parent?: ParentLink
   readonly read: BoundEntityRead

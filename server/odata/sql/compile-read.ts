@@ -136,7 +136,10 @@ export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: Jso
   const builder = new SqlBuilder(json, from?.params)
   const read = plan.source
   const alias = builder.alias(read.read.range)
-  const where = read.parent ? parentCondition(builder, read.parent, alias)[0] : `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
+  // Orders(k)/Lines(m): a line of that order with that key, the parent's key first in the path.
+  const where = !read.parent
+    ? `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
+    : [...parentCondition(builder, read.parent, alias), ...(read.key ? [`${alias}."Guid" = ${builder.pathKey(read.key, 1)}`] : [])].join(' and ')
   const row = rowJson(builder, plan.entity)
   const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
   const entity = `select ${row} as body, ${etag} as etag from ${from?.relation ?? ident(read.entity.table)} ${alias} where ${where}`
