@@ -25,7 +25,7 @@ import { WorkflowSession } from '../../workflows/workflow-session.ts'
 import { multipartBoundary, parseJsonBatch, parseMultipartBatch, type BatchPart, type BatchRequest } from '../parser/batch-parser.ts'
 import { serviceRoot } from '../serializer/urls.ts'
 import { PartExchange } from './batch-part-exchange.ts'
-import type { ApiContext, Exchange } from './odata-routes.ts'
+import type { ApiContext, Exchange } from './exchange.ts'
 import type { OdataServices } from './odata-services.ts'
 
 type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>

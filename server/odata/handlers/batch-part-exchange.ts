@@ -7,7 +7,7 @@
 import { parse as parseQuery } from 'node:querystring'
 import { Readable } from 'node:stream'
 import type { ApiState } from '../../http/api-state.ts'
-import type { ApiContext, Exchange } from './odata-routes.ts'
+import type { ApiContext, Exchange } from './exchange.ts'
 
 export class PartExchange implements Exchange {
   readonly method: string

@@ -16,7 +16,7 @@ import { readCollection, readEntity, requireMember } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
 import { jsonContentType } from './negotiate.ts'
-import type { Exchange, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './exchange.ts'
 
 type MethodTarget = Extract<Target, { kind: 'method' }>
 

@@ -11,49 +11,11 @@ import { bindPath, type Target } from '../semantic/bind-path.ts'
 import { handleRead } from './read-handler.ts'
 import { handleCreate, handleDelete, handleLink, handleUpdate } from './write-handlers.ts'
 import { handleMethod } from './method-handler.ts'
-import { poolSession, type Session } from '../../persistence/session.ts'
+import { poolSession } from '../../persistence/session.ts'
 import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 import { handleBatch } from './batch-handler.ts'
-import { DEFAULT_FORMAT, formatOption, negotiate, type JsonFormat, type Media } from './negotiate.ts'
-
-export type ApiContext = Context & { state: ApiState }
-
-/**
- * What a handler reads of its request and writes of its answer: a Koa context for a request
- * of its own, a part of a `$batch` (odata/handlers/batch-part-exchange.ts) otherwise, so a part
- * runs through the very handlers a request does.
- */
-export interface Exchange {
-  readonly method: string
-  /** The path, /api/ included. */
-  readonly path: string
-  readonly url: string
-  readonly querystring: string
-  readonly query: Record<string, string | string[] | undefined>
-  readonly protocol: string
-  readonly host: string
-  readonly state: ApiState
-  readonly request: { readonly body?: unknown }
-  readonly response: { get(name: string): string | string[] | number | undefined }
-  get(name: string): string
-  set(name: string, value: string): void
-  accepts(...types: string[]): string | false
-  status: number
-  type: string
-  body: unknown
-}
-
-/** Everything a handler needs for one request, resolved once. */
-export interface RequestScope {
-  readonly services: OdataServices
-  readonly state: ApiState
-  readonly session: Session
-  readonly target: Target
-  /** What the answer is written as (negotiate.ts): XML or text for $metadata and $count, else JSON. */
-  readonly media: Media
-  /** The JSON parameters the client asked for: odata.metadata, IEEE754Compatible. */
-  readonly format: JsonFormat
-}
+import { DEFAULT_FORMAT, formatOption, negotiate, type Media } from './negotiate.ts'
+import type { ApiContext, Exchange, RequestScope } from './exchange.ts'
 
 export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
   const route = async (ctx: Context) => {

@@ -34,7 +34,7 @@ import type { RowReadBack } from '../../persistence/unit-of-work.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
 import { metadataDocument } from '../metadata/metadata-document.ts'
-import type { Exchange, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './exchange.ts'
 
 export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
   const { target, services } = scope

@@ -17,7 +17,7 @@ import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import { parseReadOptions, readBackOf, readEntity, type EntityRead } from './read-handler.ts'
 import type { BoundEntityByKey, BoundEntityRead } from '../semantic/bound.ts'
 import { jsonContentType } from './negotiate.ts'
-import type { Exchange, RequestScope } from './odata-routes.ts'
+import type { Exchange, RequestScope } from './exchange.ts'
 
 /** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
 type CreateParent = NonNullable<Extract<WriteRequest, { kind: 'create' }>['parent']>
