@@ -15,6 +15,9 @@ import { takeConnection, withConnection, type ConnectionOptions } from './reques
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
 import { isWriteConflict, UnitOfWork, type RowReadBack, type UnitOptions } from './unit-of-work.ts'
 
+/** What a write's reply gives its flush to read (unit-of-work.ts); handlers see it here, with the session. */
+export type { RowReadBack } from './unit-of-work.ts'
+
 export interface Session {
   readonly tenant: TenantDatabase
   /** Runs one read statement; rows as PostgreSQL returns them. */
