@@ -301,7 +301,10 @@ export function readBackOf(scope: RequestScope, read: BoundEntityByKey, context:
       entity: read.entity,
       key: read.key,
       sql: (relation, params) => compileEntityRead(plan, maxBytes, jsonOutput(scope), { relation, params }).sql,
-      take: (row) => (taken = row as EntityRow),
+      // No etag: the statement's read found no row (it cannot, the row being its own); the caller then reads it.
+      take: (row) => {
+        if (row.etag != null) taken = row as EntityRow
+      },
     },
     found: () => taken && entityFromRow(scope, plan, taken, context),
   }
