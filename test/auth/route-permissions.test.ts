@@ -259,6 +259,9 @@ function odataRoutes(model: Model): Route[] {
             needs: update,
             granted: inverse.decl.required ? 400 : undefined,
           },
+          // A member through its parent, as OpenUI5 reads a row of a relative list: read on both ends.
+          { name: `${set}(k)/${nav}(m)`, set, method: 'GET', path: (v) => `${set}(${v})/${nav}(${members.get(v) ?? v})`, victim: parentWithMember, needs: both },
+          { name: `${set}(k)/${nav}(m)/Title`, set, method: 'GET', path: (v) => `${set}(${v})/${nav}(${members.get(v) ?? v})/Title`, victim: parentWithMember, needs: both },
         )
       }
       if (navigation.kind === 'collection') {
