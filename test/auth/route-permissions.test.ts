@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { createApp } from '../../server/http/app.ts'
 import { createServices } from '../../server/start.ts'
-import type { Permission, PropertyDecl } from '../../server/model/declarations.ts'
+import type { MethodDecl, Permission, PropertyDecl } from '../../server/model/declarations.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import type { EntityModel, Model } from '../../server/model/model.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
@@ -263,6 +263,22 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}(k)/${nav}(m)`, set, method: 'GET', path: (v) => `${set}(${v})/${nav}(${members.get(v) ?? v})`, victim: parentWithMember, needs: both },
           { name: `${set}(k)/${nav}(m)/Title`, set, method: 'GET', path: (v) => `${set}(${v})/${nav}(${members.get(v) ?? v})/Title`, victim: parentWithMember, needs: both },
         )
+        // A member's own functions and actions, called through its parent: the path is read on
+        // both ends, then the method needs what it needs on the canonical path.
+        for (const [name, method] of target.methods) {
+          if (method.static) continue
+          const call = methodCall(model, target, name, method)
+          list.push({
+            name: `${set}(k)/${nav}(m)/${name}`,
+            set,
+            method: call.method,
+            // The standing keys (the PROPFIND walk) name a member too: keys.Orders is keys.Customers'.
+            path: (v) => `${set}(${v})/${nav}(${members.get(v) ?? keys[target.setName]})/${name}${call.query}`,
+            body: call.body,
+            victim: parentWithMember,
+            needs: [...both, ...call.needs],
+          })
+        }
       }
       if (navigation.kind === 'collection') {
         // A child created through its parent: what creating the child alone needs, no more.
@@ -311,21 +327,24 @@ function odataRoutes(model: Model): Route[] {
     }
     for (const [name, method] of entity.methods) {
       const on = method.static ? set : `${set}(${k})`
-      const params = Object.fromEntries(Object.entries(method.params).map(([param, decl]) => [param, sample(decl)]))
-      const returned = method.returns && method.returns.kind !== 'scalar' ? read(model.entities.get(method.returns.target)!) : []
-      const needs: Need[] = [{ entity, permission: `execute:${name}` }, ...returned]
-      if (method.kind === 'read') {
-        const query = new URLSearchParams(params as Record<string, string>).toString()
-        list.push({ name: `${set}/${name}`, set, method: 'GET', path: () => `${on}/${name}${query ? `?${query}` : ''}`, needs })
-      } else {
-        list.push({ name: `${set}/${name}`, set, method: 'POST', path: () => `${on}/${name}`, body: async () => params, needs })
-      }
+      const call = methodCall(model, entity, name, method)
+      list.push({ name: `${set}/${name}`, set, method: call.method, path: () => `${on}/${name}${call.query}`, body: call.body, needs: call.needs })
     }
   }
   // $batch answers 200 with each part's own status, so it is not a route of this table: its parts
   // go through the very dispatch of the routes above, and test/api/batch.test.ts checks that a part
   // is refused (403) exactly as the same request alone.
   return list
+}
+
+/** How a method of `entity` is called: a function by GET with its parameters in the query, an action by POST with a body. */
+function methodCall(model: Model, entity: EntityModel, name: string, method: MethodDecl) {
+  const params = Object.fromEntries(Object.entries(method.params).map(([param, decl]) => [param, sample(decl)]))
+  const returned: Need[] = method.returns && method.returns.kind !== 'scalar' ? [{ entity: model.entities.get(method.returns.target)!, permission: 'read' }] : []
+  const needs: Need[] = [{ entity, permission: `execute:${name}` }, ...returned]
+  if (method.kind !== 'read') return { method: 'POST', query: '', body: async () => params, needs }
+  const query = new URLSearchParams(params as Record<string, string>).toString()
+  return { method: 'GET', query: query ? `?${query}` : '', body: undefined, needs }
 }
 
 /** A harmless value for a method parameter. */
@@ -422,12 +441,12 @@ describe('a principal lacking a permission', () => {
   })
 
   it('gets 403 naming what it lacks on every route that needs it, and nothing is written', async () => {
-    // One body per route and one entity to write to per set serve every refusal: nothing changes them.
+    // One body per route and one entity per kind of victim serve every refusal: nothing changes them.
     const prepared = []
-    const victims = new Map<string, string>()
+    const victims = new Map<() => Promise<string>, string>()
     for (const route of routes) {
-      if (route.victim && !victims.has(route.set)) victims.set(route.set, await route.victim())
-      prepared.push({ route, body: await route.body?.(), victim: victims.get(route.set) ?? '' })
+      if (route.victim && !victims.has(route.victim)) victims.set(route.victim, await route.victim())
+      prepared.push({ route, body: await route.body?.(), victim: route.victim ? victims.get(route.victim)! : '' })
     }
     const before = await snapshot()
     const failures: string[] = []
