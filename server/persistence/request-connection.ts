@@ -8,12 +8,18 @@ import { connect } from 'node:net'
 import type pg from 'pg'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { isLostConnection } from './database-errors.ts'
+import { CUSTOM_PLANS, GENERIC_PLANS, type PlanChoice } from './plan-choice.ts'
 
 export interface ConnectionOptions {
   /** Aborted when the client has gone: waiting stops, a running statement is cancelled. */
   readonly signal?: AbortSignal
   /** A heavy read: takes one of the tenant's heavy slots before its connection. */
   readonly heavy?: boolean
+  /**
+   * The statement shape (its prepared statement's name) of the one read the connection is
+   * taken for: planned as the tenant's plan choice says, and timed for it (plan-choice.ts).
+   */
+  readonly shape?: string
 }
 
 /** A connection taken for a request, to give back once, whatever happened. */
@@ -46,7 +52,7 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
   }
   signal?.addEventListener('abort', cancel, { once: true })
   let released = false
-  return {
+  const taken: TakenConnection = {
     client,
     release(broken) {
       if (released) return
@@ -56,6 +62,36 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
       // the connection ran next for someone else: such a connection is not reused.
       client.release(broken ?? (cancelled ? new Error('statement cancelled: the client went away') : undefined))
       leaveLane?.()
+    },
+  }
+  return options.shape ? plannedFor(taken, tenant.plans, options.shape) : taken
+}
+
+/**
+ * `taken` set up for one read of `shape`: switched to plans made for the statement's values
+ * when the tenant's choice says so, and switched back before it returns to the pool, so no
+ * other statement runs with that choice. The read is timed until the connection is given back.
+ */
+async function plannedFor(taken: TakenConnection, plans: PlanChoice, shape: string): Promise<TakenConnection> {
+  const custom = plans.custom(shape)
+  if (custom) {
+    try {
+      await taken.client.query(CUSTOM_PLANS)
+    } catch (error) {
+      taken.release(error as Error)
+      throw error
+    }
+  }
+  const started = performance.now()
+  let released = false
+  return {
+    client: taken.client,
+    release(broken) {
+      if (released) return
+      released = true
+      plans.ran(shape, performance.now() - started)
+      if (!custom || broken) return taken.release(broken)
+      taken.client.query(GENERIC_PLANS).then(() => taken.release(), (error: Error) => taken.release(error))
     },
   }
 }

@@ -1,5 +1,6 @@
 // A request's access to its tenant database. Reads run one statement on a pooled connection
-// (as a named prepared statement, so PostgreSQL plans each query shape once per connection);
+// (as a named prepared statement, so PostgreSQL plans each query shape once per connection,
+// unless a heavy read's shape runs long enough to be planned for its values: plan-choice.ts);
 // writes run a unit of work, whose flush runs the business rules and writes everything in
 // one statement. Connections are taken and given back by request-connection.ts: in the
 // request's lane, cancelled when its client leaves. A workflow substitutes its own session,
@@ -10,7 +11,7 @@ import { RequestError, ServiceError } from '../errors.ts'
 import { businessRules } from '../rules/apply-rules.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
-import { plainSql, preparedSql, type Sql } from './sql.ts'
+import { plainSql, preparedSql, statementName, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
 import { isWriteConflict, UnitOfWork, type RowReadBack, type UnitOptions } from './unit-of-work.ts'
@@ -64,8 +65,8 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
   const cheap: ConnectionOptions = { signal: options.signal }
   return {
     tenant,
-    query: (text, params) => withConnection(tenant, options, (client) => preparedSql(client)(text, params)),
-    cursor: (text, params, limits) => openRowCursor(() => takeConnection(tenant, options), text, params, limits),
+    query: (text, params) => withConnection(tenant, planned(options, text), (client) => preparedSql(client)(text, params)),
+    cursor: (text, params, limits) => openRowCursor(() => takeConnection(tenant, planned(options, text)), text, params, limits),
     async write(work, options) {
       for (let attempt = 1; ; attempt++) {
         // Writers that lost the same row spread out before trying again, off their connection.
@@ -102,6 +103,15 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
     },
     read: (work) => withConnection(tenant, cheap, (client) => readOnly(openUnit(tenant, preparedSql(client)), work)),
   }
+}
+
+/**
+ * A heavy read's options with its statement shape, so its plan is chosen by how long the
+ * shape takes (plan-choice.ts); key reads and plain pages cost the same at any size of data
+ * and keep their generic plans without being timed.
+ */
+function planned(options: ConnectionOptions, text: string): ConnectionOptions {
+  return options.heavy ? { ...options, shape: statementName(text) } : options
 }
 
 /**

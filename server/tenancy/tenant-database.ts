@@ -8,6 +8,7 @@ import pg from 'pg'
 import type { Model } from '../model/model.ts'
 import type { PropertyCipher } from './property-encryption.ts'
 import { HeavyReadLane } from './heavy-read-lane.ts'
+import { PlanChoice } from '../persistence/plan-choice.ts'
 import { budgetedClient, underBudget, type ConnectionBudget } from './connection-budget.ts'
 
 export interface TenantDatabase {
@@ -21,6 +22,8 @@ export interface TenantDatabase {
   readonly acquireTimeoutMs: number
   /** Heavy reads share the pool less one connection, which stays for cheap work (heavy-read-lane.ts). */
   readonly heavyReads: HeavyReadLane
+  /** Which read shapes run with plans made for their values (persistence/plan-choice.ts). */
+  readonly plans: PlanChoice
   close(): Promise<void>
 }
 
@@ -72,6 +75,7 @@ export async function openTenantDatabase(
     // for its life; recycling a connection after this many uses bounds what it accumulates.
     // Each shape is planned once (generic plan) instead of at every execution: planning the
     // unit of work's statements cost more than running them (0.6 ms vs 0.1 ms for a load).
+    // A heavy read that runs long is planned for its values instead (persistence/plan-choice.ts).
     maxUses: 10_000,
     options: startup.join(' '),
     ...(acquireTimeoutMs > 0 ? { connectionTimeoutMillis: acquireTimeoutMs } : {}),
@@ -92,6 +96,7 @@ export async function openTenantDatabase(
     cipher: options.cipher,
     acquireTimeoutMs,
     heavyReads: new HeavyReadLane(options.poolSize - 1),
+    plans: new PlanChoice(),
     async close() {
       if (!pool.ending) await pool.end()
     },
