@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import type pg from 'pg'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { isLostConnection } from './database-errors.ts'
-import { CUSTOM_PLANS, GENERIC_PLANS, type PlanChoice } from './plan-choice.ts'
+import { CUSTOM_PLANS, GENERIC_PLANS } from './plan-choice.ts'
 
 export interface ConnectionOptions {
   /** Aborted when the client has gone: waiting stops, a running statement is cancelled. */
@@ -64,15 +64,19 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
       leaveLane?.()
     },
   }
-  return options.shape ? plannedFor(taken, tenant.plans, options.shape) : taken
+  return options.shape ? plannedFor(taken, tenant, options.shape) : taken
 }
 
 /**
  * `taken` set up for one read of `shape`: switched to plans made for the statement's values
  * when the tenant's choice says so, and switched back before it returns to the pool, so no
- * other statement runs with that choice. The read is timed until the connection is given back.
+ * other statement runs with that choice. The read is timed until the connection is given back,
+ * and told whether another statement of the tenant ran at its start or end: under load every
+ * statement takes longer, and a quick shape must not pass for a slow one.
  */
-async function plannedFor(taken: TakenConnection, plans: PlanChoice, shape: string): Promise<TakenConnection> {
+async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape: string): Promise<TakenConnection> {
+  const plans = tenant.plans
+  const alone = () => tenant.pool.totalCount - tenant.pool.idleCount === 1 && tenant.pool.waitingCount === 0
   const custom = plans.custom(shape)
   if (custom) {
     try {
@@ -83,13 +87,14 @@ async function plannedFor(taken: TakenConnection, plans: PlanChoice, shape: stri
     }
   }
   const started = performance.now()
+  const aloneAtStart = alone()
   let released = false
   return {
     client: taken.client,
     release(broken) {
       if (released) return
       released = true
-      plans.ran(shape, performance.now() - started)
+      plans.ran(shape, performance.now() - started, aloneAtStart && alone())
       if (!custom || broken) return taken.release(broken)
       taken.client.query(GENERIC_PLANS).then(() => taken.release(), (error: Error) => taken.release(error))
     },

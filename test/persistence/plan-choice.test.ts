@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
-import { CUSTOM_AFTER_MS, GENERIC_BELOW_MS, PlanChoice } from '../../server/persistence/plan-choice.ts'
+import { CUSTOM_AFTER_MS, GENERIC_BELOW_MS, PlanChoice, RUNS } from '../../server/persistence/plan-choice.ts'
 import { poolSession } from '../../server/persistence/session.ts'
 import { statementName } from '../../server/persistence/sql.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
@@ -16,33 +16,43 @@ import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 
 describe('PlanChoice', () => {
-  it('plans a shape for its values once its runs take long, and goes back once they are quick again', () => {
-    const plans = new PlanChoice()
-    plans.ran('quick', 2)
-    expect(plans.custom('quick')).toBe(false)
-    expect(plans.custom('never ran')).toBe(false)
+  const slowly = CUSTOM_AFTER_MS * 3
+  const between = (CUSTOM_AFTER_MS + GENERIC_BELOW_MS) / 2
 
-    plans.ran('slow', CUSTOM_AFTER_MS * 3)
-    expect(plans.custom('slow')).toBe(true)
-    // One quick run does not flip it back: the average has to fall under GENERIC_BELOW_MS.
-    plans.ran('slow', 1)
-    expect(plans.custom('slow')).toBe(true)
-    let runs = 1
-    while (plans.custom('slow') && runs < 50) {
-      plans.ran('slow', 1)
-      runs++
-    }
+  it('plans a shape for its values once its last runs were all slow, and goes back after one quick run', () => {
+    const plans = new PlanChoice()
+    for (let run = 1; run < RUNS; run++) plans.ran('slow', slowly)
     expect(plans.custom('slow')).toBe(false)
-    expect(runs).toBeGreaterThan(2)
+    plans.ran('slow', slowly)
+    expect(plans.custom('slow')).toBe(true)
+    plans.ran('slow', 1)
+    expect(plans.custom('slow')).toBe(false)
+    expect(plans.custom('never ran')).toBe(false)
   })
 
-  it('keeps a shape whose average sits between the thresholds as it is', () => {
+  it('takes a slow first run on a cold connection for what it is: the quick runs after it decide', () => {
     const plans = new PlanChoice()
-    const between = (CUSTOM_AFTER_MS + GENERIC_BELOW_MS) / 2
-    for (let i = 0; i < 20; i++) plans.ran('generic', between)
+    plans.ran('cold', slowly)
+    for (let run = 1; run < RUNS * 3; run++) plans.ran('cold', 2)
+    expect(plans.custom('cold')).toBe(false)
+  })
+
+  it('counts a run among other statements only when it was quick: load makes shapes look slower, never quicker', () => {
+    const plans = new PlanChoice()
+    for (let run = 0; run < RUNS * 2; run++) plans.ran('busy', slowly, false)
+    expect(plans.custom('busy')).toBe(false)
+    for (let run = 0; run < RUNS; run++) plans.ran('busy', slowly)
+    expect(plans.custom('busy')).toBe(true)
+    plans.ran('busy', GENERIC_BELOW_MS / 2, false)
+    expect(plans.custom('busy')).toBe(false)
+  })
+
+  it('keeps a shape whose runs fall between the thresholds as it is', () => {
+    const plans = new PlanChoice()
+    for (let run = 0; run < RUNS * 3; run++) plans.ran('generic', between)
     expect(plans.custom('generic')).toBe(false)
-    plans.ran('custom', CUSTOM_AFTER_MS * 2)
-    for (let i = 0; i < 20; i++) plans.ran('custom', between)
+    for (let run = 0; run < RUNS; run++) plans.ran('custom', slowly)
+    for (let run = 0; run < RUNS * 3; run++) plans.ran('custom', between)
     expect(plans.custom('custom')).toBe(true)
   })
 })
@@ -74,14 +84,14 @@ describe('reads of a tenant database', () => {
     return { generic: Number(rows[0].generic_plans), custom: Number(rows[0].custom_plans), mode: rows[0].mode }
   }
 
-  it('runs a slow shape with a plan for its values from its next run on, and leaves the connection generic', async () => {
+  it('runs a slow shape with a plan for its values once its runs were all slow, and leaves the connection generic', async () => {
     const session = poolSession(db, { heavy: true })
     const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as value`
-    expect(await session.query(slow, [1])).toEqual([{ slept: false, value: 1 }])
-    expect(await onTheConnection(slow)).toEqual({ generic: 1, custom: 0, mode: 'force_generic_plan' })
+    for (let run = 1; run <= RUNS; run++) expect(await session.query(slow, [run])).toEqual([{ slept: false, value: run }])
+    expect(await onTheConnection(slow)).toEqual({ generic: RUNS, custom: 0, mode: 'force_generic_plan' })
 
-    expect(await session.query(slow, [2])).toEqual([{ slept: false, value: 2 }])
-    expect(await onTheConnection(slow)).toEqual({ generic: 1, custom: 1, mode: 'force_generic_plan' })
+    expect(await session.query(slow, [0])).toEqual([{ slept: false, value: 0 }])
+    expect(await onTheConnection(slow)).toEqual({ generic: RUNS, custom: 1, mode: 'force_generic_plan' })
   })
 
   it('streams a slow shape through a cursor the same way', async () => {
@@ -95,18 +105,39 @@ describe('reads of a tenant database', () => {
         if (batch.done) return got
       }
     }
-    expect(await read(3)).toEqual(['1', '2', '3'])
+    for (let run = 1; run <= RUNS; run++) expect(await read(3)).toEqual(['1', '2', '3'])
     expect(await read(5)).toEqual(['1', '2', '3', '4', '5'])
-    // The cursor gives the connection back once PostgreSQL is ready: wait for the switch back.
-    await expect.poll(async () => (await onTheConnection(slow)).mode).toBe('force_generic_plan')
-    expect(await onTheConnection(slow)).toMatchObject({ generic: 1, custom: 1 })
+    expect(await onTheConnection(slow)).toEqual({ generic: RUNS, custom: 1, mode: 'force_generic_plan' })
   })
 
   it('never times a read that is not heavy: a key read keeps its generic plan however long it takes', async () => {
     const session = poolSession(db)
     const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as key`
-    for (let i = 0; i < 2; i++) expect(await session.query(slow, [i])).toEqual([{ slept: false, key: i }])
-    expect(await onTheConnection(slow)).toEqual({ generic: 2, custom: 0, mode: 'force_generic_plan' })
+    for (let i = 0; i <= RUNS; i++) expect(await session.query(slow, [i])).toEqual([{ slept: false, key: i }])
+    expect(await onTheConnection(slow)).toEqual({ generic: RUNS + 1, custom: 0, mode: 'force_generic_plan' })
+  })
+
+  it('counts a run only when it ran alone among its tenant\'s statements: under load every statement is slower', async () => {
+    const config = loadConfig(server.configPath, { ...process.env, Database__PoolSizePerTenant: '2' })
+    const two = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
+    try {
+      const busy = (await two.get(server.tenants[0]))!
+      const session = poolSession(busy, { heavy: true })
+      const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as beside`
+      const alone = async (run: number) => expect(await session.query(slow, [run])).toEqual([{ slept: false, beside: run }])
+      for (let run = 1; run < RUNS; run++) await alone(run)
+      const other = await busy.pool.connect()
+      try {
+        await alone(RUNS)
+      } finally {
+        other.release()
+      }
+      expect(busy.plans.custom(statementName(slow))).toBe(false)
+      await alone(RUNS + 1)
+      expect(busy.plans.custom(statementName(slow))).toBe(true)
+    } finally {
+      await two.close()
+    }
   })
 
   it('keeps a quick shape on its generic plan', async () => {
