@@ -13,9 +13,8 @@
 // last runs all took longer than CUSTOM_AFTER_MS is planned for its values from then on, and
 // goes back to its generic plan once one of them took less than GENERIC_BELOW_MS. The quickest
 // of a few runs, not their average: a first run on a cold connection is slow for reasons no
-// plan changes. The connection is switched for that one statement (a SET before it, one after:
-// two round trips on a statement of 20 ms or more) and switched back before it returns to the
-// pool, so nothing else runs with the choice.
+// plan changes. The choice holds for that one statement (a read-only transaction with a SET
+// LOCAL: two round trips more, on a statement of 30 ms or more), so nothing else runs with it.
 //
 // The time is the statement's, from when it has its connection, and a slow run counts only
 // when it ran alone among its tenant's statements (persistence/request-connection.ts): under
@@ -33,8 +32,13 @@ export const RUNS = 3
 /** Shapes remembered per tenant; past it the memory starts again (as statement names do, sql.ts). */
 const MOST_SHAPES = 2000
 
-export const CUSTOM_PLANS = 'set plan_cache_mode = force_custom_plan'
-export const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan'
+/**
+ * Around a statement planned for its values: a read-only transaction whose setting ends with
+ * it, so a connection never keeps it, whatever happens to the statement, and a pooler in
+ * transaction mode keeps the three on one server connection.
+ */
+export const PLANNED_FOR_VALUES = 'begin read only; set local plan_cache_mode = force_custom_plan'
+export const PLANNED_FOR_VALUES_END = 'rollback'
 
 interface ShapeTimes {
   /** The latest runs' times in ms, oldest first, at most RUNS. */

@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import type pg from 'pg'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { isLostConnection } from './database-errors.ts'
-import { CUSTOM_PLANS, GENERIC_PLANS } from './plan-choice.ts'
+import { PLANNED_FOR_VALUES, PLANNED_FOR_VALUES_END } from './plan-choice.ts'
 
 export interface ConnectionOptions {
   /** Aborted when the client has gone: waiting stops, a running statement is cancelled. */
@@ -68,9 +68,9 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
 }
 
 /**
- * `taken` set up for one read of `shape`: switched to plans made for the statement's values
- * when the tenant's choice says so, and switched back before it returns to the pool, so no
- * other statement runs with that choice. The read is timed until the connection is given back,
+ * `taken` set up for one read of `shape`: in a transaction that plans for the statement's
+ * values when the tenant's choice says so, ended before the connection returns to the pool,
+ * so no other statement runs with that choice. The read is timed until it is given back,
  * and told whether another statement of the tenant ran at its start or end: under load every
  * statement takes longer, and a quick shape must not pass for a slow one.
  */
@@ -80,7 +80,7 @@ async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape:
   const custom = plans.custom(shape)
   if (custom) {
     try {
-      await taken.client.query(CUSTOM_PLANS)
+      await taken.client.query(PLANNED_FOR_VALUES)
     } catch (error) {
       taken.release(error as Error)
       throw error
@@ -96,7 +96,7 @@ async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape:
       released = true
       plans.ran(shape, performance.now() - started, aloneAtStart && alone())
       if (!custom || broken) return taken.release(broken)
-      taken.client.query(GENERIC_PLANS).then(() => taken.release(), (error: Error) => taken.release(error))
+      taken.client.query(PLANNED_FOR_VALUES_END).then(() => taken.release(), (error: Error) => taken.release(error))
     },
   }
 }

@@ -86,11 +86,14 @@ describe('reads of a tenant database', () => {
 
   it('runs a slow shape with a plan for its values once its runs were all slow, and leaves the connection generic', async () => {
     const session = poolSession(db, { heavy: true })
-    const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as value`
-    for (let run = 1; run <= RUNS; run++) expect(await session.query(slow, [run])).toEqual([{ slept: false, value: run }])
+    const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as value,
+                         current_setting('plan_cache_mode') as mode, current_setting('transaction_read_only') as "readOnly"`
+    const generic = { slept: false, mode: 'force_generic_plan', readOnly: 'off' }
+    for (let run = 1; run <= RUNS; run++) expect(await session.query(slow, [run])).toEqual([{ ...generic, value: run }])
     expect(await onTheConnection(slow)).toEqual({ generic: RUNS, custom: 0, mode: 'force_generic_plan' })
 
-    expect(await session.query(slow, [0])).toEqual([{ slept: false, value: 0 }])
+    // Planned for its values inside a read-only transaction of its own, which ends with it.
+    expect(await session.query(slow, [0])).toEqual([{ slept: false, value: 0, mode: 'force_custom_plan', readOnly: 'on' }])
     expect(await onTheConnection(slow)).toEqual({ generic: RUNS, custom: 1, mode: 'force_generic_plan' })
   })
 
