@@ -65,6 +65,8 @@ function changePayload(database: string, table: string): string {
 
 interface Listener {
   readonly client: pg.Client
+  /** Queries on `client`, one at a time (serially, below). */
+  readonly query: Query
   /** Resolves true once LISTEN is in effect, false if it could not be set up. */
   readonly ready: Promise<boolean>
   up: boolean
@@ -122,7 +124,7 @@ export class AccessListener {
     if (!(await this.listening(tenant, url))) return announceAccessChange(url, table)
     const listener = this.#listeners.get(notificationUrl(url))
     if (!listener) return announceAccessChange(url, table)
-    await runBarrier(listener.client, this.#barriers, changePayload(databaseOf(url), table))
+    await runBarrier(listener.query, this.#barriers, changePayload(databaseOf(url), table))
   }
 
   /** Forgets the tenant (its pool closed); the server's connection stays for the others. */
@@ -154,6 +156,7 @@ export class AccessListener {
     const client = new pg.Client({ connectionString: channel, application_name: LISTENER_NAME })
     const listener: Listener = {
       client,
+      query: serially(client),
       up: false,
       ready: client
         .connect()
@@ -180,7 +183,7 @@ export class AccessListener {
       if (payload.startsWith(MARKER)) {
         // Everything committed before the marker has been handled above (config changes once applied): say so.
         const answer = ANSWER + payload.slice(MARKER.length)
-        void this.#applying.then(() => client.query('select pg_notify($1, $2)', [ACCESS_CHANNEL, answer])).catch(() => {})
+        void this.#applying.then(() => listener.query('select pg_notify($1, $2)', [ACCESS_CHANNEL, answer])).catch(() => {})
       } else if (payload.startsWith(CONFIG)) {
         const onConfig = this.#onConfig
         if (onConfig) this.#applying = this.#applying.then(() => onConfig(payload.slice(CONFIG.length))).catch(() => {})
@@ -246,14 +249,30 @@ async function announce(url: string, change: string): Promise<void> {
       if (message.channel === ACCESS_CHANNEL && message.payload?.startsWith(ANSWER)) barriers.get(message.payload.slice(ANSWER.length))?.(message.payload)
     })
     await client.query(`listen ${ACCESS_CHANNEL}`)
-    await runBarrier(client, barriers, change)
+    await runBarrier((text, values) => client.query(text, values), barriers, change)
   } finally {
     await client.end().catch(() => {})
   }
 }
 
 /** NOTIFYs the change and a marker, and waits for one answer per listening connection counted at that moment. */
-async function runBarrier(client: pg.Client, barriers: Map<string, (answer: string) => void>, change: string): Promise<void> {
+type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>
+
+/**
+ * Queries on one connection one at a time: a listener's barriers and its answers to others'
+ * markers overlap, and pg queues a query sent while another runs only with a deprecation
+ * warning (pg 9 refuses it).
+ */
+function serially(client: pg.Client): Query {
+  let last: Promise<unknown> = Promise.resolve()
+  return (text, values) => {
+    const next = last.then(() => client.query(text, values))
+    last = next.catch(() => {})
+    return next
+  }
+}
+
+async function runBarrier(query: Query, barriers: Map<string, (answer: string) => void>, change: string): Promise<void> {
   const id = randomUUID()
   let expected = Infinity
   let answers = 0
@@ -264,7 +283,7 @@ async function runBarrier(client: pg.Client, barriers: Map<string, (answer: stri
     })
     timer = setTimeout(resolve, BARRIER_TIMEOUT_MS)
     timer.unref()
-    const counted = client.query<{ listeners: number }>(
+    const counted = query(
       `select pg_notify($1, $2), pg_notify($1, $3), (select count(*)::int from pg_stat_activity
                                    where datname = current_database() and application_name = $4) as listeners`,
       [ACCESS_CHANNEL, change, MARKER + id, LISTENER_NAME],
