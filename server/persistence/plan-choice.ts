@@ -10,11 +10,13 @@
 // (README, Performance). Planning for the values costs about a millisecond for such a
 // statement, which only a statement running far longer repays. So each tenant keeps, per
 // shape of heavy read (persistence/session.ts), the times of its last RUNS runs; a shape whose
-// last runs all took longer than CUSTOM_AFTER_MS is planned for its values from then on, and
-// goes back to its generic plan once one of them took less than GENERIC_BELOW_MS. The quickest
+// last runs all took longer than `Database:PlanForValuesAfterMs` (30 ms: planning is then a
+// few percent) is planned for its values from then on, and goes back to its generic plan once
+// one of them took less than half that (so a shape near it does not flip at every run). The quickest
 // of a few runs, not their average: a first run on a cold connection is slow for reasons no
 // plan changes. The choice holds for that one statement (a read-only transaction with a SET
 // LOCAL: two round trips more, on a statement of 30 ms or more), so nothing else runs with it.
+// Without it (PlanForValuesAfterMs 0) every statement keeps its generic plan and nothing is timed.
 //
 // The time is the statement's, from when it has its connection, and a slow run counts only
 // when it ran alone among its tenant's statements (persistence/request-connection.ts): under
@@ -23,10 +25,6 @@
 // 0.90 of the floor's throughput to 0.50. A quick run counts whenever it ran: load only ever
 // makes a shape look slower than it is.
 
-/** Runs all longer than this are worth a plan of their own: planning (1-2 ms) is then a few percent. */
-export const CUSTOM_AFTER_MS = 30
-/** One run quicker than this brings the generic plan back: half the threshold, so a shape near it does not flip at every run. */
-export const GENERIC_BELOW_MS = 15
 /** How many of a shape's latest runs decide. */
 export const RUNS = 3
 /** Shapes remembered per tenant; past it the memory starts again (as statement names do, sql.ts). */
@@ -49,6 +47,20 @@ interface ShapeTimes {
 /** One tenant's record of its read shapes' durations, and the plan each gets. */
 export class PlanChoice {
   readonly #shapes = new Map<string, ShapeTimes>()
+  /** Runs all longer than this are worth a plan of their own; 0: never. */
+  readonly afterMs: number
+  /** One run quicker than this brings the generic plan back. */
+  readonly genericBelowMs: number
+
+  constructor(afterMs: number) {
+    this.afterMs = afterMs
+    this.genericBelowMs = afterMs / 2
+  }
+
+  /** Whether shapes are timed and chosen for at all. */
+  get on(): boolean {
+    return this.afterMs > 0
+  }
 
   /** Whether the shape (its statement name) runs with a plan made for its values. */
   custom(shape: string): boolean {
@@ -61,7 +73,7 @@ export class PlanChoice {
    * only when it was quick all the same.
    */
   ran(shape: string, ms: number, alone = true): void {
-    if (!alone && ms >= GENERIC_BELOW_MS) return
+    if (!this.on || (!alone && ms >= this.genericBelowMs)) return
     let times = this.#shapes.get(shape)
     if (!times) {
       if (this.#shapes.size >= MOST_SHAPES) this.#shapes.clear()
@@ -71,7 +83,7 @@ export class PlanChoice {
     times.runs.push(ms)
     if (times.runs.length > RUNS) times.runs.shift()
     const quickest = Math.min(...times.runs)
-    if (!times.custom && times.runs.length === RUNS && quickest > CUSTOM_AFTER_MS) times.custom = true
-    else if (times.custom && quickest < GENERIC_BELOW_MS) times.custom = false
+    if (!times.custom && times.runs.length === RUNS && quickest > this.afterMs) times.custom = true
+    else if (times.custom && quickest < this.genericBelowMs) times.custom = false
   }
 }

@@ -64,7 +64,7 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
       leaveLane?.()
     },
   }
-  return options.shape ? plannedFor(taken, tenant, options.shape) : taken
+  return options.shape && tenant.plans.on ? plannedFor(taken, tenant, options.shape) : taken
 }
 
 /**

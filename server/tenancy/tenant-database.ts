@@ -39,6 +39,8 @@ export interface TenantDatabaseOptions {
   readonly acquireTimeoutMs?: number
   /** The instance's bound over all tenant pools (tenant-registry.ts); absent: only poolSize bounds. */
   readonly budget?: ConnectionBudget
+  /** Database:PlanForValuesAfterMs (persistence/plan-choice.ts); absent or 0: every statement plans generically. */
+  readonly planForValuesAfterMs?: number
   /** Told when a connection of the pool breaks while idle or in use (default: not told). */
   readonly onConnectionError?: (error: Error) => void
 }
@@ -96,7 +98,7 @@ export async function openTenantDatabase(
     cipher: options.cipher,
     acquireTimeoutMs,
     heavyReads: new HeavyReadLane(options.poolSize - 1),
-    plans: new PlanChoice(),
+    plans: new PlanChoice(options.planForValuesAfterMs ?? 0),
     async close() {
       if (!pool.ending) await pool.end()
     },

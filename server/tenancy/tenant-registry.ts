@@ -226,6 +226,7 @@ export class TenantRegistry {
         poolSize: this.#poolSize,
         statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
         acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
+        planForValuesAfterMs: this.#config.Database.PlanForValuesAfterMs,
         cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),
         budget: this.#budget,
       }),

@@ -8,19 +8,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
-import { CUSTOM_AFTER_MS, GENERIC_BELOW_MS, PlanChoice, RUNS } from '../../server/persistence/plan-choice.ts'
+import { SECTIONS } from '../../server/config/schema.ts'
+import { PlanChoice, RUNS } from '../../server/persistence/plan-choice.ts'
 import { poolSession } from '../../server/persistence/session.ts'
 import { statementName } from '../../server/persistence/sql.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 
+/** The default threshold, which the test server keeps. */
+const CUSTOM_AFTER_MS = SECTIONS.Database.PlanForValuesAfterMs.default
+const GENERIC_BELOW_MS = CUSTOM_AFTER_MS / 2
+
 describe('PlanChoice', () => {
   const slowly = CUSTOM_AFTER_MS * 3
   const between = (CUSTOM_AFTER_MS + GENERIC_BELOW_MS) / 2
 
   it('plans a shape for its values once its last runs were all slow, and goes back after one quick run', () => {
-    const plans = new PlanChoice()
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
     for (let run = 1; run < RUNS; run++) plans.ran('slow', slowly)
     expect(plans.custom('slow')).toBe(false)
     plans.ran('slow', slowly)
@@ -31,14 +36,14 @@ describe('PlanChoice', () => {
   })
 
   it('takes a slow first run on a cold connection for what it is: the quick runs after it decide', () => {
-    const plans = new PlanChoice()
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
     plans.ran('cold', slowly)
     for (let run = 1; run < RUNS * 3; run++) plans.ran('cold', 2)
     expect(plans.custom('cold')).toBe(false)
   })
 
   it('counts a run among other statements only when it was quick: load makes shapes look slower, never quicker', () => {
-    const plans = new PlanChoice()
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
     for (let run = 0; run < RUNS * 2; run++) plans.ran('busy', slowly, false)
     expect(plans.custom('busy')).toBe(false)
     for (let run = 0; run < RUNS; run++) plans.ran('busy', slowly)
@@ -47,8 +52,15 @@ describe('PlanChoice', () => {
     expect(plans.custom('busy')).toBe(false)
   })
 
+  it('chooses nothing when PlanForValuesAfterMs is 0', () => {
+    const plans = new PlanChoice(0)
+    for (let run = 0; run < RUNS * 2; run++) plans.ran('slow', 60_000)
+    expect(plans.on).toBe(false)
+    expect(plans.custom('slow')).toBe(false)
+  })
+
   it('keeps a shape whose runs fall between the thresholds as it is', () => {
-    const plans = new PlanChoice()
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
     for (let run = 0; run < RUNS * 3; run++) plans.ran('generic', between)
     expect(plans.custom('generic')).toBe(false)
     for (let run = 0; run < RUNS; run++) plans.ran('custom', slowly)
@@ -140,6 +152,20 @@ describe('reads of a tenant database', () => {
       expect(busy.plans.custom(statementName(slow))).toBe(true)
     } finally {
       await two.close()
+    }
+  })
+
+  it('times nothing and plans every statement generically with PlanForValuesAfterMs 0', async () => {
+    const config = loadConfig(server.configPath, { ...process.env, Database__PlanForValuesAfterMs: '0' })
+    const off = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
+    try {
+      const database = (await off.get(server.tenants[0]))!
+      const session = poolSession(database, { heavy: true })
+      const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as unplanned`
+      for (let run = 0; run <= RUNS; run++) expect(await session.query(slow, [run])).toEqual([{ slept: false, unplanned: run }])
+      expect(database.plans.custom(statementName(slow))).toBe(false)
+    } finally {
+      await off.close()
     }
   })
 
