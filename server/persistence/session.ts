@@ -69,8 +69,11 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
     cursor: (text, params, limits) => openRowCursor(() => takeConnection(tenant, planned(options, text)), text, params, limits),
     async write(work, options) {
       for (let attempt = 1; ; attempt++) {
-        // Writers that lost the same row spread out before trying again, off their connection.
-        if (attempt > 1) await delay(Math.random() * 2 * attempt)
+        // Writers that lost the same row spread out before trying again, off their connection,
+        // over a window that doubles with each loss (4 ms, 8 ms … at most 100 ms): on a loaded
+        // machine a write takes tens of milliseconds, and writers retrying within a few of each
+        // other collided again until all ten attempts were spent (a 409 in the route tests).
+        if (attempt > 1) await delay(Math.random() * Math.min(2 ** attempt, 100))
         try {
           // One connection for the unit's few statements: taken from the pool once, not per statement.
           return await withConnection(tenant, cheap, async (client) => {
