@@ -122,8 +122,12 @@ async function prepareFloor(options: Options): Promise<System> {
 }
 
 async function prepareEntityctlSystem(options: Options): Promise<System> {
+  // A smoke run (the test suite's) keeps its configuration and tenant record apart, so it never
+  // drops the databases a benchmark run kept (--keep-databases) for write-cpu.ts and the like.
+  const workDir = options.smoke ? join(WORK_DIR, 'smoke') : WORK_DIR
+  mkdirSync(workDir, { recursive: true })
   const setup: EntityctlSetup = {
-    repoRoot: REPO_ROOT, workDir: WORK_DIR, serverUrl: options.serverUrl,
+    repoRoot: REPO_ROOT, workDir, serverUrl: options.serverUrl,
     tenant: options.tenant, username: options.username, password: options.password, poolSize: options.poolSize,
     pluginsDir: options.pluginsDir,
   }
