@@ -64,7 +64,7 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
       leaveLane?.()
     },
   }
-  return options.shape && tenant.plans.on ? plannedFor(taken, tenant, options.shape) : taken
+  return options.shape && tenant.plans.on ? plannedFor(taken, tenant, options.shape, signal) : taken
 }
 
 /**
@@ -72,9 +72,10 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
  * values when the tenant's choice says so, ended before the connection returns to the pool,
  * so no other statement runs with that choice. The read is timed until it is given back,
  * and told whether another statement of the tenant ran at its start or end: under load every
- * statement takes longer, and a quick shape must not pass for a slow one.
+ * statement takes longer, and a quick shape must not pass for a slow one. A read whose client
+ * went away is not timed: its statement was cancelled, and a slow shape would pass for quick.
  */
-async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape: string): Promise<TakenConnection> {
+async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape: string, signal?: AbortSignal): Promise<TakenConnection> {
   const plans = tenant.plans
   const alone = () => tenant.pool.totalCount - tenant.pool.idleCount === 1 && tenant.pool.waitingCount === 0
   const custom = plans.custom(shape)
@@ -94,7 +95,7 @@ async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape:
     release(broken) {
       if (released) return
       released = true
-      plans.ran(shape, performance.now() - started, aloneAtStart && alone())
+      if (!signal?.aborted) plans.ran(shape, performance.now() - started, aloneAtStart && alone())
       if (!custom || broken) return taken.release(broken)
       taken.client.query(PLANNED_FOR_VALUES_END).then(() => taken.release(), (error: Error) => taken.release(error))
     },

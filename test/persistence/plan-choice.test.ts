@@ -155,6 +155,17 @@ describe('reads of a tenant database', () => {
     }
   })
 
+  it('does not time a read whose client went away: its cancelled statement would make a slow shape pass for quick', async () => {
+    const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as abandoned`
+    for (let run = 1; run <= RUNS; run++) await poolSession(db, { heavy: true }).query(slow, [run])
+    expect(db.plans.custom(statementName(slow))).toBe(true)
+    const client = new AbortController()
+    const read = poolSession(db, { heavy: true, signal: client.signal }).query(slow, [0])
+    setTimeout(() => client.abort(new Error('the client went away')), 5)
+    await expect(read).rejects.toThrow()
+    expect(db.plans.custom(statementName(slow))).toBe(true)
+  })
+
   it('times nothing and plans every statement generically with PlanForValuesAfterMs 0', async () => {
     const config = loadConfig(server.configPath, { ...process.env, Database__PlanForValuesAfterMs: '0' })
     const off = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
