@@ -46,7 +46,7 @@ export const SECTIONS = {
     MaxConnections: { type: 'integer', default: 40, min: 1, max: 10000, doc: 'Largest number of connections of this server over all tenants; idle tenants release theirs.' },
     AcquireTimeoutSeconds: { type: 'number', default: 10, min: 0.05, max: 3600, doc: 'How long a request waits for a connection of its tenant\'s pool (a heavy read: first for its lane, see "Time and fairness"); then 503 `ServiceUnavailable` with `Retry-After`.' },
     TenantIdleSeconds: { type: 'integer', default: 60, min: 1, max: 86400, doc: 'A tenant pool with no request for this long is closed.' },
-    PlanForValuesAfterMs: { type: 'integer', default: 30, min: 0, max: 3600000, doc: 'A heavy read (a filter, count, aggregate…) whose query shape took longer than this in each of its last three runs (made while no other statement of its tenant ran) is planned for its parameter values instead of generically, until one run takes less than half of it (README, Performance: Plans). 0: every statement keeps its generic plan.' },
+    PlanForValuesAfterMs: { type: 'integer', default: 30, min: 0, max: 3600000, doc: 'A heavy read (a filter, count, aggregate…) whose query shape took longer than this in each of its last three runs (each divided by the statements of its tenant running beside it) is planned for its parameter values instead of generically, until one run takes less than half of it (README, Performance: Plans). 0: every statement keeps its generic plan.' },
   },
   ApiOptions: {
     EnableLowerCamelCase: { type: 'boolean', default: false, doc: 'true: the whole public model (metadata, query options, bodies) is lower camel case.' },

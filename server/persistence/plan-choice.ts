@@ -18,12 +18,12 @@
 // LOCAL: two round trips more, on a statement of 30 ms or more), so nothing else runs with it.
 // Without it (PlanForValuesAfterMs 0) every statement keeps its generic plan and nothing is timed.
 //
-// The time is the statement's, from when it has its connection, and a slow run counts only
-// when it ran alone among its tenant's statements (persistence/request-connection.ts): under
-// load every statement takes longer, and the benchmark's Q3 at scale 1 (4 ms alone, 40-70 ms
-// among 16 clients) passed for a slow shape, took a custom plan at every run, and fell from
-// 0.90 of the floor's throughput to 0.50. A quick run counts whenever it ran: load only ever
-// makes a shape look slower than it is.
+// The time is the statement's, from when it has its connection, divided by the statements of
+// its tenant running beside it (persistence/request-connection.ts): under load every statement
+// takes longer. Timed as it was, the benchmark's Q3 at scale 1 (4 ms alone, 40-70 ms among 16
+// clients) passed for a slow shape, took a custom plan at every run, and fell from 0.90 of
+// the floor's throughput to 0.50; counting only runs made alone, a tenant that is never idle
+// never learned (the benchmark's Q3 at scale 10 kept its generic plan under load).
 
 /** How many of a shape's latest runs decide. */
 export const RUNS = 3
@@ -67,13 +67,9 @@ export class PlanChoice {
     return this.#shapes.get(shape)?.custom ?? false
   }
 
-  /**
-   * Records how long a run of the shape took, from its start to its last row. A run made while
-   * other statements of the tenant ran (`alone` false) is slower than the shape is: it counts
-   * only when it was quick all the same.
-   */
-  ran(shape: string, ms: number, alone = true): void {
-    if (!this.on || (!alone && ms >= this.genericBelowMs)) return
+  /** Records how long a run of the shape took, from its start to its last row, as if alone. */
+  ran(shape: string, ms: number): void {
+    if (!this.on) return
     let times = this.#shapes.get(shape)
     if (!times) {
       if (this.#shapes.size >= MOST_SHAPES) this.#shapes.clear()

@@ -70,14 +70,15 @@ export async function takeConnection(tenant: TenantDatabase, options: Connection
 /**
  * `taken` set up for one read of `shape`: in a transaction that plans for the statement's
  * values when the tenant's choice says so, ended before the connection returns to the pool,
- * so no other statement runs with that choice. The read is timed until it is given back,
- * and told whether another statement of the tenant ran at its start or end: under load every
- * statement takes longer, and a quick shape must not pass for a slow one. A read whose client
- * went away is not timed: its statement was cancelled, and a slow shape would pass for quick.
+ * so no other statement runs with that choice. The read is timed until it is given back, and
+ * its time divided by the statements of the tenant running beside it (the larger count of its
+ * start and its end, its own included): PostgreSQL shares its CPUs between them, and under
+ * load a quick shape must not pass for a slow one. A read whose client went away is not timed:
+ * its statement was cancelled, and a slow shape would pass for quick.
  */
 async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape: string, signal?: AbortSignal): Promise<TakenConnection> {
   const plans = tenant.plans
-  const alone = () => tenant.pool.totalCount - tenant.pool.idleCount === 1 && tenant.pool.waitingCount === 0
+  const running = () => tenant.pool.totalCount - tenant.pool.idleCount
   const custom = plans.custom(shape)
   if (custom) {
     try {
@@ -88,14 +89,14 @@ async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape:
     }
   }
   const started = performance.now()
-  const aloneAtStart = alone()
+  const runningAtStart = running()
   let released = false
   return {
     client: taken.client,
     release(broken) {
       if (released) return
       released = true
-      if (!signal?.aborted) plans.ran(shape, performance.now() - started, aloneAtStart && alone())
+      if (!signal?.aborted) plans.ran(shape, (performance.now() - started) / Math.max(1, runningAtStart, running()))
       if (!custom || broken) return taken.release(broken)
       taken.client.query(PLANNED_FOR_VALUES_END).then(() => taken.release(), (error: Error) => taken.release(error))
     },
