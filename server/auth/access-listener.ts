@@ -255,7 +255,6 @@ async function announce(url: string, change: string): Promise<void> {
   }
 }
 
-/** NOTIFYs the change and a marker, and waits for one answer per listening connection counted at that moment. */
 type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>
 
 /**
@@ -272,6 +271,7 @@ function serially(client: pg.Client): Query {
   }
 }
 
+/** NOTIFYs the change and a marker, and waits for one answer per listening connection counted at that moment. */
 async function runBarrier(query: Query, barriers: Map<string, (answer: string) => void>, change: string): Promise<void> {
   const id = randomUUID()
   let expected = Infinity

@@ -3,20 +3,20 @@
 // Tenant connections plan each prepared statement once (plan_cache_mode = force_generic_plan,
 // tenancy/tenant-database.ts): planning the unit of work's statements cost more than running
 // them. A generic plan cannot look into its parameters, so where a read's cost grows with the
-// data it may be planned for an average value that is wrong for the one sent. In the
-// benchmark at ten times the data, Q3's `Customer/Country eq 'DE'` is estimated as one
-// country in twenty (5,000 customers, where 'DE' has 15,752), and its count then reads the
-// customers by a bitmap heap scan: 82-91 ms against 50-65 ms for a plan made for 'DE'
-// (README, Performance). Planning for the values costs about a millisecond for such a
-// statement, which only a statement running far longer repays. So each tenant keeps, per
-// shape of heavy read (persistence/session.ts), the times of its last RUNS runs; a shape whose
-// last runs all took longer than `Database:PlanForValuesAfterMs` (30 ms: planning is then a
-// few percent) is planned for its values from then on, and goes back to its generic plan once
-// one of them took less than half that (so a shape near it does not flip at every run). The quickest
-// of a few runs, not their average: a first run on a cold connection is slow for reasons no
-// plan changes. The choice holds for that one statement (a read-only transaction with a SET
-// LOCAL: two round trips more, on a statement of 30 ms or more), so nothing else runs with it.
-// Without it (PlanForValuesAfterMs 0) every statement keeps its generic plan and nothing is timed.
+// data it may be planned for an average value that is wrong for the one sent. In the benchmark
+// at ten times the data, Q3's `Customer/Country eq 'DE'` is estimated as one country in twenty
+// (5,000 customers, where 'DE' has 15,752), and its count then reads the customers by a bitmap
+// heap scan: 82-91 ms against 50-65 ms for a plan made for 'DE' (README, Performance). Planning
+// for the values costs about a millisecond for such a statement, which only a statement running
+// far longer repays. So each tenant keeps, per shape of heavy read (persistence/session.ts), the
+// times of its last RUNS runs; a shape whose last runs all took longer than
+// `Database:PlanForValuesAfterMs` (30 ms: planning is then a few percent) is planned for its
+// values from then on, and goes back to its generic plan once one of them took less than half
+// that (so a shape near it does not flip at every run). The quickest of a few runs, not their
+// average: a first run on a cold connection is slow for reasons no plan changes. The choice
+// holds for that one statement (a read-only transaction with a SET LOCAL: two round trips more,
+// on a statement of 30 ms or more), so nothing else runs with it. Without it
+// (PlanForValuesAfterMs 0) every statement keeps its generic plan and nothing is timed.
 //
 // The time is the statement's, from when it has its connection, divided by the statements of
 // its tenant running beside it (persistence/request-connection.ts): under load every statement

@@ -115,11 +115,19 @@ describe('reads of a tenant database', () => {
     expect(await onTheConnection(slow)).toEqual({ generic: RUNS + 1, custom: 0, mode: 'force_generic_plan' })
   })
 
-  it('divides a run\'s time by the statements of its tenant running beside it: under load every statement is slower', async () => {
-    const config = loadConfig(server.configPath, { ...process.env, Database__PoolSizePerTenant: '2' })
-    const two = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
+  /** The tenant's database opened anew with these settings (as environment overrides) for `work`, then closed. */
+  async function withSettings(settings: Record<string, string>, work: (database: TenantDatabase) => Promise<void>) {
+    const config = loadConfig(server.configPath, { ...process.env, ...settings })
+    const registry = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
     try {
-      const busy = (await two.get(server.tenants[0]))!
+      await work((await registry.get(server.tenants[0]))!)
+    } finally {
+      await registry.close()
+    }
+  }
+
+  it('divides a run\'s time by the statements of its tenant running beside it: under load every statement is slower', async () => {
+    await withSettings({ Database__PoolSizePerTenant: '2' }, async (busy) => {
       const session = poolSession(busy, { heavy: true })
       // Slow alone; beside another statement, it counts as half as long: no longer slow.
       const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 1.5) / 1000}) is null as slept, $1::int as beside`
@@ -134,9 +142,7 @@ describe('reads of a tenant database', () => {
       expect(busy.plans.custom(statementName(slow))).toBe(false)
       for (let value = 1; value <= RUNS; value++) await run(RUNS + value)
       expect(busy.plans.custom(statementName(slow))).toBe(true)
-    } finally {
-      await two.close()
-    }
+    })
   })
 
   it('does not time a read whose client went away: its cancelled statement would make a slow shape pass for quick', async () => {
@@ -151,17 +157,12 @@ describe('reads of a tenant database', () => {
   })
 
   it('times nothing and plans every statement generically with PlanForValuesAfterMs 0', async () => {
-    const config = loadConfig(server.configPath, { ...process.env, Database__PlanForValuesAfterMs: '0' })
-    const off = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
-    try {
-      const database = (await off.get(server.tenants[0]))!
+    await withSettings({ Database__PlanForValuesAfterMs: '0' }, async (database) => {
       const session = poolSession(database, { heavy: true })
       const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as unplanned`
       for (let run = 0; run <= RUNS; run++) expect(await session.query(slow, [run])).toEqual([{ slept: false, unplanned: run }])
       expect(database.plans.custom(statementName(slow))).toBe(false)
-    } finally {
-      await off.close()
-    }
+    })
   })
 
   it('keeps a quick shape on its generic plan', async () => {
