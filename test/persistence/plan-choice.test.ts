@@ -1,6 +1,6 @@
 // Plan choice per read shape (persistence/plan-choice.ts): a shape whose runs take long is
-// planned for its values, on a connection switched for that one statement and switched back
-// before it returns to the pool; a shape that became quick again goes back to its generic plan.
+// planned for its values, in a read-only transaction of its own whose setting ends with it;
+// a shape that became quick again goes back to its generic plan.
 // Against a real server's tenant database, with a pool of one connection so that what the
 // connection holds (its prepared statements and their plan counts, its plan_cache_mode) can
 // be read on it afterwards.
