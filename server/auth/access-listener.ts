@@ -38,8 +38,9 @@ export const ACCESS_CHANNEL = 'entityctl_access'
 const LISTENER_NAME = 'entityctl-access-listener'
 const CHANGE = 'change:'
 const CONFIG = 'config:'
-const MARKER = 'barrier:'
-const ANSWER = 'seen:'
+/** A barrier's marker, `barrier:<id>`, and every listening instance's answer to it, `seen:<id>`. */
+export const MARKER = 'barrier:'
+export const ANSWER = 'seen:'
 /** An instance that does not answer in this time is not waited for (it may be gone). */
 const BARRIER_TIMEOUT_MS = 1_000
 const RETRY_AFTER_MS = 5_000
