@@ -42,6 +42,11 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   if (error?.code?.length === 5 && error.code.startsWith('22')) {
     return RequestError.invalid(`A value is not acceptable to the database (SQLSTATE ${error.code}).`)
   }
+  // A row changed under a write (unit-of-work.ts), or two writes deadlocked, where the write
+  // could not simply run again: inside a $batch change set, whose transaction is already gone.
+  if (error?.code === '40001' || error?.code === DEADLOCK) {
+    return RequestError.conflict('The data changed under this write by a concurrent write; nothing of it was saved: send it again.')
+  }
   // A read method (or any read-only session) tried to write.
   if (error?.code === '25006') {
     return new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
@@ -59,6 +64,13 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
     return RequestError.databaseUnavailable()
   }
   return undefined
+}
+
+const DEADLOCK = '40P01'
+
+/** Whether PostgreSQL ended the statement to break a deadlock with another: it may run again. */
+export function isDeadlock(thrown: unknown): boolean {
+  return (thrown as { code?: string })?.code === DEADLOCK
 }
 
 /** Socket-level failures: the peer went away, or never answered. */

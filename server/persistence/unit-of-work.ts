@@ -295,6 +295,23 @@ export class UnitOfWork {
     return requests.map((request) => this.get(request.entity, request.key)!)
   }
 
+  /**
+   * Locks `rows` until the transaction around the unit ends (FOR UPDATE), before anything is
+   * loaded: a writer that keeps losing them to other writers takes them instead (session.ts).
+   * Table by table and key by key in one order, the same for every writer, so that two
+   * writers locking overlapping rows queue instead of deadlocking.
+   */
+  async lock(rows: readonly WrittenRow[]): Promise<void> {
+    const keys = new Map<string, string[]>()
+    for (const [entity, key] of rows) addTo(keys, entity, key)
+    for (const name of [...keys.keys()].sort()) {
+      const table = quote(this.model.entities.get(name)!.table)
+      const params = new SqlParameters()
+      const key = `t.${quote(KEY)}`
+      await this.sql(`select 1 from ${table} t where ${keyIn(params, key, [...new Set(keys.get(name))].sort())} order by ${key} for update`, params.values)
+    }
+  }
+
   /** Entities matching `where`: the stored ones as this unit sees them, and its own new ones. */
   async find(entity: EntityModel, where: Where = {}): Promise<Entry[]> {
     const found = await this.#run([{ entity, sql: (params) => selectWhere(entity, whereSql(entity, where, 't', params)) }])

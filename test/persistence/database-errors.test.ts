@@ -1,6 +1,6 @@
 // The last line of defence: errors PostgreSQL raises for values and statements a request caused
-// (a NUL, bytes that are not UTF-8, a value too long, a statement too deep) are a 4xx with a
-// meaning, never a 500. Raised by the real test PostgreSQL, mapped by translateDatabaseError.
+// (a NUL, bytes that are not UTF-8, a value too long, a statement too deep) or for writes that
+// met others (a changed row, a deadlock) are a 4xx with a meaning, never a 500. Raised by the real test PostgreSQL, mapped by translateDatabaseError.
 
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -32,6 +32,9 @@ describe('translateDatabaseError', () => {
     ['a statement too deep to plan (54001)', `select ${'1+'.repeat(100_000)}1`, [], 400, 'QueryLimitExceeded', 'SQLSTATE 54001'],
     ["a statement too deep to parse (42601, 'memory exhausted')", `select ${'('.repeat(20_000)}1${')'.repeat(20_000)}`, [], 400, 'QueryLimitExceeded', 'too deeply nested'],
     ['another data exception (22023)', "select repeat('x', 1) from generate_series(1, 1, 0)", [], 400, 'InvalidRequest', 'SQLSTATE 22023'],
+    // Raised by a flush whose rows changed, or by a deadlock, where the write cannot run again ($batch).
+    ['a row changed under a write (40001)', "do $$ begin raise exception using errcode = '40001', message = 'a row changed since it was read'; end $$", [], 409, 'Conflict', 'send it again'],
+    ['a deadlock (40P01)', "do $$ begin raise exception using errcode = '40P01', message = 'deadlock detected'; end $$", [], 409, 'Conflict', 'send it again'],
   ])('maps %s to a 4xx', async (_what, sql, values, status, code, message) => {
     const error = translateDatabaseError(await refusal(sql, values))
     expect(error).toMatchObject({ status, code, message: expect.stringContaining(message) })
