@@ -169,6 +169,11 @@ export const RequestError = {
   conflict: (message: string, target?: string) => new ServiceError('Conflict', message, { target }),
   databaseUnavailable: () =>
     new ServiceError('ServiceUnavailable', 'The database is not reachable; try again shortly.', { headers: retryAfter(RETRY_UNAVAILABLE_SECONDS) }),
+  /** The database refused for want of a resource (disk, memory) or failed at the system level (an I/O error). */
+  databaseStrained: (sqlState: string) =>
+    new ServiceError('ServiceUnavailable', `The database cannot serve this request now (SQLSTATE ${sqlState}: out of disk space, memory or another resource, or a system error); nothing of it was saved. Try again later.`, {
+      headers: retryAfter(RETRY_UNAVAILABLE_SECONDS),
+    }),
   /** Every connection of the tenant stayed busy for Database:AcquireTimeoutSeconds. */
   noConnection: (seconds?: number) =>
     new ServiceError('ServiceUnavailable', `No database connection of this tenant became free within ${seconds === undefined ? 'Database:AcquireTimeoutSeconds' : `${seconds} s (Database:AcquireTimeoutSeconds)`}; try again shortly.`, {

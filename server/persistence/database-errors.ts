@@ -63,6 +63,9 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   ) {
     return RequestError.databaseUnavailable()
   }
+  // Out of a resource (class 53: a full disk, memory) or a system error (58: an I/O error):
+  // nothing the client did, and the database may serve the same request later.
+  if (error?.code?.startsWith('53') || error?.code?.startsWith('58')) return RequestError.databaseStrained(error.code)
   return undefined
 }
 

@@ -39,4 +39,14 @@ describe('translateDatabaseError', () => {
     const error = translateDatabaseError(await refusal(sql, values))
     expect(error).toMatchObject({ status, code, message: expect.stringContaining(message) })
   })
+
+  it.each([
+    ['a full disk (53100)', '53100', 'could not extend file'],
+    ['no memory left (53200)', '53200', 'out of memory'],
+    ['an I/O error (58030)', '58030', 'could not read block'],
+  ])('maps %s to a 503 with Retry-After', async (_what, sqlState, message) => {
+    const error = translateDatabaseError(await refusal(`do $$ begin raise exception using errcode = '${sqlState}', message = '${message}'; end $$`))
+    expect(error).toMatchObject({ status: 503, code: 'ServiceUnavailable', message: expect.stringContaining(`SQLSTATE ${sqlState}`) })
+    expect(error!.headers['Retry-After']).toMatch(/^\d+$/)
+  })
 })
