@@ -63,8 +63,8 @@ const LOG_FLUSH_MS = 1000
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig(options.configPath)
-  // Asynchronous, batched log writes (http/log-lines.ts): a write per request line was a
-  // system call per request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
+  // Batched log writes (http/log-lines.ts): a write per request line was a system call per
+  // request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
   // JSON lines, but for a person at a terminal (pretty-log.ts).
   const lines = options.logger ? undefined : new LogLines(undefined, undefined, process.stdout.isTTY ? prettyLine : undefined)
   const logger = options.logger ?? pino({ level: config.Server.LogLevel }, lines)

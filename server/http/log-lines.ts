@@ -1,19 +1,42 @@
-// Where the server's log lines go: stdout, a few kilobytes per write.
+// Where the server's log lines go: stdout, in batches.
 //
 // pino's destination (sonic-boom) does the writing: partial writes, EAGAIN on a full pipe,
 // flushing on stop. The batching happens here because sonic-boom's own (`minLength`)
 // re-measures its whole pending buffer on every line, about 6% of the server's CPU under a
 // load of key lookups; keeping the lines in an array and joining them once per batch costs
 // next to nothing.
+// How a batch is written depends on what stdout is (stdoutWriting):
+//   - a file: from the event loop itself, 64 KB at a time. A file never makes its writer wait
+//     for a reader, and handing each batch to a libuv worker thread cost more than writing it:
+//     3.3–3.8 µs of CPU a line in 4 KB batches through the thread, 0.5 µs in 64 KB batches
+//     written directly (400,000 request lines, this machine);
+//   - a pipe, a socket or a terminal (journald, a container runtime, a log shipper): through a
+//     worker thread, 4 KB at a time, so a slow reader never stalls the server, and a batch is
+//     at most PIPE_BUF, which no other writer on the same pipe can split.
 // Lines wait at most until the next `writePending` (start.ts calls it every second) or
 // `flush` (on stop: the lines are written and synced).
 // A line longer than MAX_LINE_CHARS is shortened first (boundedLine): whatever a request
 // held, its log entry is never megabytes.
 
+import { fstatSync } from 'node:fs'
 import pino from 'pino'
 import { shortened } from '../errors.ts'
 
 type Destination = ReturnType<typeof pino.destination>
+
+/** How lines reach stdout, as described above. */
+export function stdoutWriting(): { destination: Destination; batchChars: number } {
+  let toFile = false
+  try {
+    toFile = fstatSync(1).isFile()
+  } catch {
+    // stdout closed or not inspectable: write as to a pipe.
+  }
+  // minLength 1: sonic-boom's flush waits only for writes in flight when minLength is set.
+  return toFile
+    ? { destination: pino.destination({ sync: true }), batchChars: 64 * 1024 }
+    : { destination: pino.destination({ sync: false, minLength: 1 }), batchChars: 4096 }
+}
 
 export class LogLines {
   readonly #destination: Destination
@@ -22,11 +45,12 @@ export class LogLines {
   #pending: string[] = []
   #size = 0
 
-  // minLength 1: sonic-boom's flush waits only for writes in flight when minLength is set.
-  // format: rewrites each line (pretty-log.ts on a terminal); none: the JSON lines as they are.
-  constructor(destination: Destination = pino.destination({ sync: false, minLength: 1 }), batchChars = 4096, format?: (line: string) => string) {
-    this.#destination = destination
-    this.#batchChars = batchChars
+  // No destination: stdout (stdoutWriting). format: rewrites each line (pretty-log.ts on a
+  // terminal); none: the JSON lines as they are.
+  constructor(destination?: Destination, batchChars?: number, format?: (line: string) => string) {
+    const stdout = destination ? undefined : stdoutWriting()
+    this.#destination = destination ?? stdout!.destination
+    this.#batchChars = batchChars ?? stdout?.batchChars ?? 4096
     this.#format = format
   }
 

@@ -1,7 +1,8 @@
 // The log's batching: lines wait in memory until a batch is full or a flush comes, and reach
 // the file whole and in order.
 
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -75,5 +76,27 @@ describe('LogLines', () => {
     expect(refused.length).toBeLessThanOrEqual(MAX_LINE_CHARS)
     expect(JSON.parse(refused)).toMatchObject({ level: 30, status: 400, msg: 'request refused', shortened: true, message: expect.stringMatching(/more characters\)$/) })
     expect(JSON.parse(next)).toEqual({ level: 30, status: 200, msg: 'request' })
+  })
+
+  it('writes to a file from the event loop in 64 KB batches, to a pipe through a worker thread in 4 KB ones', async () => {
+    // A process of its own, whose stdout is the file or the pipe: what stdoutWriting sees.
+    const script = `import { stdoutWriting } from ${JSON.stringify(new URL('../../server/http/log-lines.ts', import.meta.url).href)}
+      const { destination, batchChars } = stdoutWriting()
+      process.stderr.write(JSON.stringify({ sync: destination.sync, batchChars }))`
+    const writing = (stdout: number | 'pipe') =>
+      new Promise<unknown>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', stdout, 'pipe'] })
+        let said = ''
+        child.stderr!.on('data', (chunk: Buffer) => (said += chunk))
+        child.on('error', reject)
+        child.on('close', (status) => (status === 0 ? resolve(JSON.parse(said)) : reject(new Error(`exit ${status}: ${said}`))))
+      })
+    const file = openSync(join(mkdtempSync(join(tmpdir(), 'entityctl-log-')), 'server.log'), 'a')
+    try {
+      expect(await writing(file)).toEqual({ sync: true, batchChars: 65536 })
+    } finally {
+      closeSync(file)
+    }
+    expect(await writing('pipe')).toEqual({ sync: false, batchChars: 4096 })
   })
 })
