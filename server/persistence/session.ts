@@ -2,9 +2,10 @@
 // (as a named prepared statement, so PostgreSQL plans each query shape once per connection,
 // unless a heavy read's shape runs long enough to be planned for its values: plan-choice.ts);
 // writes run a unit of work, whose flush runs the business rules and writes everything in
-// one statement. Connections are taken and given back by request-connection.ts: in the
-// request's lane, cancelled when its client leaves. A workflow substitutes its own session,
-// so handlers never know whether they run inside one.
+// one statement (a unit that keeps losing its rows to other writers locks them: write()).
+// Connections are taken and given back by request-connection.ts: in the request's lane,
+// cancelled when its client leaves. A workflow substitutes its own session, so handlers never
+// know whether they run inside one.
 
 import { setTimeout as delay } from 'node:timers/promises'
 import { RequestError, ServiceError } from '../errors.ts'
@@ -77,7 +78,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
     query: (text, params) => withConnection(tenant, planned(options, text), (client) => preparedSql(client)(text, params)),
     cursor: (text, params, limits) => openRowCursor(() => takeConnection(tenant, planned(options, text)), text, params, limits),
     async write(work, options) {
-      /** The rows the last flush wrote, which a lost flush lost to other writers. */
+      /** The rows the last flush set out to write: after a loss, rows other writers are changing too. */
       let contended: readonly WrittenRow[] = []
       for (let attempt = 1; ; attempt++) {
         const locking = attempt > OPTIMISTIC_ATTEMPTS && contended.length > 0
