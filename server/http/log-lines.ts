@@ -14,7 +14,7 @@
 //     worker thread, 4 KB at a time, so a slow reader never stalls the server, and a batch is
 //     at most PIPE_BUF, which no other writer on the same pipe can split.
 // Lines wait at most until the next `writePending` (start.ts calls it every second) or
-// `flush` (on stop: the lines are written and synced).
+// `flush` (on stop: every line is written; through a worker thread, also synced to disk).
 // A line longer than MAX_LINE_CHARS is shortened first (boundedLine): whatever a request
 // held, its log entry is never megabytes.
 
@@ -75,7 +75,7 @@ export class LogLines {
     this.#size = 0
   }
 
-  /** pino's `logger.flush(cb)` lands here: everything pending is written and synced, then `done` runs. */
+  /** pino's `logger.flush(cb)` lands here: everything pending is written (through a worker thread, also synced), then `done` runs. */
   flush(done?: (error?: Error) => void): void {
     this.writePending()
     this.#destination.flush(done)
