@@ -17,8 +17,11 @@
 // `flush` (on stop: every line is written; through a worker thread, also synced to disk).
 // A line longer than MAX_LINE_CHARS is shortened first (boundedLine): whatever a request
 // held, its log entry is never megabytes.
+// A log that cannot be written (a full disk, a reader that went away) never stops the server:
+// the destination keeps up to UNWRITTEN_LIMIT of lines and drops the rest, stderr says so once,
+// and once writing works again the log gets a line counting what was dropped.
 
-import { fstatSync } from 'node:fs'
+import { fstatSync, writeSync } from 'node:fs'
 import pino from 'pino'
 import { shortened } from '../errors.ts'
 
@@ -34,9 +37,12 @@ export function stdoutWriting(): { destination: Destination; batchChars: number 
   }
   // minLength 1: sonic-boom's flush waits only for writes in flight when minLength is set.
   return toFile
-    ? { destination: pino.destination({ sync: true }), batchChars: 64 * 1024 }
-    : { destination: pino.destination({ sync: false, minLength: 1 }), batchChars: 4096 }
+    ? { destination: pino.destination({ sync: true, maxLength: UNWRITTEN_LIMIT }), batchChars: 64 * 1024 }
+    : { destination: pino.destination({ sync: false, minLength: 1, maxLength: UNWRITTEN_LIMIT }), batchChars: 4096 }
 }
+
+/** What stdout's destination holds while it cannot write; lines beyond it are dropped (and counted). */
+export const UNWRITTEN_LIMIT = 16 * 1024 * 1024
 
 export class LogLines {
   readonly #destination: Destination
@@ -44,6 +50,9 @@ export class LogLines {
   readonly #format: ((line: string) => string) | undefined
   #pending: string[] = []
   #size = 0
+  /** Why the destination cannot write, while it cannot; and the lines it dropped meanwhile. */
+  #failing: string | undefined
+  #dropped = 0
 
   // No destination: stdout (stdoutWriting). format: rewrites each line (pretty-log.ts on a
   // terminal); none: the JSON lines as they are.
@@ -52,6 +61,17 @@ export class LogLines {
     this.#destination = destination ?? stdout!.destination
     this.#batchChars = batchChars ?? stdout?.batchChars ?? 4096
     this.#format = format
+    // Without a listener, sonic-boom's 'error' would be thrown: a full disk would end the server.
+    this.#destination.on('error', (error: NodeJS.ErrnoException) => this.#cannotWrite(error))
+    this.#destination.on('drop', (batch: string) => (this.#dropped += lineCount(batch)))
+    this.#destination.on('write', () => this.#failing && this.#writesAgain())
+    // pino flushes an asynchronous destination at exit with sonic-boom's flushSync, which
+    // retries a failing write forever (ENOSPC included): a full disk kept the process from
+    // ever exiting. While the log cannot be written, the exit does not try.
+    const flushSync = this.#destination.flushSync.bind(this.#destination)
+    this.#destination.flushSync = () => {
+      if (!this.#failing) flushSync()
+    }
   }
 
   /** pino calls this with each serialised line. */
@@ -80,6 +100,30 @@ export class LogLines {
     this.writePending()
     this.#destination.flush(done)
   }
+
+  #cannotWrite(error: NodeJS.ErrnoException): void {
+    if (this.#failing) return
+    this.#failing = error.code ?? error.message
+    try {
+      writeSync(2, `entityctl: the log cannot be written (${error.message}); up to ${UNWRITTEN_LIMIT / 1024 / 1024} MB of lines wait for it, later ones are dropped\n`)
+    } catch {
+      // stderr cannot be written either: nothing is left to tell.
+    }
+  }
+
+  /** The destination writes again: the log says what it missed (after the lines it held, not inside their write). */
+  #writesAgain(): void {
+    const line = `${JSON.stringify({ level: 40, time: Date.now(), msg: 'the log could not be written for a while', error: this.#failing, droppedLines: this.#dropped })}\n`
+    this.#failing = undefined
+    this.#dropped = 0
+    queueMicrotask(() => this.write(line))
+  }
+}
+
+function lineCount(batch: string): number {
+  let count = 0
+  for (let at = batch.indexOf('\n'); at !== -1; at = batch.indexOf('\n', at + 1)) count++
+  return count
 }
 
 /** Longer lines are shortened; ordinary ones (a request's line is ~200 characters) are far below. */

@@ -2,6 +2,7 @@
 // the file whole and in order.
 
 import { spawn } from 'node:child_process'
+import { EventEmitter } from 'node:events'
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +23,7 @@ describe('LogLines', () => {
     // LogLines hands a batch to its destination synchronously, so a destination that records
     // its writes shows exactly when a batch leaves: not for two short lines, once for the third.
     const writes: string[] = []
-    const destination = { write: (chunk: string) => writes.push(chunk) > 0, flush: (done?: () => void) => done?.() }
+    const destination = Object.assign(new EventEmitter(), { write: (chunk: string) => writes.push(chunk) > 0, flush: (done?: () => void) => done?.(), flushSync: () => {} })
     const lines = new LogLines(destination as unknown as ConstructorParameters<typeof LogLines>[0], 100)
     lines.write('one\n')
     lines.write('two\n')
@@ -98,5 +99,40 @@ describe('LogLines', () => {
       closeSync(file)
     }
     expect(await writing('pipe')).toEqual({ sync: false, batchChars: 4096 })
+  })
+
+  it('lives through a destination that cannot write, and tells the log what it dropped once it can', async () => {
+    // sonic-boom's contract: a failed write emits 'error' and keeps the batch, a batch past
+    // maxLength is dropped with 'drop', a successful write emits 'write'.
+    const written: string[] = []
+    class FillingDestination extends EventEmitter {
+      full = true
+      readonly held: string[] = []
+      write(batch: string): boolean {
+        if (this.full) {
+          if (this.held.length >= 2) this.emit('drop', batch)
+          else this.held.push(batch)
+          this.emit('error', Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+          return true
+        }
+        written.push(...this.held.splice(0), batch)
+        this.emit('write', batch.length)
+        return true
+      }
+      flush(done?: () => void): void {
+        done?.()
+      }
+      flushSync(): void {}
+    }
+    const destination = new FillingDestination()
+    const lines = new LogLines(destination as unknown as ConstructorParameters<typeof LogLines>[0], 10)
+    for (let i = 0; i < 5; i++) lines.write(`line ${i} of five\n`) // a batch each: 2 held, 3 dropped
+    expect(written).toEqual([])
+    destination.full = false
+    lines.write('line 5 of six\n')
+    expect(written).toEqual(['line 0 of five\n', 'line 1 of five\n', 'line 5 of six\n'])
+    await Promise.resolve() // the report is queued after the write that succeeded
+    lines.writePending()
+    expect(JSON.parse(written[3])).toMatchObject({ level: 40, msg: 'the log could not be written for a while', error: 'ENOSPC', droppedLines: 3 })
   })
 })

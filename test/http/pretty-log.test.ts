@@ -1,5 +1,6 @@
 // The log on a terminal (server/http/pretty-log.ts): each JSON line becomes one readable line.
 
+import { EventEmitter } from 'node:events'
 import { expect, it } from 'vitest'
 import { LogLines } from '../../server/http/log-lines.ts'
 import { prettyLine } from '../../server/http/pretty-log.ts'
@@ -20,7 +21,7 @@ it('puts an error stack on indented lines of its own, and leaves a line that is 
 
 it('is applied by LogLines to every line when given, after bounding it', () => {
   const written: string[] = []
-  const destination = { write: (text: string) => written.push(text), flush: (done?: () => void) => done?.() }
+  const destination = Object.assign(new EventEmitter(), { write: (text: string) => written.push(text), flush: (done?: () => void) => done?.(), flushSync: () => {} })
   const lines = new LogLines(destination as never, 1, (line) => prettyLine(line, false))
   lines.write(`${JSON.stringify({ level: 40, time: TIME, msg: 'slow' })}\n`)
   expect(written).toEqual(['12:04:05.123 WARN  slow\n'])
