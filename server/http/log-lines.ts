@@ -27,6 +27,9 @@ import { shortened } from '../errors.ts'
 
 type Destination = ReturnType<typeof pino.destination>
 
+/** What stdout's destination holds while it cannot write; lines beyond it are dropped (and counted). */
+export const UNWRITTEN_LIMIT = 16 * 1024 * 1024
+
 /** How lines reach stdout, as described above. */
 export function stdoutWriting(): { destination: Destination; batchChars: number } {
   let toFile = false
@@ -40,9 +43,6 @@ export function stdoutWriting(): { destination: Destination; batchChars: number 
     ? { destination: pino.destination({ sync: true, maxLength: UNWRITTEN_LIMIT }), batchChars: 64 * 1024 }
     : { destination: pino.destination({ sync: false, minLength: 1, maxLength: UNWRITTEN_LIMIT }), batchChars: 4096 }
 }
-
-/** What stdout's destination holds while it cannot write; lines beyond it are dropped (and counted). */
-export const UNWRITTEN_LIMIT = 16 * 1024 * 1024
 
 export class LogLines {
   readonly #destination: Destination

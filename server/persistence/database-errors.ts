@@ -44,7 +44,7 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   }
   // A row changed under a write (unit-of-work.ts), or two writes deadlocked, where the write
   // could not simply run again: inside a $batch change set, whose transaction is already gone.
-  if (error?.code === '40001' || error?.code === DEADLOCK) {
+  if (metAnotherWrite(thrown)) {
     return RequestError.conflict('The data changed under this write by a concurrent write; nothing of it was saved: send it again.')
   }
   // A read method (or any read-only session) tried to write.
@@ -69,11 +69,14 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   return undefined
 }
 
-const DEADLOCK = '40P01'
-
-/** Whether PostgreSQL ended the statement to break a deadlock with another: it may run again. */
-export function isDeadlock(thrown: unknown): boolean {
-  return (thrown as { code?: string })?.code === DEADLOCK
+/**
+ * Whether a write failed for meeting another, and may simply run again: a row it read changed
+ * before its statement (40001, raised by the unit of work's version check) or PostgreSQL broke
+ * a deadlock between the two (40P01).
+ */
+export function metAnotherWrite(thrown: unknown): boolean {
+  const code = (thrown as { code?: string })?.code
+  return code === '40001' || code === '40P01'
 }
 
 /** Socket-level failures: the peer went away, or never answered. */

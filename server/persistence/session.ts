@@ -15,8 +15,8 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { plainSql, preparedSql, statementName, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
-import { isDeadlock } from './database-errors.ts'
-import { isWriteConflict, UnitOfWork, type RowReadBack, type UnitOptions, type WrittenRow } from './unit-of-work.ts'
+import { metAnotherWrite } from './database-errors.ts'
+import { UnitOfWork, type RowReadBack, type UnitOptions, type WrittenRow } from './unit-of-work.ts'
 
 /** What a write's reply gives its flush to read (unit-of-work.ts); handlers see it here, with the session. */
 export type { RowReadBack } from './unit-of-work.ts'
@@ -113,7 +113,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
             }
           })
         } catch (error) {
-          if (!isWriteConflict(error) && !isDeadlock(error)) throw error
+          if (!metAnotherWrite(error)) throw error
           if (attempt === MAX_ATTEMPTS) throw RequestError.conflict(`The data changed under ${MAX_ATTEMPTS} attempts of this write by concurrent writes; send it again.`)
         }
       }

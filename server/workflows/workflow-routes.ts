@@ -38,6 +38,7 @@ import { rebuildWorkflow, restoreWorkflow } from './workflow-rebuild.ts'
 import { planActor } from '../writes/plan-actor.ts'
 import { WorkflowSession } from './workflow-session.ts'
 import { inTransaction as inPoolTransaction, plainSql, type Sql } from '../persistence/sql.ts'
+import { metAnotherWrite } from '../persistence/database-errors.ts'
 import {
   abortWorkflow,
   createWorkflow,
@@ -173,8 +174,8 @@ async function inTransaction(tenant: TenantDatabase, work: (sql: Sql) => Promise
   try {
     await inPoolTransaction(tenant.pool, (client) => work(plainSql(client)))
   } catch (error) {
-    const code = (error as { code?: string }).code
-    if (code === '40P01' || code === '40001' || code === '55P03') throw WorkflowError.busy()
+    // 55P03: a lock it waited for was not granted (lock_not_available).
+    if (metAnotherWrite(error) || (error as { code?: string }).code === '55P03') throw WorkflowError.busy()
     throw error
   }
 }
