@@ -16,7 +16,7 @@ import { plainSql, preparedSql, statementName, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
 import { metAnotherWrite } from './database-errors.ts'
-import { UnitOfWork, type RowReadBack, type UnitOptions, type WrittenRow } from './unit-of-work.ts'
+import { isRememberedRowChanged, UnitOfWork, type RowReadBack, type UnitOptions, type WrittenRow } from './unit-of-work.ts'
 
 /** What a write's reply gives its flush to read (unit-of-work.ts); handlers see it here, with the session. */
 export type { RowReadBack } from './unit-of-work.ts'
@@ -80,24 +80,34 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
     async write(work, options) {
       /** The rows the last flush set out to write: after a loss, rows other writers are changing too. */
       let contended: readonly WrittenRow[] = []
+      /** Whether the last attempt lost over a row remembered from an earlier write (row-cache.ts), not to a writer. */
+      let rememberedChanged = false
       for (let attempt = 1; ; attempt++) {
         const locking = attempt > OPTIMISTIC_ATTEMPTS && contended.length > 0
         // Writers that lost the same row spread out before trying again, off their connection,
         // over a window that doubles with each loss (4 ms, 8 ms … at most 100 ms): on a loaded
         // machine a write takes tens of milliseconds, and writers retrying within a few of each
         // other collided again. One that locks waits for the rows instead.
-        if (attempt > 1 && !locking) await delay(Math.random() * Math.min(2 ** attempt, 100))
+        if (attempt > 1 && !locking && !rememberedChanged) await delay(Math.random() * Math.min(2 ** attempt, 100))
         try {
           // One connection for the unit's few statements: taken from the pool once, not per statement.
           return await withConnection(tenant, cheap, async (client) => {
             const sql = preparedSql(client)
-            const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows) })
             const within = options?.within
             if (!within && !locking) {
-              const result = await work(unit)
-              await unit.flush(options?.readBack?.(result))
-              return result
+              // Outside a transaction, loads see committed rows only: they may be remembered, and taken.
+              const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), remembered: tenant.remembered })
+              try {
+                const result = await work(unit)
+                await unit.flush(options?.readBack?.(result))
+                return result
+              } catch (error) {
+                // A refusal that rests on remembered rows stands only while they are stored so.
+                if (unit.tookRemembered && !metAnotherWrite(error)) await unit.checkRemembered()
+                throw error
+              }
             }
+            const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows) })
             const plain = plainSql(client)
             await plain('begin')
             try {
@@ -114,6 +124,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
           })
         } catch (error) {
           if (!metAnotherWrite(error)) throw error
+          rememberedChanged = isRememberedRowChanged(error)
           if (attempt === MAX_ATTEMPTS) throw RequestError.conflict(`The data changed under ${MAX_ATTEMPTS} attempts of this write by concurrent writes; send it again.`)
         }
       }
@@ -158,7 +169,7 @@ function statementSession(tenant: TenantDatabase, sql: Sql): Session {
 }
 
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
-export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush'> = {}): UnitOfWork {
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered'> = {}): UnitOfWork {
   return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, ...options })
 }
 

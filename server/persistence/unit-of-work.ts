@@ -6,7 +6,9 @@
 // Concurrency is optimistic: every row updated or deleted must still carry the version it
 // was loaded with, and a parent recomputed from its members (an order's total) is always
 // written, so two writes feeding it are ordered on its row. A stale version aborts the whole
-// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again.
+// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. A row
+// an earlier write loaded by key may be taken from the rows the server remembers instead
+// (row-cache.ts); the flush's statement checks it is still stored so, with the same outcome.
 //
 // The business rules are the flush's hook (FlushHook): they run before the write, and they
 // say what a change will make them read, so loadForChange fetches it with the changed row.
@@ -25,6 +27,7 @@ import { KEY, VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnsOf, decodeRow, encodeValue, selectList, type Column } from './entity-columns.ts'
 import { newGuid } from './guid.ts'
+import type { RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { matches, whereSql, type Where } from './where.ts'
@@ -112,6 +115,12 @@ export interface UnitOptions {
   readonly onWrite?: (rows: readonly WrittenRow[]) => void
   /** Told every row a flush wrote, values included, once written. */
   readonly onFlush?: (rows: readonly FlushedRow[]) => void
+  /**
+   * Rows earlier writes loaded (row-cache.ts): a load by key takes them from there, and the
+   * flush checks they are still stored as remembered. Only for a unit outside a transaction,
+   * whose loads see committed rows only.
+   */
+  readonly remembered?: RowCacheScope
 }
 
 /**
@@ -133,6 +142,19 @@ const CONFLICT = '40001'
 export function isWriteConflict(error: unknown): boolean {
   return (error as { code?: string })?.code === CONFLICT
 }
+
+const REMEMBERED_ROW_CHANGED = 'a remembered row changed since it was remembered'
+
+/**
+ * A conflict over a row the unit took from the rows earlier writes remembered, not over one
+ * another writer is changing: running the unit again at once (it loads the row) resolves it.
+ */
+export function isRememberedRowChanged(error: unknown): boolean {
+  return isWriteConflict(error) && (error as Error).message === REMEMBERED_ROW_CHANGED
+}
+
+/** A loaded row's xmin, selected beside its columns (row-cache.ts says why). */
+const XMIN = '_xmin'
 
 /** What the database holds of an entry a staged step changed: the row the final flush writes over. */
 interface StoredRow {
@@ -163,6 +185,8 @@ export class UnitOfWork {
   #watching = false
   readonly #fresh = new Set<Entry>()
   readonly #dirty = new Set<Entry>()
+  /** Entries taken from the remembered rows, with what the flush checks they still are. */
+  readonly #taken = new Map<Entry, RememberedRow>()
 
   constructor(options: UnitOptions) {
     this.#options = options
@@ -257,6 +281,8 @@ export class UnitOfWork {
     const parts: Part[] = []
     for (const request of requests) {
       const entry = this.reference(request.entity, request.key)
+      // A row with parents to load stays in the statement that reaches them through it.
+      if (entry.state === 'stub' && !request.parents?.length) this.#takeRemembered(entry)
       if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(entry.key)) addTo(rowKeys, request.entity, entry.key)
       for (const collection of request.members ?? []) wanted(entry, collection)
       for (const { reference, members } of request.parents ?? []) {
@@ -343,13 +369,53 @@ export class UnitOfWork {
     }
     await this.#beforeWrite()
     const rows = this.#pendingRows()
-    if (rows.length === 0) return
-    const statement = writeStatement(rows, this.#options.cipher, false, readBack)
+    if (rows.length === 0) return this.checkRemembered()
+    const statement = writeStatement(rows, this.#options.cipher, false, readBack, [...this.#taken])
     this.#options.onWrite?.(statement.written)
-    const [result] = await this.sql(statement.text, statement.params)
+    let result: Record<string, unknown> | undefined
+    try {
+      ;[result] = await this.sql(statement.text, statement.params)
+    } catch (error) {
+      // The rows it took are remembered no more, nor are those it set out to write.
+      if (isWriteConflict(error)) this.#forgetRemembered([...this.#taken.keys(), ...rows.map((row) => row.entry)])
+      throw error
+    }
     if (statement.readsBack) readBack!.take(result!)
     this.#options.onFlush?.(rows.map(flushedRow))
     this.#settle(rows.map((row) => row.entry))
+    // The rows taken were as remembered; the rows written are now at a version no load has read.
+    this.#forgetRemembered(rows.filter((row) => row.kind !== 'insert').map((row) => row.entry))
+  }
+
+  /**
+   * Checks that the rows this unit took from the remembered ones are still stored as they were
+   * remembered; otherwise forgets them and fails as a conflict (isRememberedRowChanged), so
+   * the unit runs again and loads them. A flush that writes checks in its own statement; this
+   * is for a unit that writes nothing, or whose rules refused the write on what it took.
+   */
+  async checkRemembered(): Promise<void> {
+    if (this.#taken.size === 0) return
+    const params = new SqlParameters()
+    const steps = rememberedRowSteps(params, [...this.#taken])
+    const check = `case when ${countOf(steps.map((_, i) => `"c${i}"`))} = ${params.add(this.#taken.size, 'int')} then 0 else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end as "ok"`
+    try {
+      await this.sql(`with ${steps.map((step, i) => `"c${i}" as (${step})`).join(',\n')} select ${check}`, params.values)
+    } catch (error) {
+      if (isWriteConflict(error)) this.#forgetRemembered(this.#taken.keys())
+      throw error
+    }
+  }
+
+  /** Whether this unit took rows from the remembered ones (its answer then rests on them). */
+  get tookRemembered(): boolean {
+    return this.#taken.size > 0
+  }
+
+  /** Forgets the remembered rows of `entries`; the unit has nothing left to check. */
+  #forgetRemembered(entries: Iterable<Entry>): void {
+    const remembered = this.#options.remembered
+    if (remembered) for (const entry of entries) remembered.forget(entry.entity, entry.key)
+    this.#taken.clear()
   }
 
   /**
@@ -483,17 +549,33 @@ export class UnitOfWork {
   #register(entity: EntityModel, row: Record<string, unknown>): Entry {
     const { values, version } = decodeRow(entity, row, this.#options.cipher)
     const key = values[KEY] as string
+    // Shared with the remembered rows from here on: replaced, never changed.
+    Object.freeze(values)
+    this.#options.remembered?.remember(entity, key, { values, version, xmin: row[XMIN] as string })
     const entry = this.get(entity, key)
     if (entry && entry.state !== 'stub') return entry
     if (entry) {
-      if (this.#watching) this.#fresh.add(entry)
-      entry.values = { ...values, ...entry.values }
-      entry.original = values
-      entry.version = version
-      entry.state = 'loaded'
+      this.#fill(entry, values, version)
       return entry
     }
     return this.#add({ entity, key, values: { ...values }, original: values, version, state: 'loaded', removed: false })
+  }
+
+  /** A stub becomes the stored row; values the unit assigned to it stay. */
+  #fill(entry: Entry, values: Readonly<Record<string, unknown>>, version: number): void {
+    if (this.#watching) this.#fresh.add(entry)
+    entry.values = { ...values, ...entry.values }
+    entry.original = values
+    entry.version = version
+    entry.state = 'loaded'
+  }
+
+  /** Fills a stub from the remembered rows when its row is there; the flush checks it. */
+  #takeRemembered(entry: Entry): void {
+    const row = this.#options.remembered?.get(entry.entity, entry.key)
+    if (!row) return
+    this.#fill(entry, row.values, row.version)
+    this.#taken.set(entry, row)
   }
 
   /** The rows the pending changes write: new entities, changed (or touched) loaded ones, removed ones. */
@@ -580,6 +662,7 @@ function writeStatement(
   cipher: PropertyCipher | undefined,
   net: boolean,
   readBack?: RowReadBack,
+  taken: readonly (readonly [Entry, RememberedRow])[] = [],
 ): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean } {
   const params = new SqlParameters()
   const steps: string[] = []
@@ -635,13 +718,39 @@ function writeStatement(
         where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
-  const found = checked.length === 0 ? '0' : checked.map((name) => `(select count(*) from ${name})`).join(' + ')
-  const check = `case when ${found} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end as "ok"`
+  let check = `case when ${countOf(checked)} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
+  if (taken.length > 0) {
+    const names = rememberedRowSteps(params, taken).map((step) => {
+      steps.push(step)
+      return `"w${steps.length - 1}"`
+    })
+    check = `case when ${countOf(names)} = ${params.add(taken.length, 'int')} then ${check} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
+  }
+  check += ` as "ok"`
   // The read joins the check's one row, so the check runs whatever the read finds.
   const select = readFrom ? `select ${check}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${check}`
   const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
       ${select}`
   return { text, params: params.values, written, readsBack: readFrom !== undefined }
+}
+
+/** The rows counted by the named steps, as SQL ('0' for none). */
+function countOf(names: readonly string[]): string {
+  return names.length === 0 ? '0' : names.map((name) => `(select count(*) from ${name})`).join(' + ')
+}
+
+/**
+ * Steps (one per table) that find the remembered rows still stored as remembered: the same
+ * version and the same xmin. Their rows counted, fewer than taken means one changed.
+ */
+function rememberedRowSteps(params: SqlParameters, taken: readonly (readonly [Entry, RememberedRow])[]): string[] {
+  const byEntity = new Map<EntityModel, (readonly [Entry, RememberedRow])[]>()
+  for (const pair of taken) addTo(byEntity, pair[0].entity, pair)
+  return [...byEntity].map(([entity, pairs]) => {
+    const values = pairs.map(([entry, row]) => `(${params.add(entry.key, 'uuid')}, ${params.add(row.version, 'int')}, ${params.add(row.xmin, 'xid')})`)
+    return `select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version, xmin)
+        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version and t.xmin = v.xmin`
+  })
 }
 
 /** A column of the rows a flush writes: its name, its SQL type, its value in a row. */
@@ -672,7 +781,7 @@ function rowSource(params: SqlParameters, rows: readonly PendingRow[], columns: 
 
 /** The entity's columns (and version) from its table `t`, where `condition` holds. */
 function selectWhere(entity: EntityModel, condition: string): string {
-  return `select ${selectList(entity, 't')} from ${quote(entity.table)} t where ${condition}`
+  return `select ${selectList(entity, 't')}, t.xmin as ${quote(XMIN)} from ${quote(entity.table)} t where ${condition}`
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Model } from '../model/model.ts'
 import type { PropertyCipher } from './property-encryption.ts'
 import { HeavyReadLane } from './heavy-read-lane.ts'
 import { PlanChoice } from '../persistence/plan-choice.ts'
+import type { RowCacheScope } from '../persistence/row-cache.ts'
 import { budgetedClient, underBudget, type ConnectionBudget } from './connection-budget.ts'
 
 export interface TenantDatabase {
@@ -24,6 +25,8 @@ export interface TenantDatabase {
   readonly heavyReads: HeavyReadLane
   /** Which read shapes run with plans made for their values (persistence/plan-choice.ts). */
   readonly plans: PlanChoice
+  /** Rows writes loaded, remembered for the next writes (persistence/row-cache.ts); absent: none. */
+  readonly remembered?: RowCacheScope
   close(): Promise<void>
 }
 
@@ -41,6 +44,8 @@ export interface TenantDatabaseOptions {
   readonly budget?: ConnectionBudget
   /** Database:PlanForValuesAfterMs (persistence/plan-choice.ts); absent or 0: every statement plans generically. */
   readonly planForValuesAfterMs?: number
+  /** This database's share of the rows the instance remembers (persistence/row-cache.ts); absent: none. */
+  readonly remembered?: RowCacheScope
   /** Told when a connection of the pool breaks while idle or in use (default: not told). */
   readonly onConnectionError?: (error: Error) => void
 }
@@ -99,6 +104,7 @@ export async function openTenantDatabase(
     acquireTimeoutMs,
     heavyReads: new HeavyReadLane(options.poolSize - 1),
     plans: new PlanChoice(options.planForValuesAfterMs ?? 0),
+    remembered: options.remembered,
     async close() {
       if (!pool.ending) await pool.end()
     },

@@ -18,6 +18,7 @@ import { databaseUrl } from './database-server.ts'
 import { openTenantDatabase, type TenantDatabase } from './tenant-database.ts'
 import { ConnectionBudget } from './connection-budget.ts'
 import { propertyCipher } from './property-encryption.ts'
+import { RowCache } from '../persistence/row-cache.ts'
 
 /** A tenant's database, kept open until released (once; further calls do nothing). */
 export interface TenantLease {
@@ -64,6 +65,8 @@ export class TenantRegistry {
   readonly #budget: ConnectionBudget
   readonly #poolSize: number
   readonly #sweeper: NodeJS.Timeout
+  /** Rows writes loaded, for every tenant's later writes: one bound for the instance (persistence/row-cache.ts). */
+  readonly #remembered: RowCache
   #closed = false
   /** Decides whether a tenant may be served now (migrations/schema-gate.ts); undefined: it may. */
   #admission?: (tenant: string) => Promise<void> | undefined
@@ -79,6 +82,7 @@ export class TenantRegistry {
     const budget = Math.max(1, MaxConnections - servers.size)
     this.#poolSize = Math.max(1, Math.min(PoolSizePerTenant, budget))
     this.#budget = new ConnectionBudget(budget, () => this.#makeRoom())
+    this.#remembered = new RowCache(config.Database.RememberedRows)
     this.#sweeper = setInterval(() => void this.#closeIdle(config.Database.TenantIdleSeconds * 1000), 5_000)
     this.#sweeper.unref()
   }
@@ -229,6 +233,8 @@ export class TenantRegistry {
         planForValuesAfterMs: this.#config.Database.PlanForValuesAfterMs,
         cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),
         budget: this.#budget,
+        // Each opening remembers under a scope of its own (row-cache.ts).
+        remembered: this.#remembered.scope(),
       }),
       users: 0,
       lastUsed: Date.now(),
