@@ -1,6 +1,8 @@
-// Rows that writes loaded by key, remembered for the next write that needs them: the customer
-// and the products an order refers to are loaded by nearly every order, and their load was a
-// round trip of its own, as costly as the write (test/bench W1).
+// Rows that writes loaded or wrote, remembered for the next write that needs them: the
+// customer and the products an order refers to are loaded by nearly every order, and a line's
+// change loads the line, its order and the order's lines, each time a round trip of its own
+// before the write's (test/bench W1, W2). A write's statement returns the rows it writes,
+// with their new xmin, so what it leaves is remembered too.
 //
 // A remembered row is never trusted. The unit of work that takes one checks, inside the very
 // statement that writes (or in one of its own when it writes nothing), that the row still has
@@ -10,12 +12,16 @@
 // change of a row gives it a new xmin. So a remembered row costs a retry when another
 // instance, an admin or a restore changed it, never a wrong value.
 //
+// A parent's members (an order's lines) are remembered as the set of their keys, taken only
+// with every member's row; the check then also counts the members the parent has, so a
+// member added or removed elsewhere, even by SQL that leaves the parent alone, is seen.
+//
 // One bound for the whole process (Database:RememberedRows), least recently used first out,
 // whatever the number of tenants. Each opened tenant database remembers under a scope of its
 // own: a tenant opened again (after a restore, say) never meets the rows of its earlier
 // opening; those age out.
 
-import type { EntityModel } from '../model/model.ts'
+import type { CollectionProperty, EntityModel } from '../model/model.ts'
 import { columnsOf } from './entity-columns.ts'
 
 /** A row as a load decoded it, with what proves it is still the stored one. */
@@ -26,8 +32,13 @@ export interface RememberedRow {
   readonly xmin: string
 }
 
+/** The keys of a parent's members through one collection, all of them. */
+export type RememberedMembers = readonly string[]
+
+type Remembered = RememberedRow | RememberedMembers
+
 export class RowCache {
-  readonly #rows = new Map<string, RememberedRow>()
+  readonly #rows = new Map<string, Remembered>()
   readonly #limit: number
   #scopes = 0
 
@@ -44,7 +55,7 @@ export class RowCache {
     return this.#limit > 0 ? new RowCacheScope(this, `${++this.#scopes}:`) : undefined
   }
 
-  get(id: string): RememberedRow | undefined {
+  get(id: string): Remembered | undefined {
     const row = this.#rows.get(id)
     if (row) {
       // Used again: it goes to the back of the line.
@@ -54,7 +65,7 @@ export class RowCache {
     return row
   }
 
-  set(id: string, row: RememberedRow): void {
+  set(id: string, row: Remembered): void {
     this.#rows.delete(id)
     this.#rows.set(id, row)
     if (this.#rows.size > this.#limit) this.#rows.delete(this.#rows.keys().next().value!)
@@ -75,7 +86,20 @@ export class RowCacheScope {
   }
 
   get(entity: EntityModel, key: string): RememberedRow | undefined {
-    return this.#cache.get(this.#prefix + entity.name + '(' + key + ')')
+    return this.#cache.get(this.#prefix + entity.name + '(' + key + ')') as RememberedRow | undefined
+  }
+
+  /** The keys of all members of `collection` of the parent `key`, as a load or a write last left them. */
+  members(collection: CollectionProperty, key: string): RememberedMembers | undefined {
+    return this.#cache.get(this.#prefix + collection.entity.name + '(' + key + ')/' + collection.name) as RememberedMembers | undefined
+  }
+
+  rememberMembers(collection: CollectionProperty, key: string, members: RememberedMembers): void {
+    if (!hasEncryptedColumns(collection.target)) this.#cache.set(this.#prefix + collection.entity.name + '(' + key + ')/' + collection.name, members)
+  }
+
+  forgetMembers(collection: CollectionProperty, key: string): void {
+    this.#cache.delete(this.#prefix + collection.entity.name + '(' + key + ')/' + collection.name)
   }
 
   /** Remembers a row; not one with encrypted properties, whose plain values live no longer than a unit. */
@@ -86,6 +110,11 @@ export class RowCacheScope {
   forget(entity: EntityModel, key: string): void {
     this.#cache.delete(this.#prefix + entity.name + '(' + key + ')')
   }
+}
+
+/** Whether rows of the entity may be remembered: not when it has encrypted properties. */
+export function rememberable(entity: EntityModel): boolean {
+  return !hasEncryptedColumns(entity)
 }
 
 const encrypted = new WeakMap<EntityModel, boolean>()

@@ -6,9 +6,9 @@
 // Concurrency is optimistic: every row updated or deleted must still carry the version it
 // was loaded with, and a parent recomputed from its members (an order's total) is always
 // written, so two writes feeding it are ordered on its row. A stale version aborts the whole
-// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. A row
-// an earlier write loaded by key may be taken from the rows the server remembers instead
-// (row-cache.ts); the flush's statement checks it is still stored so, with the same outcome.
+// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. Rows
+// and members earlier writes loaded or wrote may be taken from what the server remembers
+// instead (row-cache.ts); the flush's statement checks them too, with the same outcome.
 //
 // The business rules are the flush's hook (FlushHook): they run before the write, and they
 // say what a change will make them read, so loadForChange fetches it with the changed row.
@@ -27,7 +27,7 @@ import { KEY, VERSION_COLUMN } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnsOf, decodeRow, encodeValue, selectList, type Column } from './entity-columns.ts'
 import { newGuid } from './guid.ts'
-import type { RememberedRow, RowCacheScope } from './row-cache.ts'
+import { rememberable, type RememberedMembers, type RememberedRow, type RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { matches, whereSql, type Where } from './where.ts'
@@ -187,6 +187,8 @@ export class UnitOfWork {
   readonly #dirty = new Set<Entry>()
   /** Entries taken from the remembered rows, with what the flush checks they still are. */
   readonly #taken = new Map<Entry, RememberedRow>()
+  /** Members taken from the remembered ones: the flush checks each parent has no more and no fewer. */
+  readonly #takenMembers: TakenMembers[] = []
 
   constructor(options: UnitOptions) {
     this.#options = options
@@ -274,6 +276,7 @@ export class UnitOfWork {
     const memberParents = new Map<CollectionProperty, Entry[]>()
     const wanted = (entry: Entry, collection: CollectionProperty) => {
       if (entry.state === 'new' || this.#members.get(entry)?.has(collection.name)) return
+      if (this.#takeRememberedMembers(entry, collection)) return
       const parents = memberParents.get(collection) ?? []
       if (!parents.includes(entry)) parents.push(entry)
       memberParents.set(collection, parents)
@@ -281,8 +284,7 @@ export class UnitOfWork {
     const parts: Part[] = []
     for (const request of requests) {
       const entry = this.reference(request.entity, request.key)
-      // A row with parents to load stays in the statement that reaches them through it.
-      if (entry.state === 'stub' && !request.parents?.length) this.#takeRemembered(entry)
+      if (entry.state === 'stub') this.#takeRemembered(entry, request.parents)
       if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(entry.key)) addTo(rowKeys, request.entity, entry.key)
       for (const collection of request.members ?? []) wanted(entry, collection)
       for (const { reference, members } of request.parents ?? []) {
@@ -370,21 +372,22 @@ export class UnitOfWork {
     await this.#beforeWrite()
     const rows = this.#pendingRows()
     if (rows.length === 0) return this.checkRemembered()
-    const statement = writeStatement(rows, this.#options.cipher, false, readBack, [...this.#taken])
+    const remembering = this.#options.remembered !== undefined
+    const statement = writeStatement(rows, this.#options.cipher, false, readBack, { rows: [...this.#taken], members: this.#takenMembers, returnWritten: remembering })
     this.#options.onWrite?.(statement.written)
     let result: Record<string, unknown> | undefined
     try {
       ;[result] = await this.sql(statement.text, statement.params)
     } catch (error) {
       // The rows it took are remembered no more, nor are those it set out to write.
-      if (isWriteConflict(error)) this.#forgetRemembered([...this.#taken.keys(), ...rows.map((row) => row.entry)])
+      if (isWriteConflict(error)) this.#forgetRemembered(rows.map((row) => row.entry))
       throw error
     }
     if (statement.readsBack) readBack!.take(result!)
     this.#options.onFlush?.(rows.map(flushedRow))
+    const memberSets = remembering ? this.#memberSets(rows) : []
     this.#settle(rows.map((row) => row.entry))
-    // The rows taken were as remembered; the rows written are now at a version no load has read.
-    this.#forgetRemembered(rows.filter((row) => row.kind !== 'insert').map((row) => row.entry))
+    if (remembering) this.#rememberWritten(rows, statement.returned, result!, memberSets)
   }
 
   /**
@@ -394,28 +397,82 @@ export class UnitOfWork {
    * is for a unit that writes nothing, or whose rules refused the write on what it took.
    */
   async checkRemembered(): Promise<void> {
-    if (this.#taken.size === 0) return
+    if (!this.tookRemembered) return
     const params = new SqlParameters()
-    const steps = rememberedRowSteps(params, [...this.#taken])
-    const check = `case when ${countOf(steps.map((_, i) => `"c${i}"`))} = ${params.add(this.#taken.size, 'int')} then 0 else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end as "ok"`
+    const taken = { rows: [...this.#taken], members: this.#takenMembers }
+    const steps = rememberedSteps(params, taken)
+    const check = `case when ${countOf(steps.map((_, i) => `"c${i}"`))} = ${params.add(takenCount(taken), 'int')} then 0 else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end as "ok"`
     try {
       await this.sql(`with ${steps.map((step, i) => `"c${i}" as (${step})`).join(',\n')} select ${check}`, params.values)
     } catch (error) {
-      if (isWriteConflict(error)) this.#forgetRemembered(this.#taken.keys())
+      if (isWriteConflict(error)) this.#forgetRemembered([])
       throw error
     }
   }
 
   /** Whether this unit took rows from the remembered ones (its answer then rests on them). */
   get tookRemembered(): boolean {
-    return this.#taken.size > 0
+    return this.#taken.size > 0 || this.#takenMembers.length > 0
   }
 
-  /** Forgets the remembered rows of `entries`; the unit has nothing left to check. */
+  /** Forgets what the unit took from the remembered rows, and the rows of `entries`; nothing is left to check. */
   #forgetRemembered(entries: Iterable<Entry>): void {
     const remembered = this.#options.remembered
-    if (remembered) for (const entry of entries) remembered.forget(entry.entity, entry.key)
+    if (remembered) {
+      for (const entry of [...this.#taken.keys(), ...entries]) remembered.forget(entry.entity, entry.key)
+      for (const { collection, parentKey } of this.#takenMembers) remembered.forgetMembers(collection, parentKey)
+    }
     this.#taken.clear()
+    this.#takenMembers.length = 0
+  }
+
+  /**
+   * The members of every parent whose members this unit knows whole, as its write leaves them
+   * (read before #settle, which forgets them): those it loaded or took still pointing to the
+   * parent, and those it created or moved there; a new parent's are all in the unit.
+   */
+  #memberSets(rows: readonly PendingRow[]): MemberSet[] {
+    const sets: MemberSet[] = []
+    const current = (parent: Entry, collection: CollectionProperty, known: readonly Entry[]) => {
+      const inverse = collection.inverse.name
+      const members = new Set([...known, ...this.#entriesOf(collection.target)])
+      return [...members].filter((e) => !e.removed && e.state !== 'stub' && e.values[inverse] === parent.key).map((e) => e.key)
+    }
+    for (const [parent, byName] of this.#members) {
+      for (const [name, known] of byName) {
+        const collection = parent.entity.properties.get(name) as CollectionProperty
+        sets.push([collection, parent.key, parent.removed ? undefined : current(parent, collection, known)])
+      }
+    }
+    for (const { entry, kind } of rows) {
+      if (kind !== 'insert' || this.#members.has(entry)) continue
+      for (const property of entry.entity.properties.values()) {
+        if (property.kind === 'collection') sets.push([property, entry.key, current(entry, property, [])])
+      }
+    }
+    return sets
+  }
+
+  /**
+   * After a write, the rows it wrote as the statement returned them (stored values, new
+   * version and xmin), and the member sets it left: the next write takes them as it would
+   * have loaded them. What it took and did not write stays remembered as it was.
+   */
+  #rememberWritten(rows: readonly PendingRow[], returned: readonly ReturnedRows[], result: Record<string, unknown>, sets: readonly MemberSet[]): void {
+    const remembered = this.#options.remembered!
+    for (const { entry, kind } of rows) if (kind === 'delete') remembered.forget(entry.entity, entry.key)
+    for (const { entity, column } of returned) {
+      for (const row of (result[column] as Record<string, unknown>[] | null) ?? []) {
+        const { values, version } = decodeRow(entity, row, this.#options.cipher)
+        remembered.remember(entity, values[KEY] as string, { values: Object.freeze(values), version, xmin: row[XMIN] as string })
+      }
+    }
+    for (const [collection, parentKey, members] of sets) {
+      if (members) remembered.rememberMembers(collection, parentKey, members)
+      else remembered.forgetMembers(collection, parentKey)
+    }
+    this.#taken.clear()
+    this.#takenMembers.length = 0
   }
 
   /**
@@ -539,7 +596,9 @@ export class UnitOfWork {
         const parent = this.reference(part.collection.entity, parentKey)
         let byName = this.#members.get(parent)
         if (!byName) this.#members.set(parent, (byName = new Map()))
-        byName.set(part.collection.name, members.get(part)?.get(parentKey) ?? [])
+        const found = members.get(part)?.get(parentKey) ?? []
+        byName.set(part.collection.name, found)
+        this.#options.remembered?.rememberMembers(part.collection, parentKey, found.map((entry) => entry.key))
       }
     }
     return found
@@ -570,12 +629,69 @@ export class UnitOfWork {
     entry.state = 'loaded'
   }
 
-  /** Fills a stub from the remembered rows when its row is there; the flush checks it. */
-  #takeRemembered(entry: Entry): void {
-    const row = this.#options.remembered?.get(entry.entity, entry.key)
+  /**
+   * Fills a stub from the remembered rows when its row is there; with `parents`, only when
+   * each parent's row and all its members are there too (otherwise one statement loads them
+   * all, reaching the parents through the row). The flush checks what was taken.
+   */
+  #takeRemembered(entry: Entry, parents: readonly ParentPrefetch[] = []): void {
+    const remembered = this.#options.remembered
+    const row = remembered?.get(entry.entity, entry.key)
     if (!row) return
+    const rows: [EntityModel, string, RememberedRow][] = [[entry.entity, entry.key, row]]
+    const sets: [EntityModel, string, CollectionProperty, RememberedMembers][] = []
+    for (const { reference, members } of parents) {
+      const parentKey = row.values[reference.name]
+      if (typeof parentKey !== 'string') continue
+      const parent = this.get(members.entity, parentKey)
+      if (!parent || parent.state === 'stub') {
+        const parentRow = remembered!.get(members.entity, parentKey)
+        if (!parentRow) return
+        rows.push([members.entity, parentKey, parentRow])
+      }
+      if (parent && this.#members.get(parent)?.has(members.name)) continue
+      const keys = remembered!.members(members, parentKey)
+      // The row must be among its parent's members, as the statement would have found it.
+      if (!keys?.includes(entry.key) || !this.#rememberedMembersOf(members, keys, rows)) return
+      sets.push([members.entity, parentKey, members, keys])
+    }
+    for (const [entity, key, taken] of rows) this.#take(this.reference(entity, key), taken)
+    for (const [entity, key, collection, keys] of sets) this.#takeMembers(this.reference(entity, key), collection, keys)
+  }
+
+  /** Takes all members of `collection` of `parent` from the remembered ones, when every one is there. */
+  #takeRememberedMembers(parent: Entry, collection: CollectionProperty): boolean {
+    const keys = this.#options.remembered?.members(collection, parent.key)
+    const rows: [EntityModel, string, RememberedRow][] = []
+    if (!keys || !this.#rememberedMembersOf(collection, keys, rows)) return false
+    for (const [entity, key, taken] of rows) this.#take(this.reference(entity, key), taken)
+    this.#takeMembers(parent, collection, keys)
+    return true
+  }
+
+  /** Adds to `rows` the remembered rows of the members the unit has not met; false when one is not remembered. */
+  #rememberedMembersOf(collection: CollectionProperty, keys: RememberedMembers, rows: [EntityModel, string, RememberedRow][]): boolean {
+    for (const key of keys) {
+      const member = this.get(collection.target, key)
+      if (member && member.state !== 'stub') continue
+      const row = this.#options.remembered!.get(collection.target, key)
+      if (!row) return false
+      rows.push([collection.target, key, row])
+    }
+    return true
+  }
+
+  #take(entry: Entry, row: RememberedRow): void {
+    if (entry.state !== 'stub') return
     this.#fill(entry, row.values, row.version)
     this.#taken.set(entry, row)
+  }
+
+  #takeMembers(parent: Entry, collection: CollectionProperty, keys: RememberedMembers): void {
+    let byName = this.#members.get(parent)
+    if (!byName) this.#members.set(parent, (byName = new Map()))
+    byName.set(collection.name, keys.map((key) => this.get(collection.target, key)!))
+    this.#takenMembers.push({ collection, parentKey: parent.key, count: keys.length })
   }
 
   /** The rows the pending changes write: new entities, changed (or touched) loaded ones, removed ones. */
@@ -662,17 +778,24 @@ function writeStatement(
   cipher: PropertyCipher | undefined,
   net: boolean,
   readBack?: RowReadBack,
-  taken: readonly (readonly [Entry, RememberedRow])[] = [],
-): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean } {
+  remembered?: Taken & { readonly returnWritten: boolean },
+): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean; returned: ReturnedRows[] } {
   const params = new SqlParameters()
   const steps: string[] = []
-  // The step that writes the row to read back returns it whole; the others return 1 a row.
+  // The step that writes the row to read back returns it whole, as do all of them when the
+  // rows written are to be remembered (with their xmin); otherwise they return 1 a row.
   const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
   let readFrom: string | undefined
-  const returning = (inserted: readonly PendingRow[], row: string) => {
-    if (!readRow || !inserted.includes(readRow)) return 'returning 1'
-    readFrom = `"w${steps.length}"`
-    return `returning ${row}`
+  const returned: ReturnedRows[] = []
+  const returning = (inserted: readonly PendingRow[], row: '*' | 't.*') => {
+    const reads = readRow !== undefined && inserted.includes(readRow)
+    if (reads) readFrom = `"w${steps.length}"`
+    const entity = inserted[0].entry.entity
+    if (remembered?.returnWritten && rememberable(entity)) {
+      returned.push({ entity, column: `_w${steps.length}` })
+      return `returning ${row}, ${row === '*' ? '' : 't.'}xmin as ${quote(XMIN)}`
+    }
+    return reads ? `returning ${row}` : 'returning 1'
   }
   const inserts = new Map<EntityModel, PendingRow[]>()
   const updates = new Map<string, { entity: EntityModel; columns: readonly Column[]; rows: PendingRow[] }>()
@@ -719,19 +842,45 @@ function writeStatement(
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   let check = `case when ${countOf(checked)} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
-  if (taken.length > 0) {
-    const names = rememberedRowSteps(params, taken).map((step) => {
+  if (remembered && takenCount(remembered) > 0) {
+    const names = rememberedSteps(params, remembered).map((step) => {
       steps.push(step)
       return `"w${steps.length - 1}"`
     })
-    check = `case when ${countOf(names)} = ${params.add(taken.length, 'int')} then ${check} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
+    check = `case when ${countOf(names)} = ${params.add(takenCount(remembered), 'int')} then ${check} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
   }
-  check += ` as "ok"`
+  const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
   // The read joins the check's one row, so the check runs whatever the read finds.
-  const select = readFrom ? `select ${check}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${check}`
+  const select = readFrom ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${columns}`
   const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
       ${select}`
-  return { text, params: params.values, written, readsBack: readFrom !== undefined }
+  return { text, params: params.values, written, readsBack: readFrom !== undefined, returned }
+}
+
+/** What a unit took from the remembered rows, for the statement that checks it. */
+interface Taken {
+  readonly rows: readonly (readonly [Entry, RememberedRow])[]
+  readonly members: readonly TakenMembers[]
+}
+
+/** A parent's members taken from the remembered ones: it must still have `count`. */
+interface TakenMembers {
+  readonly collection: CollectionProperty
+  readonly parentKey: string
+  readonly count: number
+}
+
+/** A parent's members through a collection as a write left them (undefined: the parent is gone). */
+type MemberSet = readonly [collection: CollectionProperty, parentKey: string, members: RememberedMembers | undefined]
+
+/** The rows a write step returned, as JSON in the statement's `column`, for remembering them. */
+interface ReturnedRows {
+  readonly entity: EntityModel
+  readonly column: string
+}
+
+function takenCount(taken: Taken): number {
+  return taken.rows.length + taken.members.length
 }
 
 /** The rows counted by the named steps, as SQL ('0' for none). */
@@ -740,17 +889,23 @@ function countOf(names: readonly string[]): string {
 }
 
 /**
- * Steps (one per table) that find the remembered rows still stored as remembered: the same
- * version and the same xmin. Their rows counted, fewer than taken means one changed.
+ * Steps that find what a unit took from the remembered rows still stored so: each row with
+ * the same version and the same xmin (a step per table), each parent with as many members
+ * as taken (a step each). Their rows counted, fewer than taken means something changed.
  */
-function rememberedRowSteps(params: SqlParameters, taken: readonly (readonly [Entry, RememberedRow])[]): string[] {
+function rememberedSteps(params: SqlParameters, taken: Taken): string[] {
   const byEntity = new Map<EntityModel, (readonly [Entry, RememberedRow])[]>()
-  for (const pair of taken) addTo(byEntity, pair[0].entity, pair)
-  return [...byEntity].map(([entity, pairs]) => {
+  for (const pair of taken.rows) addTo(byEntity, pair[0].entity, pair)
+  const rows = [...byEntity].map(([entity, pairs]) => {
     const values = pairs.map(([entry, row]) => `(${params.add(entry.key, 'uuid')}, ${params.add(row.version, 'int')}, ${params.add(row.xmin, 'xid')})`)
     return `select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version, xmin)
         on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version and t.xmin = v.xmin`
   })
+  const members = taken.members.map(
+    ({ collection, parentKey, count }) =>
+      `select 1 from (select count(*) as n from ${quote(collection.target.table)} t where t.${quote(collection.inverse.column)} = ${params.add(parentKey, 'uuid')}) c where c.n = ${params.add(count, 'int')}`,
+  )
+  return [...rows, ...members]
 }
 
 /** A column of the rows a flush writes: its name, its SQL type, its value in a row. */

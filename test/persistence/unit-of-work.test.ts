@@ -9,8 +9,7 @@ import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import { openUnit, poolSession } from '../../server/persistence/session.ts'
 import { preparedSql } from '../../server/persistence/sql.ts'
-import { isWriteConflict, type UnitOfWork } from '../../server/persistence/unit-of-work.ts'
-import { validationFailed } from '../../server/errors.ts'
+import { isWriteConflict } from '../../server/persistence/unit-of-work.ts'
 import { matches } from '../../server/persistence/where.ts'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
@@ -27,8 +26,10 @@ let customer = ''
 const products: string[] = []
 
 beforeAll(async () => {
-  // A large pool, so many writers really run at once in the concurrency tests.
-  server = await startTestServer({ config: { Database: { PoolSizePerTenant: 16 } } })
+  // A large pool, so many writers really run at once in the concurrency tests. Nothing
+  // remembered between writes: these tests are about what a write loads, which rows
+  // remembered from earlier writes would spare (remembered-rows.test.ts).
+  server = await startTestServer({ config: { Database: { PoolSizePerTenant: 16, RememberedRows: 0 } } })
   token = await server.token()
   const config = loadConfig(server.configPath, {})
   registry = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
@@ -70,28 +71,16 @@ async function total(order: string): Promise<number> {
   return (await call(`${server.api}/Orders(${order})?$select=Total`, { token })).body.Total
 }
 
-/** Posts an order of `buyer` with lines of quantity 2, 3 and 5 of `goods`, replying with its Total. */
-function postOrder(buyer: string, goods: readonly string[]) {
-  return call(`${server.api}/Orders?$select=Total`, {
-    method: 'POST',
-    token,
-    body: { Number: number++, 'Customer@odata.bind': `Customers(${buyer})`, Lines: goods.map((p, i) => ({ 'Product@odata.bind': `Products(${p})`, Quantity: [2, 3, 5][i] })) },
-  })
-}
-
-/** A customer and three products (priced as `products`) that no write has loaded yet. */
-async function unloadedReferences(): Promise<{ buyer: string; goods: string[] }> {
-  const buyer = (await post('Customers', { Name: 'Ada Lovelace' })).Guid
-  const goods: string[] = []
-  for (const price of [12.99, 63.78, 3.57]) goods.push((await post('Products', { Code: `U${number++}`, Name: 'Unloaded', Price: price })).Guid)
-  return { buyer, goods }
-}
-
 describe('a write is its loads and one statement', () => {
   it('creates an order with three lines: the references in one load, then one write that answers the reply', async () => {
     await newOrder() // warms the caches of authentication
-    const { buyer, goods } = await unloadedReferences()
-    const { result: response, statements } = await recorder.during(() => postOrder(buyer, goods))
+    const { result: response, statements } = await recorder.during(() =>
+      call(`${server.api}/Orders?$select=Total`, {
+        method: 'POST',
+        token,
+        body: { Number: number++, 'Customer@odata.bind': `Customers(${customer})`, Lines: products.map((p, i) => ({ 'Product@odata.bind': `Products(${p})`, Quantity: [2, 3, 5][i] })) },
+      }),
+    )
     expect(response.status, response.text).toBe(200)
     expect(response.body.Total).toBe(235.17)
     expect(response.body['@odata.etag']).toBe('W/"1"')
@@ -103,18 +92,6 @@ describe('a write is its loads and one statement', () => {
     // The reply is read from the rows the insert returns, not from the table (which the same statement would not yet see).
     expect(statements[1]).toMatch(/left join lateral \(select .* from "w0" t\d+ where t\d+\."Guid" = \$\d+::uuid/s)
     expect(statements.join('\n')).not.toMatch(/^\s*(begin|commit)/im)
-  })
-
-  it('takes references an earlier write loaded from the rows the server remembers: the write alone, checking them', async () => {
-    await newOrder() // loads the customer and the products, which the server remembers
-    const { result: response, statements } = await recorder.during(() => postOrder(customer, products))
-    expect(response.status, response.text).toBe(200)
-    expect(response.body.Total).toBe(235.17)
-    expect(statements).toHaveLength(1)
-    expect(statements[0]).toMatch(/^with "w0" as \(insert into "Order"/s)
-    // Each remembered row must still have the version and the xmin it was remembered with.
-    expect(statements[0]).toMatch(/select 1 from "Customer" t join \(values \(\$\d+::uuid, \$\d+::int, \$\d+::xid\)\) as v\(k, version, xmin\)/)
-    expect(statements[0]).toMatch(/select 1 from "Product" t join \(values (\(.*?\)(, )?){3}\) as v\(k, version, xmin\)/)
   })
 
   it('changes an order with a $select reply: one load, one write that answers the reply with the new version', async () => {
@@ -141,10 +118,8 @@ describe('a write is its loads and one statement', () => {
     )
     expect(expanded.result.status, expanded.result.text).toBe(200)
     expect(expanded.result.body.Lines).toHaveLength(3)
-    // The order, loaded by the first PATCH (which wrote nothing), is remembered: the write, then the read.
-    expect(expanded.statements).toHaveLength(2)
-    expect(expanded.statements[0]).toMatch(/update "Order" t set/)
-    expect(expanded.statements[1]).toMatch(/from "Order" t\d+ where/)
+    expect(expanded.statements).toHaveLength(3)
+    expect(expanded.statements[2]).toMatch(/from "Order" t\d+ where/)
   })
 
   it("changes a line's quantity: the line with its order and the order's lines in one load, then one write", async () => {
@@ -249,77 +224,6 @@ describe('members bound to a new parent', () => {
     expect(response.status).toBe(400)
     expect(response.body.error.details).toEqual([expect.objectContaining({ message: `No OrderLine has the Guid ${missing}.` })])
     expect((await call(`${server.api}/Orders/$count`, { token })).text).toBe(before)
-  })
-})
-
-describe('rows remembered from earlier writes', () => {
-  const Product = () => db.model.entities.get('Product')!
-  /** Sets a product's price as a restore or an admin's SQL would: its row version stays. */
-  const setPriceBehindTheServersBack = (product: string, price: number) =>
-    db.pool.query('update "Product" set "Price" = $2 where "Guid" = $1', [product, price])
-
-  it('are checked by the write that takes them: a price changed with its version kept reaches the next order', async () => {
-    await newOrder() // the server remembers the customer and the products
-    await setPriceBehindTheServersBack(products[2], 4.57)
-    try {
-      const { result: response, statements } = await recorder.during(() => postOrder(customer, products))
-      expect(response.status, response.text).toBe(200)
-      expect(response.body.Total).toBe(240.17) // 2 × 12.99 + 3 × 63.78 + 5 × 4.57
-      // The write that took the remembered rows found one changed and wrote nothing; the unit
-      // ran again, loaded them, and wrote.
-      const writes = statements.filter((text) => text.startsWith('with "w0" as (insert into "Order"'))
-      expect(writes).toHaveLength(2)
-      expect(statements.filter((text) => text.includes('union all'))).toHaveLength(1)
-      // The rows it loaded are remembered in turn.
-      const next = await recorder.during(() => postOrder(customer, products))
-      expect(next.result.body.Total).toBe(240.17)
-      expect(next.statements).toHaveLength(1)
-    } finally {
-      await setPriceBehindTheServersBack(products[2], 3.57)
-    }
-  })
-
-  it('are checked when a customer was deleted since: the order is refused as for any unknown customer', async () => {
-    const buyer = (await post('Customers', { Name: 'Grace Hopper' })).Guid
-    // An order refused by its rules still loaded (and so remembered) its customer.
-    const refused = await call(`${server.api}/Orders`, {
-      method: 'POST',
-      token,
-      body: { Number: number++, 'Customer@odata.bind': `Customers(${buyer})`, Lines: [{ 'Product@odata.bind': `Products(${products[0]})`, Quantity: 11 }] },
-    })
-    expect(refused.status).toBe(400)
-    await db.pool.query('delete from "Customer" where "Guid" = $1', [buyer])
-    const before = (await call(`${server.api}/Orders/$count`, { token })).text
-    const response = await postOrder(buyer, products)
-    expect(response.status, response.text).toBe(400)
-    expect(response.body.error.details).toEqual([expect.objectContaining({ target: 'Customer', message: `No Customer has the Guid ${buyer}.` })])
-    expect((await call(`${server.api}/Orders/$count`, { token })).text).toBe(before)
-  })
-
-  it('are checked before a unit that writes nothing answers, or before its refusal stands', async () => {
-    const session = poolSession(db)
-    const priceOf = async (unit: UnitOfWork) => (await unit.load([{ entity: Product(), key: products[1] }]))[0].values.Price
-    expect(await session.write(priceOf)).toBe(63.78) // loaded, and remembered
-    await setPriceBehindTheServersBack(products[1], 64.78)
-    try {
-      // Taken from the remembered row (63.78), found changed by the check, run again.
-      expect(await session.write(priceOf)).toBe(64.78)
-      const refusals: unknown[] = []
-      const refuseUnlessFresh = async (unit: UnitOfWork) => {
-        const price = await priceOf(unit)
-        if (price !== 65.78) {
-          refusals.push(price)
-          throw validationFailed([{ code: 'ValidationFailed', target: 'Price', message: `not yet: ${price}` }])
-        }
-        return price
-      }
-      await setPriceBehindTheServersBack(products[1], 65.78)
-      // The refusal rests on the remembered 64.78: it is checked, found stale, and the unit runs again.
-      expect(await session.write(refuseUnlessFresh)).toBe(65.78)
-      expect(refusals).toEqual([64.78])
-    } finally {
-      await setPriceBehindTheServersBack(products[1], 63.78)
-    }
   })
 })
 
