@@ -16,8 +16,8 @@
 // with every member's row; the check then also counts the members the parent has, so a
 // member added or removed elsewhere, even by SQL that leaves the parent alone, is seen.
 //
-// One bound for the whole process (Database:RememberedRows), least recently used first out,
-// whatever the number of tenants. Each opened tenant database remembers under a scope of its
+// One bound for the whole process (Database:RememberedRows), the rows unused for the longest
+// going first, whatever the number of tenants. Each opened tenant database remembers under a scope of its
 // own: a tenant opened again (after a restore, say) never meets the rows of its earlier
 // opening; those age out.
 
@@ -38,16 +38,26 @@ export type RememberedMembers = readonly string[]
 type Remembered = RememberedRow | RememberedMembers
 
 export class RowCache {
-  readonly #rows = new Map<string, Remembered>()
+  /**
+   * Two generations instead of one Map kept in order of use: evicting a Map's first entry
+   * walks over the holes its earlier deletions left (5-6 µs a row at 10,000 rows, a tenth of
+   * a write's statement). A row used again moves to the recent generation; when that is full,
+   * it becomes the older one and what was older is dropped: rows unused for the longest go.
+   */
+  #recent = new Map<string, Remembered>()
+  #older = new Map<string, Remembered>()
+  readonly #generation: number
   readonly #limit: number
   #scopes = 0
 
   constructor(limit: number) {
     this.#limit = limit
+    this.#generation = Math.max(1, Math.ceil(limit / 2))
   }
 
+  /** Rows and member sets held: at most the bound. */
   get size(): number {
-    return this.#rows.size
+    return this.#recent.size + this.#older.size
   }
 
   /** The share of one opened tenant database; undefined when nothing is to be remembered. */
@@ -56,23 +66,32 @@ export class RowCache {
   }
 
   get(id: string): Remembered | undefined {
-    const row = this.#rows.get(id)
-    if (row) {
-      // Used again: it goes to the back of the line.
-      this.#rows.delete(id)
-      this.#rows.set(id, row)
+    const recent = this.#recent.get(id)
+    if (recent !== undefined) return recent
+    const older = this.#older.get(id)
+    if (older !== undefined) {
+      this.#older.delete(id)
+      this.#add(id, older)
     }
-    return row
+    return older
   }
 
   set(id: string, row: Remembered): void {
-    this.#rows.delete(id)
-    this.#rows.set(id, row)
-    if (this.#rows.size > this.#limit) this.#rows.delete(this.#rows.keys().next().value!)
+    this.#older.delete(id)
+    this.#add(id, row)
   }
 
   delete(id: string): void {
-    this.#rows.delete(id)
+    this.#recent.delete(id)
+    this.#older.delete(id)
+  }
+
+  #add(id: string, row: Remembered): void {
+    this.#recent.set(id, row)
+    if (this.#recent.size >= this.#generation) {
+      this.#older = this.#recent
+      this.#recent = new Map()
+    }
   }
 }
 

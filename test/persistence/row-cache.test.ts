@@ -15,19 +15,18 @@ const Product = sales.entities.get('Product')!
 const row = (version: number): RememberedRow => ({ values: { Price: version }, version, xmin: String(1000 + version) })
 
 describe('the remembered rows', () => {
-  it('keep at most their bound over all tenants, forgetting the least recently used first', () => {
-    const cache = new RowCache(3)
+  it('keep at most their bound over all tenants, the rows used lately among them', () => {
+    const cache = new RowCache(100)
     const [a, b] = [cache.scope()!, cache.scope()!]
-    a.remember(Product, 'k1', row(1))
-    b.remember(Product, 'k2', row(2))
-    a.remember(Product, 'k3', row(3))
-    expect(a.get(Product, 'k1')?.version).toBe(1) // used again: now the most recent
-    b.remember(Product, 'k4', row(4))
-    expect(cache.size).toBe(3)
-    expect(b.get(Product, 'k2')).toBeUndefined()
-    expect(a.get(Product, 'k1')?.version).toBe(1)
-    expect(a.get(Product, 'k3')?.version).toBe(3)
-    expect(b.get(Product, 'k4')?.version).toBe(4)
+    a.remember(Product, 'hot', row(0))
+    for (let i = 1; i <= 1000; i++) {
+      ;(i % 2 ? a : b).remember(Product, `k${i}`, row(i))
+      expect(a.get(Product, 'hot')?.version).toBe(0) // used all along: never dropped
+      expect(cache.size).toBeLessThanOrEqual(100)
+    }
+    expect(cache.size).toBeGreaterThanOrEqual(50)
+    expect(a.get(Product, 'k1')).toBeUndefined() // unused for the longest: gone
+    expect(a.get(Product, 'k999')?.version).toBe(999)
   })
 
   it('of one opening of a tenant are not those of another', () => {
