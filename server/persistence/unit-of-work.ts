@@ -116,9 +116,10 @@ export interface UnitOptions {
   /** Told every row a flush wrote, values included, once written. */
   readonly onFlush?: (rows: readonly FlushedRow[]) => void
   /**
-   * Rows earlier writes loaded (row-cache.ts): a load by key takes them from there, and the
-   * flush checks they are still stored as remembered. Only for a unit outside a transaction,
-   * whose loads see committed rows only.
+   * Rows and parents' members earlier writes loaded or wrote (row-cache.ts): a load takes
+   * them from there when it finds all it needs, the flush checks they are still stored as
+   * remembered, and what the unit loads and writes is remembered in turn. Only for a unit
+   * outside a transaction, whose loads see committed rows only.
    */
   readonly remembered?: RowCacheScope
 }
