@@ -100,6 +100,35 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['event'] as const,
       registers,
     })
+    new Gauge({
+      name: 'entityctl_remembered_rows',
+      help: 'Rows and member sets remembered for later writes, over all tenants (Database:RememberedRows bounds them).',
+      registers,
+      collect() {
+        this.set(tenants.rememberedRows().held)
+      },
+    })
+    new Counter({
+      name: 'entityctl_remembered_lookups_total',
+      help: 'Looks for a remembered row or member set by writes, by whether it was there.',
+      labelNames: ['found'] as const,
+      registers,
+      collect() {
+        const { found, missed } = tenants.rememberedRows()
+        this.reset()
+        this.inc({ found: 'true' }, found)
+        this.inc({ found: 'false' }, missed)
+      },
+    })
+    new Counter({
+      name: 'entityctl_remembered_changed_total',
+      help: 'Writes that found a row or member set they took from the remembered ones changed since, wrote nothing and ran again.',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(tenants.rememberedRows().changed)
+      },
+    })
     // nodejs_eventloop_lag_seconds and its percentiles, heap, GC, handles, CPU.
     collectDefaultMetrics({ register: this.registry })
   }

@@ -49,6 +49,10 @@ export class RowCache {
   readonly #generation: number
   readonly #limit: number
   #scopes = 0
+  /** Since the start, for the metrics: lookups that found what they asked for, and not. */
+  readonly lookups = { found: 0, missed: 0 }
+  /** Since the start: writes that found something they took changed, and ran again. */
+  changed = 0
 
   constructor(limit: number) {
     this.#limit = limit
@@ -67,12 +71,18 @@ export class RowCache {
 
   get(id: string): Remembered | undefined {
     const recent = this.#recent.get(id)
-    if (recent !== undefined) return recent
-    const older = this.#older.get(id)
-    if (older !== undefined) {
-      this.#older.delete(id)
-      this.#add(id, older)
+    if (recent !== undefined) {
+      this.lookups.found++
+      return recent
     }
+    const older = this.#older.get(id)
+    if (older === undefined) {
+      this.lookups.missed++
+      return undefined
+    }
+    this.lookups.found++
+    this.#older.delete(id)
+    this.#add(id, older)
     return older
   }
 
@@ -128,6 +138,11 @@ export class RowCacheScope {
 
   forget(entity: EntityModel, key: string): void {
     this.#cache.delete(this.#prefix + entity.name + '(' + key + ')')
+  }
+
+  /** A write found something it took changed (it forgets it and runs again): counted for the metrics. */
+  noteChanged(): void {
+    this.#cache.changed++
   }
 }
 

@@ -381,7 +381,7 @@ export class UnitOfWork {
       ;[result] = await this.sql(statement.text, statement.params)
     } catch (error) {
       // The rows it took are remembered no more, nor are those it set out to write.
-      if (isWriteConflict(error)) this.#forgetRemembered(rows.map((row) => row.entry))
+      if (isWriteConflict(error)) this.#forgetRemembered(rows.map((row) => row.entry), isRememberedRowChanged(error))
       throw error
     }
     if (statement.readsBack) readBack!.take(result!)
@@ -406,7 +406,7 @@ export class UnitOfWork {
     try {
       await this.sql(`with ${steps.map((step, i) => `"c${i}" as (${step})`).join(',\n')} select ${check}`, params.values)
     } catch (error) {
-      if (isWriteConflict(error)) this.#forgetRemembered([])
+      if (isWriteConflict(error)) this.#forgetRemembered([], true)
       throw error
     }
   }
@@ -416,10 +416,14 @@ export class UnitOfWork {
     return this.#taken.size > 0 || this.#takenMembers.length > 0
   }
 
-  /** Forgets what the unit took from the remembered rows, and the rows of `entries`; nothing is left to check. */
-  #forgetRemembered(entries: Iterable<Entry>): void {
+  /**
+   * Forgets what the unit took from the remembered rows, and the rows of `entries`; nothing is
+   * left to check. `changed`: because something taken was found changed.
+   */
+  #forgetRemembered(entries: Iterable<Entry>, changed = false): void {
     const remembered = this.#options.remembered
     if (remembered) {
+      if (changed) remembered.noteChanged()
       for (const entry of [...this.#taken.keys(), ...entries]) remembered.forget(entry.entity, entry.key)
       for (const { collection, parentKey } of this.#takenMembers) remembered.forgetMembers(collection, parentKey)
     }

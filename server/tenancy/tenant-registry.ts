@@ -208,6 +208,12 @@ export class TenantRegistry {
     return lease?.database
   }
 
+  /** What the instance remembers for its writes (persistence/row-cache.ts), for the metrics. */
+  rememberedRows(): { held: number; found: number; missed: number; changed: number } {
+    const cache = this.#remembered
+    return { held: cache.size, ...cache.lookups, changed: cache.changed }
+  }
+
   /** The pool counts of every open tenant, read without touching a connection. */
   poolUse(): PoolUse[] {
     const uses: PoolUse[] = []

@@ -5,7 +5,9 @@
 
 import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pg from 'pg'
 import { loadConfig } from '../../server/config/load-config.ts'
+import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { startWireProxy, type WireProxy } from '../bench/pg-wire-proxy.ts'
 import { adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 
@@ -158,6 +160,23 @@ describe('metrics on their own listener, and readiness when the database server 
     expect(metrics.get('entityctl_workflows_total{event="aborted"}')).toBe(1)
     expect(metrics.get('entityctl_workflows_total{event="committed"}')).toBe(1)
     expect(metrics.get('nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0)
+    expect(metrics.get('entityctl_remembered_changed_total')).toBe(0)
+
+    // A customer written (its row remembered), changed through the server (taken), then
+    // changed behind its back and through it again (found changed, loaded, written).
+    const customer = (await call(`${server.api}/Customers`, { method: 'POST', token, body: { Name: 'Remembered' } })).body.Guid
+    expect((await call(`${server.api}/Customers(${customer})`, { method: 'PATCH', token, body: { City: 'Berlin' } })).status).toBe(204)
+    const database = loadConfig(server.configPath, {}).Tenants.get(tenant)!.Database
+    const direct = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), database) })
+    await direct.connect()
+    await direct.query(`update "Customer" set "City" = 'Hamburg' where "Guid" = $1`, [customer]).finally(() => direct.end())
+    expect((await call(`${server.api}/Customers(${customer})`, { method: 'PATCH', token, body: { Country: 'DE' } })).status).toBe(204)
+    expect((await call(`${server.api}/Customers(${customer})?$select=City,Country`, { token })).body).toMatchObject({ City: 'Hamburg', Country: 'DE' })
+    const after = samples(await (await fetch(server.server.metricsUrl!)).text())
+    expect(after.get('entityctl_remembered_rows')).toBeGreaterThan(0)
+    expect(after.get('entityctl_remembered_lookups_total{found="true"}')).toBeGreaterThanOrEqual(2)
+    expect(after.get('entityctl_remembered_lookups_total{found="false"}')).toBeGreaterThanOrEqual(1) // the second try's
+    expect(after.get('entityctl_remembered_changed_total')).toBe(1)
 
     expect((await fetch(server.server.metricsUrl!.replace(/\/metrics$/, '/other'))).status).toBe(404)
     expect((await call(`${server.url}/metrics`)).status).toBe(404)
