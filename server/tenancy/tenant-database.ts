@@ -25,7 +25,7 @@ export interface TenantDatabase {
   readonly heavyReads: HeavyReadLane
   /** Which read shapes run with plans made for their values (persistence/plan-choice.ts). */
   readonly plans: PlanChoice
-  /** Rows writes loaded, remembered for the next writes (persistence/row-cache.ts); absent: none. */
+  /** Rows writes loaded or wrote, remembered for the next writes (persistence/row-cache.ts); absent: none. */
   readonly remembered?: RowCacheScope
   close(): Promise<void>
 }

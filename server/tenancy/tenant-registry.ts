@@ -65,7 +65,7 @@ export class TenantRegistry {
   readonly #budget: ConnectionBudget
   readonly #poolSize: number
   readonly #sweeper: NodeJS.Timeout
-  /** Rows writes loaded, for every tenant's later writes: one bound for the instance (persistence/row-cache.ts). */
+  /** Rows writes loaded or wrote, for every tenant's later writes: one bound for the instance (persistence/row-cache.ts). */
   readonly #remembered: RowCache
   #closed = false
   /** Decides whether a tenant may be served now (migrations/schema-gate.ts); undefined: it may. */
