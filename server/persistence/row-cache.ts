@@ -17,9 +17,9 @@
 // member added or removed elsewhere, even by SQL that leaves the parent alone, is seen.
 //
 // One bound for the whole process (Database:RememberedRows), the rows unused for the longest
-// going first, whatever the number of tenants. Each opened tenant database remembers under a scope of its
-// own: a tenant opened again (after a restore, say) never meets the rows of its earlier
-// opening; those age out.
+// going first, whatever the number of tenants. Each opened tenant database remembers under a
+// scope of its own: a tenant opened again (after a restore, say) never meets the rows of its
+// earlier opening; those age out.
 
 import type { CollectionProperty, EntityModel } from '../model/model.ts'
 import { columnsOf } from './entity-columns.ts'
@@ -115,29 +115,37 @@ export class RowCacheScope {
   }
 
   get(entity: EntityModel, key: string): RememberedRow | undefined {
-    return this.#cache.get(this.#prefix + entity.name + '(' + key + ')') as RememberedRow | undefined
-  }
-
-  /** The keys of all members of `collection` of the parent `key`, as a load or a write last left them. */
-  members(collection: CollectionProperty, key: string): RememberedMembers | undefined {
-    return this.#cache.get(this.#prefix + collection.entity.name + '(' + key + ')/' + collection.name) as RememberedMembers | undefined
-  }
-
-  rememberMembers(collection: CollectionProperty, key: string, members: RememberedMembers): void {
-    if (!hasEncryptedColumns(collection.target)) this.#cache.set(this.#prefix + collection.entity.name + '(' + key + ')/' + collection.name, members)
-  }
-
-  forgetMembers(collection: CollectionProperty, key: string): void {
-    this.#cache.delete(this.#prefix + collection.entity.name + '(' + key + ')/' + collection.name)
+    return this.#cache.get(this.#rowId(entity, key)) as RememberedRow | undefined
   }
 
   /** Remembers a row; not one with encrypted properties, whose plain values live no longer than a unit. */
   remember(entity: EntityModel, key: string, row: RememberedRow): void {
-    if (!hasEncryptedColumns(entity)) this.#cache.set(this.#prefix + entity.name + '(' + key + ')', row)
+    if (rememberable(entity)) this.#cache.set(this.#rowId(entity, key), row)
   }
 
   forget(entity: EntityModel, key: string): void {
-    this.#cache.delete(this.#prefix + entity.name + '(' + key + ')')
+    this.#cache.delete(this.#rowId(entity, key))
+  }
+
+  /** The keys of all members of `collection` of the parent `key`, as a load or a write last left them. */
+  members(collection: CollectionProperty, key: string): RememberedMembers | undefined {
+    return this.#cache.get(this.#membersId(collection, key)) as RememberedMembers | undefined
+  }
+
+  rememberMembers(collection: CollectionProperty, key: string, members: RememberedMembers): void {
+    if (rememberable(collection.target)) this.#cache.set(this.#membersId(collection, key), members)
+  }
+
+  forgetMembers(collection: CollectionProperty, key: string): void {
+    this.#cache.delete(this.#membersId(collection, key))
+  }
+
+  #rowId(entity: EntityModel, key: string): string {
+    return this.#prefix + entity.name + '(' + key + ')'
+  }
+
+  #membersId(collection: CollectionProperty, key: string): string {
+    return this.#rowId(collection.entity, key) + '/' + collection.name
   }
 
   /** A write found something it took changed (it forgets it and runs again): counted for the metrics. */
@@ -146,15 +154,11 @@ export class RowCacheScope {
   }
 }
 
+const rememberables = new WeakMap<EntityModel, boolean>()
+
 /** Whether rows of the entity may be remembered: not when it has encrypted properties. */
 export function rememberable(entity: EntityModel): boolean {
-  return !hasEncryptedColumns(entity)
-}
-
-const encrypted = new WeakMap<EntityModel, boolean>()
-
-function hasEncryptedColumns(entity: EntityModel): boolean {
-  let found = encrypted.get(entity)
-  if (found === undefined) encrypted.set(entity, (found = columnsOf(entity).some((column) => column.encrypted)))
-  return found
+  let may = rememberables.get(entity)
+  if (may === undefined) rememberables.set(entity, (may = !columnsOf(entity).some((column) => column.encrypted)))
+  return may
 }

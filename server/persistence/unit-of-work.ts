@@ -400,11 +400,10 @@ export class UnitOfWork {
   async checkRemembered(): Promise<void> {
     if (!this.tookRemembered) return
     const params = new SqlParameters()
-    const taken = { rows: [...this.#taken], members: this.#takenMembers }
-    const steps = rememberedSteps(params, taken)
-    const check = `case when ${countOf(steps.map((_, i) => `"c${i}"`))} = ${params.add(takenCount(taken), 'int')} then 0 else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end as "ok"`
+    const steps: string[] = []
+    const check = rememberedCheck(params, { rows: [...this.#taken], members: this.#takenMembers }, steps, '0')
     try {
-      await this.sql(`with ${steps.map((step, i) => `"c${i}" as (${step})`).join(',\n')} select ${check}`, params.values)
+      await this.sql(`with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')} select ${check} as "ok"`, params.values)
     } catch (error) {
       if (isWriteConflict(error)) this.#forgetRemembered([], true)
       throw error
@@ -847,13 +846,7 @@ function writeStatement(
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   let check = `case when ${countOf(checked)} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
-  if (remembered && takenCount(remembered) > 0) {
-    const names = rememberedSteps(params, remembered).map((step) => {
-      steps.push(step)
-      return `"w${steps.length - 1}"`
-    })
-    check = `case when ${countOf(names)} = ${params.add(takenCount(remembered), 'int')} then ${check} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
-  }
+  if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
   const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
   // The read joins the check's one row, so the check runs whatever the read finds.
   const select = readFrom ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${columns}`
@@ -891,6 +884,15 @@ function takenCount(taken: Taken): number {
 /** The rows counted by the named steps, as SQL ('0' for none). */
 function countOf(names: readonly string[]): string {
   return names.length === 0 ? '0' : names.map((name) => `(select count(*) from ${name})`).join(' + ')
+}
+
+/**
+ * `then` when everything `taken` is still stored as remembered, else the conflict that says
+ * it is not (isRememberedRowChanged). The steps that find it are added to `steps` ("w<i>").
+ */
+function rememberedCheck(params: SqlParameters, taken: Taken, steps: string[], then: string): string {
+  const names = rememberedSteps(params, taken).map((step) => `"w${steps.push(step) - 1}"`)
+  return `case when ${countOf(names)} = ${params.add(takenCount(taken), 'int')} then ${then} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
 }
 
 /**
