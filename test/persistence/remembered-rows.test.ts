@@ -8,43 +8,33 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pino from 'pino'
-import { loadConfig } from '../../server/config/load-config.ts'
 import { validationFailed } from '../../server/errors.ts'
-import { loadModel } from '../../server/model/load-plugins.ts'
 import { poolSession } from '../../server/persistence/session.ts'
 import type { UnitOfWork } from '../../server/persistence/unit-of-work.ts'
 import { startServer, type RunningServer } from '../../server/start.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
-import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
-import { recordStatements, type StatementRecorder } from '../support/statement-recorder.ts'
-import { call, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+import type { StatementRecorder } from '../support/statement-recorder.ts'
+import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 let a: TestServer
 let b: RunningServer
-let registry: TenantRegistry
+let fixture: WriteFixture | undefined
 let db: TenantDatabase
 let recorder: StatementRecorder
 let token = ''
 let customer = ''
-const products: string[] = []
+let products: readonly string[] = []
 
 beforeAll(async () => {
   a = await startTestServer()
   b = await startServer({ configPath: a.configPath, port: 0, logger: pino({ level: 'silent' }) })
-  token = await a.token()
-  const config = loadConfig(a.configPath, {})
-  registry = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
-  db = (await registry.get(a.tenants[0]))!
-  recorder = recordStatements(() => config.Tenants.get(a.tenants[0])!.Database)
-  customer = (await post('Customers', { Name: 'Petra Hoffmann' })).Guid
-  for (const [code, price] of [['R1', 12.99], ['R2', 63.78], ['R3', 3.57]] as const) {
-    products.push((await post('Products', { Code: code, Name: `Product ${code}`, Price: price })).Guid)
-  }
+  fixture = await writeFixture(a)
+  ;({ db, recorder, token, customer, products } = fixture)
 })
 
 afterAll(async () => {
-  recorder?.restore()
-  await registry?.close()
+  await fixture?.close()
   await b?.stop()
   await a?.stop()
 })

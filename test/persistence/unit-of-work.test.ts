@@ -5,45 +5,35 @@
 
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../server/config/load-config.ts'
-import { loadModel } from '../../server/model/load-plugins.ts'
 import { openUnit, poolSession } from '../../server/persistence/session.ts'
 import { preparedSql } from '../../server/persistence/sql.ts'
 import { isWriteConflict } from '../../server/persistence/unit-of-work.ts'
 import { matches } from '../../server/persistence/where.ts'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
-import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
-import { recordStatements, type StatementRecorder } from '../support/statement-recorder.ts'
-import { call, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+import type { StatementRecorder } from '../support/statement-recorder.ts'
+import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 let server: TestServer
-let registry: TenantRegistry
+let fixture: WriteFixture | undefined
 let db: TenantDatabase
 let recorder: StatementRecorder
 let token = ''
 let customer = ''
-const products: string[] = []
+let products: readonly string[] = []
 
 beforeAll(async () => {
   // A large pool, so many writers really run at once in the concurrency tests. Nothing
   // remembered between writes: these tests are about what a write loads, which rows
   // remembered from earlier writes would spare (remembered-rows.test.ts).
   server = await startTestServer({ config: { Database: { PoolSizePerTenant: 16, RememberedRows: 0 } } })
-  token = await server.token()
-  const config = loadConfig(server.configPath, {})
-  registry = new TenantRegistry(config, await loadModel(config.Server.PluginsDir), TEST_DATABASE_URL)
-  db = (await registry.get(server.tenants[0]))!
-  recorder = recordStatements(() => config.Tenants.get(server.tenants[0])!.Database)
-  customer = (await post('Customers', { Name: 'Petra Hoffmann', Country: 'de' })).Guid
-  for (const [code, price] of [['P1', 12.99], ['P2', 63.78], ['P3', 3.57]] as const) {
-    products.push((await post('Products', { Code: code, Name: `Product ${code}`, Price: price })).Guid)
-  }
+  fixture = await writeFixture(server)
+  ;({ db, recorder, token, customer, products } = fixture)
 })
 
 afterAll(async () => {
-  recorder?.restore()
-  await registry?.close()
+  await fixture?.close()
   await server?.stop()
 })
 
