@@ -7,17 +7,15 @@
 // With both caches warm this runs no SQL: the token, the user's access and the PAT's scope
 // are all remembered (access-service.ts).
 
-import type { RouterMiddleware } from '@koa/router'
+import type { Middleware } from 'koa'
 import type { ApiState } from '../http/api-state.ts'
 import type { AuthServices } from './auth-services.ts'
 import type { TenantLease } from '../tenancy/tenant-registry.ts'
 import { AuthError } from '../errors.ts'
 import { parseSecret } from './secrets.ts'
 
-export function authenticate(services: AuthServices): RouterMiddleware<ApiState> {
+export function authenticate(services: AuthServices): Middleware<ApiState> {
   return async (ctx, next) => {
-    // Routes that authenticate themselves (auth-routes.ts) also pass the router-wide stage.
-    if (ctx.state.access) return next()
     const header = ctx.get('Authorization')
     if (!header) throw AuthError.missingCredentials()
     const space = header.indexOf(' ')

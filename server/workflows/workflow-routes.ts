@@ -26,6 +26,7 @@
 // WorkflowLimitExceeded. Row locks taken by the rebuild last one request, not the workflow.
 
 import type Router from '@koa/router'
+import type { Middleware } from 'koa'
 import { AuthError } from '../errors.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import type { ApiState } from '../http/api-state.ts'
@@ -63,8 +64,7 @@ interface WorkflowHeaders {
 }
 
 export function workflowRoutes(router: Router<ApiState>, services: Services): void {
-  const { IdleTimeoutMinutes: idleMinutes, MaxRequests: maxRequests } = services.config.Workflow
-  // The router-wide stage too, again, as the auth routes do: it runs once per request.
+  const { IdleTimeoutMinutes: idleMinutes } = services.config.Workflow
   const authenticated = authenticate(services)
 
   router.post('/workflow', authenticated, async (ctx) => {
@@ -113,8 +113,15 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
     ctx.body = { workflowId: id, aborted: true }
   })
 
-  // An explicit path (''), so the stage matches /API/… as the routes do (decisions.md).
-  router.use('', async (ctx, next) => {
+}
+
+/**
+ * The workflow stage of an OData request (app.ts): one that names a workflow runs inside it,
+ * as described above; any other passes through untouched.
+ */
+export function workflowStage(services: Services): Middleware<ApiState> {
+  const { IdleTimeoutMinutes: idleMinutes, MaxRequests: maxRequests } = services.config.Workflow
+  return async (ctx, next) => {
     const headers = workflowHeaders(ctx as ApiContext)
     if (!headers) return next()
     if (SYSTEM_ROUTES.test(ctx.path)) throw WorkflowError.notInWorkflow(ctx.path)
@@ -147,7 +154,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
       }
       await recordRequest(sql, headers.id, request, answer, idleMinutes)
     })
-  })
+  }
 }
 
 /** A safe retry: the last accepted index again, with the same method and path (and query). */

@@ -1,8 +1,8 @@
-// The OData routes: everything under /api/ that is not a fixed system route. One
-// catch-all parses the path, binds it, and hands it to the handler for its method.
+// The OData stage: every request under /api/ that no fixed route took (app.ts). It parses
+// the path, binds it, and hands it to the handler for its method; a $batch hands each of its
+// parts back here.
 
-import type Router from '@koa/router'
-import type { Context } from 'koa'
+import type { Middleware } from 'koa'
 import { RequestError, ServiceError } from '../../errors.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import type { OdataServices } from './odata-services.ts'
@@ -17,16 +17,12 @@ import { handleBatch } from './batch-handler.ts'
 import { DEFAULT_FORMAT, formatOption, negotiate, type Media } from './negotiate.ts'
 import type { ApiContext, Exchange, RequestScope } from './exchange.ts'
 
-export function odataRoutes(router: Router<ApiState>, services: OdataServices): void {
-  const route = async (ctx: Context) => {
-    const api = ctx as ApiContext
+export function odataRoute(services: OdataServices): Middleware<ApiState> {
+  return async (ctx) => {
+    const api = ctx as unknown as ApiContext
     if (BATCH_PATH.test(ctx.path)) return handleBatch(api, services, dispatch)
     return dispatch(api, services)
   }
-  router.all('/{*path}', route)
-  // '/' also matches the service root written without its slash (/api), as clients are given
-  // it: it answers as /api/ does (odata2ts fetches its CSRF token there).
-  router.all('/', route)
 }
 
 const BATCH_PATH = /^\/api\/\$batch\/?$/i
