@@ -101,7 +101,7 @@ export interface FlushHook {
   /** Runs on the unit's pending changes; may change more, or throw to write nothing. */
   beforeWrite(unit: UnitOfWork): Promise<void>
   /** The parents a change of `changing` on `entity` makes the hook recompute (undefined: the entity goes). */
-  prefetch(model: Model, entity: EntityModel, changing?: Iterable<string>): ParentPrefetch[]
+  prefetch(model: Model, entity: EntityModel, changing?: Iterable<string>): readonly ParentPrefetch[]
 }
 
 export interface UnitOptions {

@@ -43,7 +43,27 @@ export function dependenciesOn(model: Model, target: EntityModel): readonly Depe
  * its LineTotal, which the order's Total reads through Lines. `changing` undefined: the
  * entity goes (a delete reaches every such parent).
  */
-export function parentsReachedBy(model: Model, entity: EntityModel, changing?: Iterable<string>): ParentPrefetch[] {
+export function parentsReachedBy(model: Model, entity: EntityModel, changing?: Iterable<string>): readonly ParentPrefetch[] {
+  // Every write asks, and the answer depends only on the model: worked out once per set of names.
+  let byChange = reachedParents.get(entity)
+  if (!byChange) reachedParents.set(entity, (byChange = new Map()))
+  const names = changing ? [...changing].sort() : undefined
+  const key = names ? names.join('\u0000') : '\u0000'
+  let parents = byChange.get(key)
+  if (!parents) {
+    parents = findParentsReachedBy(model, entity, names)
+    if (byChange.size >= MAX_CHANGE_SETS) byChange.clear()
+    byChange.set(key, parents)
+  }
+  return parents
+}
+
+/** Sets of changed names remembered per entity: a plugin has few, a client choosing properties at random no more than this. */
+const MAX_CHANGE_SETS = 256
+
+const reachedParents = new WeakMap<EntityModel, Map<string, readonly ParentPrefetch[]>>()
+
+function findParentsReachedBy(model: Model, entity: EntityModel, changing?: Iterable<string>): readonly ParentPrefetch[] {
   const reached = changing ? ownClosure(entity, new Set(changing)) : undefined
   const prefetch: ParentPrefetch[] = []
   for (const { navigation, tail } of dependenciesOn(model, entity)) {

@@ -148,6 +148,10 @@ describe('a write is its loads and one statement', () => {
     expect(parentsReachedBy(model, line, ['Quantity']).map((p) => `${p.members.entity.name}.${p.members.name}`)).toEqual(['Order.Lines'])
     expect(parentsReachedBy(model, line, ['Order']).map((p) => p.members.name)).toEqual(['Lines'])
     expect(parentsReachedBy(model, line).map((p) => p.members.name)).toEqual(['Lines'])
+    // Worked out once per set of names: asked again, in another order, the same answer.
+    expect(parentsReachedBy(model, line, ['Title', 'Quantity'])).toBe(parentsReachedBy(model, line, new Set(['Quantity', 'Title'])))
+    expect(parentsReachedBy(model, line, ['Title', 'Quantity']).map((p) => p.members.name)).toEqual(['Lines'])
+    expect(parentsReachedBy(model, line, ['Title']).map((p) => p.members.name)).toEqual([])
   })
 
   it('deletes an order and its lines in one statement after the loads', async () => {
