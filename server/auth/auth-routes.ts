@@ -1,6 +1,5 @@
-// The fixed routes of the auth subsystem, registered before the router-wide authenticate
-// stage (http/app.ts): sign-in and refresh are open; the others authenticate themselves
-// with the same middleware (it runs once per request).
+// The fixed routes of the auth subsystem (http/app.ts): sign-in and refresh are open; the
+// others authenticate themselves with the stage OData requests pass (authenticate.ts).
 //
 //   POST /api/auth/signin     { TenantId, Username, Password } → tokens
 //   POST /api/auth/refresh    { RefreshToken }                 → tokens

@@ -7,7 +7,8 @@
 //   POST /api/user/pats/{id}/regenerate   → item + secret
 
 import type Router from '@koa/router'
-import type { RouterContext, RouterMiddleware } from '@koa/router'
+import type { RouterContext } from '@koa/router'
+import type { Middleware } from 'koa'
 import type { ApiState } from '../http/api-state.ts'
 import type { AuthServices } from './auth-services.ts'
 import { AuthError, RequestError } from '../errors.ts'
@@ -15,7 +16,7 @@ import type { AccessContext } from './access-context.ts'
 import { issuePat, listPats, readPatRequest, regeneratePat, revokePat } from './pats.ts'
 import { bodyObject } from './request-body.ts'
 
-export function patRoutes(router: Router<ApiState>, services: AuthServices, authenticated: RouterMiddleware<ApiState>): void {
+export function patRoutes(router: Router<ApiState>, services: AuthServices, authenticated: Middleware<ApiState>): void {
   router.post('/user/pats', authenticated, async (ctx) => {
     const { access, db } = interactive(ctx)
     const request = readPatRequest(bodyObject(ctx.request.body))

@@ -8,7 +8,7 @@
 //   /api/explorer/explorer.js|.css       its script and style (this folder)
 //   /api/explorer/swagger-ui-bundle.js…  Swagger UI (node_modules/swagger-ui-dist)
 //
-// Registered before the router-wide authenticate stage (http/app.ts).
+// Fixed routes without the authenticate stage (http/app.ts).
 
 import type Router from '@koa/router'
 import { createHash } from 'node:crypto'
