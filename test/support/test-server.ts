@@ -17,6 +17,7 @@ import { dropDatabase } from '../../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { addUser } from '../../server/auth/user-admin.ts'
 import { startServer, type RunningServer } from '../../server/start.ts'
+import { quoteIdentifier } from '../../server/persistence/sql.ts'
 
 /**
  * The test PostgreSQL: TEST_DATABASE_URL, which test/support/global-setup.ts sets (to the
@@ -48,6 +49,11 @@ export interface TestServerOptions {
   /** Extra config sections merged into the file. */
   readonly config?: Record<string, Record<string, unknown>>
   readonly pluginsDir?: string
+  /**
+   * Settings of each tenant database (`alter database … set`), in place before the server
+   * opens a connection to it: every session the server opens runs with them.
+   */
+  readonly databaseSettings?: Readonly<Record<string, string>>
 }
 
 export interface TestServer {
@@ -92,6 +98,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   for (const tenant of tenants) {
     await addTenant(config, model, databaseUrl, tenant)
     config = loadConfig(configPath, {})
+    const database = config.Tenants.get(tenant)!.Database
+    for (const [name, value] of Object.entries(options.databaseSettings ?? {})) {
+      await adminSql(`alter database ${quoteIdentifier(database)} set ${quoteIdentifier(name)} = ${quoteLiteral(value)}`)
+    }
   }
   const registry = new TenantRegistry(config, model, databaseUrl)
   for (const tenant of tenants) {
@@ -146,4 +156,9 @@ export async function call(
     body = undefined
   }
   return { status: response.status, headers: response.headers, body, text }
+}
+
+/** A string as an SQL literal (test settings only; values come from the test's own code). */
+function quoteLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`
 }

@@ -5,7 +5,6 @@
 // service promises DateTimeOffset values and date functions in UTC whatever the session's
 // zone, and a UTC test database would hide every place that forgets it.
 
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { databaseUrl } from '../../../server/tenancy/database-server.ts'
@@ -34,12 +33,16 @@ export interface QueryServerOptions {
 export async function startQueryServer(options: QueryServerOptions = {}): Promise<QueryServer> {
   // These tests are about what reads answer, on a few rows: expands without $top three levels
   // deep, which ApiOptions:MaxResultItems refuses by default (each counts as MaxTop), are allowed here.
-  const server = await startTestServer({ pluginsDir: FIXTURE_PLUGINS, config: { ApiOptions: { MaxResultItems: 1e15, ...options.apiOptions } } })
+  const server = await startTestServer({
+    pluginsDir: FIXTURE_PLUGINS,
+    config: { ApiOptions: { MaxResultItems: 1e15, ...options.apiOptions } },
+    databaseSettings: { timezone: ZONE },
+  })
   const database = server.server.config.Tenants.get(server.tenants[0])!.Database
   const url = databaseUrl(testDatabaseUrl(), database)
+  await expectZone(url)
   const data = buildDataset()
   await seedDataset(url, data)
-  await moveToZone(url, database)
   const token = await server.token()
   return {
     server,
@@ -51,18 +54,16 @@ export async function startQueryServer(options: QueryServerOptions = {}): Promis
   }
 }
 
-/** Sets the database's time zone and ends its open sessions, so the pool reconnects in it. */
-async function moveToZone(url: string, database: string): Promise<void> {
+/** The premise of these tests: a session of the tenant database, as the server opens them, runs in ZONE. */
+async function expectZone(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    await client.query(`alter database "${database}" set timezone = '${ZONE}'`)
-    await client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database])
+    const { rows } = await client.query<{ TimeZone: string }>('show timezone')
+    if (rows[0].TimeZone !== ZONE) throw new Error(`the tenant database's sessions run in ${rows[0].TimeZone}, not ${ZONE}`)
   } finally {
     await client.end()
   }
-  // The pool learns of the ended sessions from their sockets; let it drop them first.
-  await sleep(300)
 }
 
 /**
