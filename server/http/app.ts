@@ -99,7 +99,10 @@ function firstSegment(path: string): string | undefined {
 
 const FIRST_SEGMENT = /^\/api\/([^/]+)/i
 
-/** Paths of the API, as the router matches them: case-insensitive, /api alone included. */
+/**
+ * Paths of the API, as the router matches them: case-insensitive, and /api alone included,
+ * the service root as clients are given it (odata2ts fetches its CSRF token there).
+ */
 const API_PATH = /^\/api(?:\/|$)/i
 
 /** The three stages of an OData request, in order, for paths under /api; anything else passes by. */

@@ -112,7 +112,6 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
     services.metrics.workflows('aborted')
     ctx.body = { workflowId: id, aborted: true }
   })
-
 }
 
 /**
