@@ -6,17 +6,21 @@
 // data it may be planned for an average value that is wrong for the one sent. In the benchmark
 // at ten times the data, Q3's `Customer/Country eq 'DE'` is estimated as one country in twenty
 // (5,000 customers, where 'DE' has 15,752), and its count then reads the customers by a bitmap
-// heap scan: 82-91 ms against 50-65 ms for a plan made for 'DE' (README, Performance). Planning
-// for the values costs about a millisecond for such a statement, which only a statement running
-// far longer repays. So each tenant keeps, per shape of heavy read (persistence/session.ts), the
-// times of its last RUNS runs; a shape whose last runs all took longer than
-// `Database:PlanForValuesAfterMs` (30 ms: planning is then a few percent) is planned for its
-// values from then on, and goes back to its generic plan once one of them took less than half
-// that (so a shape near it does not flip at every run). The quickest of a few runs, not their
-// average: a first run on a cold connection is slow for reasons no plan changes. The choice
-// holds for that one statement (a read-only transaction with a SET LOCAL: two round trips more,
-// on a statement of 30 ms or more), so nothing else runs with it. Without it
-// (PlanForValuesAfterMs 0) every statement keeps its generic plan and nothing is timed.
+// heap scan: in one measurement 82-91 ms against 50-65 ms for a plan made for 'DE', in another
+// (a quieter machine) 27 ms against 20 (README, Performance). Whether a plan made for the values
+// wins, and by how much, cannot be known from a time alone, so it is measured: each tenant
+// keeps, per shape of heavy read (persistence/session.ts), the times of its last RUNS runs with
+// each kind of plan. A shape whose last generic runs all took longer than
+// `Database:PlanForValuesAfterMs` (10 ms: planning one is about a millisecond) is tried with
+// plans made for its values for RUNS runs; they are kept if the quickest of them beat the
+// quickest generic run by CUSTOM_MUST_WIN_BY, and the shape goes back to its generic plan
+// otherwise. Either choice is measured again after RETRY_RUNS runs (the data, and with it the
+// better plan, changes), and a run made for the values that takes less than half the threshold
+// brings the generic plan back at once. The quickest of a few runs, not their average: a first
+// run on a cold connection is slow for reasons no plan changes. A plan made for the values
+// holds for that one statement (a read-only transaction with a SET LOCAL: two round trips
+// more), so nothing else runs with it. Without it (PlanForValuesAfterMs 0) every statement
+// keeps its generic plan and nothing is timed.
 //
 // The time is the statement's, from when it has its connection, divided by the statements of
 // its tenant running beside it (persistence/request-connection.ts): under load every statement
@@ -25,8 +29,15 @@
 // the floor's throughput to 0.50; counting only runs made alone, a tenant that is never idle
 // never learned (the benchmark's Q3 at scale 10 kept its generic plan under load).
 
-/** How many of a shape's latest runs decide. */
+/** How many of a shape's latest runs with one kind of plan decide. */
 export const RUNS = 3
+/** Runs after a choice before it is measured again. */
+export const RETRY_RUNS = 500
+/**
+ * A plan made for the values is kept only if its quickest run beat the generic plan's by this
+ * share: its two extra round trips are not in its time.
+ */
+export const CUSTOM_MUST_WIN_BY = 0.05
 /** Shapes remembered per tenant; past it the memory starts again (as statement names do, sql.ts). */
 const MOST_SHAPES = 2000
 
@@ -39,17 +50,24 @@ export const PLANNED_FOR_VALUES = 'begin read only; set local plan_cache_mode = 
 export const PLANNED_FOR_VALUES_END = 'rollback'
 
 interface ShapeTimes {
-  /** The latest runs' times in ms, oldest first, at most RUNS. */
-  readonly runs: number[]
+  /** The latest runs' times in ms with the generic plan, oldest first, at most RUNS. */
+  readonly genericRuns: number[]
+  /** The same with plans made for the values, since the shape last took them. */
+  readonly customRuns: number[]
+  /** Whether the shape's next run is planned for its values. */
   custom: boolean
+  /** Whether plans made for the values are on trial: kept or dropped once RUNS of them ran. */
+  trial: boolean
+  /** Runs to go before the choice is measured again. */
+  untilRetry: number
 }
 
 /** One tenant's record of its read shapes' durations, and the plan each gets. */
 export class PlanChoice {
   readonly #shapes = new Map<string, ShapeTimes>()
-  /** Runs all longer than this are worth a plan of their own; 0: never. */
+  /** Generic runs all longer than this are worth trying a plan made for the values; 0: never. */
   readonly afterMs: number
-  /** One run quicker than this brings the generic plan back. */
+  /** A run with a plan made for the values quicker than this brings the generic plan back. */
   readonly genericBelowMs: number
 
   constructor(afterMs: number) {
@@ -67,19 +85,60 @@ export class PlanChoice {
     return this.#shapes.get(shape)?.custom ?? false
   }
 
-  /** Records how long a run of the shape took, from its start to its last row, as if alone. */
-  ran(shape: string, ms: number): void {
+  /**
+   * Records how long a run of the shape took, from its start to its last row, as if alone, and
+   * with which kind of plan it ran (`forValues`), then chooses the plan of its next run.
+   */
+  ran(shape: string, ms: number, forValues: boolean): void {
     if (!this.on) return
+    const times = this.#timesOf(shape)
+    keepLatest(forValues ? times.customRuns : times.genericRuns, ms)
+    if (times.untilRetry > 0) times.untilRetry--
+    if (!times.custom) {
+      if (times.untilRetry === 0 && times.genericRuns.length === RUNS && quickest(times.genericRuns) > this.afterMs) this.#tryCustom(times)
+      return
+    }
+    if (forValues && ms < this.genericBelowMs) return this.#useGeneric(times, 0)
+    if (times.trial && times.customRuns.length === RUNS) {
+      const won = quickest(times.customRuns) <= quickest(times.genericRuns) * (1 - CUSTOM_MUST_WIN_BY)
+      if (!won) return this.#useGeneric(times, RETRY_RUNS)
+      times.trial = false
+      times.untilRetry = RETRY_RUNS
+    } else if (!times.trial && times.untilRetry === 0) {
+      // Measure the generic plan again: it may win now; if it is still slow, the trial follows.
+      times.genericRuns.length = 0
+      this.#useGeneric(times, 0)
+    }
+  }
+
+  #timesOf(shape: string): ShapeTimes {
     let times = this.#shapes.get(shape)
     if (!times) {
       if (this.#shapes.size >= MOST_SHAPES) this.#shapes.clear()
-      times = { runs: [], custom: false }
+      times = { genericRuns: [], customRuns: [], custom: false, trial: false, untilRetry: 0 }
       this.#shapes.set(shape, times)
     }
-    times.runs.push(ms)
-    if (times.runs.length > RUNS) times.runs.shift()
-    const quickest = Math.min(...times.runs)
-    if (!times.custom && times.runs.length === RUNS && quickest > this.afterMs) times.custom = true
-    else if (times.custom && quickest < this.genericBelowMs) times.custom = false
+    return times
   }
+
+  #tryCustom(times: ShapeTimes): void {
+    times.customRuns.length = 0
+    times.custom = true
+    times.trial = true
+  }
+
+  #useGeneric(times: ShapeTimes, untilRetry: number): void {
+    times.custom = false
+    times.trial = false
+    times.untilRetry = untilRetry
+  }
+}
+
+function keepLatest(runs: number[], ms: number): void {
+  runs.push(ms)
+  if (runs.length > RUNS) runs.shift()
+}
+
+function quickest(runs: readonly number[]): number {
+  return Math.min(...runs)
 }

@@ -96,7 +96,7 @@ async function plannedFor(taken: TakenConnection, tenant: TenantDatabase, shape:
     release(broken) {
       if (released) return
       released = true
-      if (!signal?.aborted) plans.ran(shape, (performance.now() - started) / Math.max(1, runningAtStart, running()))
+      if (!signal?.aborted) plans.ran(shape, (performance.now() - started) / Math.max(1, runningAtStart, running()), custom)
       if (!custom || broken) return taken.release(broken)
       taken.client.query(PLANNED_FOR_VALUES_END).then(() => taken.release(), (error: Error) => taken.release(error))
     },

@@ -1,6 +1,7 @@
 // Plan choice per read shape (persistence/plan-choice.ts): a shape whose runs take long is
-// planned for its values, in a read-only transaction of its own whose setting ends with it;
-// a shape that became quick again goes back to its generic plan.
+// tried with plans made for its values, in a read-only transaction of its own whose setting
+// ends with it, and keeps them only while they are quicker; a shape that became quick again
+// goes back to its generic plan.
 // Against a real server's tenant database, with a pool of one connection so that what the
 // connection holds (its prepared statements and their plan counts, its plan_cache_mode) can
 // be read on it afterwards.
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import { SECTIONS } from '../../server/config/schema.ts'
-import { PlanChoice, RUNS } from '../../server/persistence/plan-choice.ts'
+import { CUSTOM_MUST_WIN_BY, PlanChoice, RETRY_RUNS, RUNS } from '../../server/persistence/plan-choice.ts'
 import { poolSession } from '../../server/persistence/session.ts'
 import { statementName } from '../../server/persistence/sql.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
@@ -23,31 +24,73 @@ const GENERIC_BELOW_MS = CUSTOM_AFTER_MS / 2
 describe('PlanChoice', () => {
   const slowly = CUSTOM_AFTER_MS * 3
   const between = (CUSTOM_AFTER_MS + GENERIC_BELOW_MS) / 2
+  const generic = (plans: PlanChoice, shape: string, ms: number, runs = 1) => {
+    for (let run = 0; run < runs; run++) plans.ran(shape, ms, false)
+  }
+  const forValues = (plans: PlanChoice, shape: string, ms: number, runs = 1) => {
+    for (let run = 0; run < runs; run++) plans.ran(shape, ms, true)
+  }
 
-  it('plans a shape for its values once its last runs were all slow, and goes back after one quick run', () => {
+  it('tries plans made for the values once the last generic runs were all slow, and keeps them when they win', () => {
     const plans = new PlanChoice(CUSTOM_AFTER_MS)
-    for (let run = 1; run < RUNS; run++) plans.ran('slow', slowly)
+    generic(plans, 'slow', slowly, RUNS - 1)
     expect(plans.custom('slow')).toBe(false)
-    plans.ran('slow', slowly)
+    generic(plans, 'slow', slowly)
     expect(plans.custom('slow')).toBe(true)
-    plans.ran('slow', 1)
-    expect(plans.custom('slow')).toBe(false)
+    forValues(plans, 'slow', slowly * (1 - CUSTOM_MUST_WIN_BY), RUNS)
+    expect(plans.custom('slow')).toBe(true)
     expect(plans.custom('never ran')).toBe(false)
+  })
+
+  it('goes back to the generic plan when plans made for the values did not win, and tries them again only after RETRY_RUNS runs', () => {
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
+    generic(plans, 'sleep', slowly, RUNS)
+    // As quick as the generic plan (a statement that only waits): the planning is not repaid.
+    forValues(plans, 'sleep', slowly, RUNS - 1)
+    expect(plans.custom('sleep')).toBe(true)
+    forValues(plans, 'sleep', slowly)
+    expect(plans.custom('sleep')).toBe(false)
+    generic(plans, 'sleep', slowly, RETRY_RUNS - 1)
+    expect(plans.custom('sleep')).toBe(false)
+    generic(plans, 'sleep', slowly)
+    expect(plans.custom('sleep')).toBe(true)
+  })
+
+  it('measures a winning plan made for the values against the generic plan again after RETRY_RUNS runs', () => {
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
+    generic(plans, 'data', slowly, RUNS)
+    forValues(plans, 'data', slowly / 2, RUNS)
+    forValues(plans, 'data', slowly / 2, RETRY_RUNS - 1)
+    expect(plans.custom('data')).toBe(true)
+    forValues(plans, 'data', slowly / 2)
+    expect(plans.custom('data')).toBe(false)
+    // The generic plan is now as quick (the data changed): after its runs and a trial, it stays.
+    generic(plans, 'data', slowly / 2, RUNS)
+    expect(plans.custom('data')).toBe(true)
+    forValues(plans, 'data', slowly / 2, RUNS)
+    expect(plans.custom('data')).toBe(false)
+  })
+
+  it('goes back to the generic plan after one quick run made for the values', () => {
+    const plans = new PlanChoice(CUSTOM_AFTER_MS)
+    generic(plans, 'shrank', slowly, RUNS)
+    forValues(plans, 'shrank', 1)
+    expect(plans.custom('shrank')).toBe(false)
   })
 
   it('takes a slow first run on a cold connection for what it is: the quick runs after it decide', () => {
     const plans = new PlanChoice(CUSTOM_AFTER_MS)
-    plans.ran('cold', slowly)
-    for (let run = 1; run < RUNS * 3; run++) plans.ran('cold', 2)
+    generic(plans, 'cold', slowly)
+    generic(plans, 'cold', 2, RUNS * 3)
     expect(plans.custom('cold')).toBe(false)
   })
 
   it('keeps a shape whose runs fall between the thresholds as it is', () => {
     const plans = new PlanChoice(CUSTOM_AFTER_MS)
-    for (let run = 0; run < RUNS * 3; run++) plans.ran('generic', between)
+    generic(plans, 'generic', between, RUNS * 3)
     expect(plans.custom('generic')).toBe(false)
-    for (let run = 0; run < RUNS; run++) plans.ran('custom', slowly)
-    for (let run = 0; run < RUNS * 3; run++) plans.ran('custom', between)
+    generic(plans, 'custom', slowly, RUNS)
+    forValues(plans, 'custom', between, RUNS * 3)
     expect(plans.custom('custom')).toBe(true)
   })
 })
