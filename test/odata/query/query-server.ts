@@ -40,10 +40,17 @@ export async function startQueryServer(options: QueryServerOptions = {}): Promis
   })
   const database = server.server.config.Tenants.get(server.tenants[0])!.Database
   const url = databaseUrl(testDatabaseUrl(), database)
-  await expectZone(url)
   const data = buildDataset()
-  await seedDataset(url, data)
-  const token = await server.token()
+  let token: string
+  try {
+    await expectZone(url)
+    await seedDataset(url, data)
+    token = await server.token()
+  } catch (error) {
+    // The file's afterAll never sees a server that failed to start: stop it here, database and all.
+    await server.stop()
+    throw error
+  }
   return {
     server,
     data,
