@@ -3,7 +3,9 @@
 // request finish.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import pg from 'pg'
+import { databaseUrl } from '../../server/tenancy/database-server.ts'
+import { ADMIN, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess } from '../support/serve-process.ts'
 let setup: TestServer
 
@@ -11,6 +13,17 @@ beforeAll(async () => {
   setup = await startTestServer()
 })
 afterAll(async () => setup?.stop())
+
+/** Until a session other than `locker`'s waits for a lock on its database (the server's read). */
+async function waitForLockWaiter(locker: pg.Client): Promise<void> {
+  for (;;) {
+    const { rows } = await locker.query(
+      "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
+    )
+    if (rows[0].waiting > 0) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
 
 async function signIn(api: string): Promise<string> {
   const response = await call(`${api}/auth/signin`, { method: 'POST', body: { TenantId: setup.tenants[0], Username: ADMIN.username, Password: ADMIN.password } })
@@ -40,10 +53,24 @@ describe('entityctl serve', () => {
     const served = await serveProcess(setup.configPath)
     const api = `${served.url}/api`
     const token = await signIn(api)
-    const inFlight = call(`${api}/Customers?$select=Name&$expand=Orders($expand=Lines)`, { token })
-    await new Promise((resolve) => setTimeout(resolve, 5))
-    served.process.kill('SIGTERM')
-    const response = await inFlight
+    // The read waits on a lock held here, so it is surely in flight when the signal comes, and
+    // still running once the server has said it is finishing: then the lock goes.
+    const tenantUrl = databaseUrl(testDatabaseUrl(), setup.server.config.Tenants.get(setup.tenants[0])!.Database)
+    const locker = new pg.Client({ connectionString: tenantUrl })
+    await locker.connect()
+    let response: Awaited<ReturnType<typeof call>>
+    try {
+      await locker.query('begin')
+      await locker.query('lock table "Customer" in access exclusive mode')
+      const inFlight = call(`${api}/Customers?$select=Name&$expand=Orders($expand=Lines)`, { token })
+      await waitForLockWaiter(locker)
+      served.process.kill('SIGTERM')
+      await served.line((entry) => entry.msg === 'shutting down: finishing in-flight requests')
+      await locker.query('commit')
+      response = await inFlight
+    } finally {
+      await locker.end()
+    }
     expect(response.status).toBe(200)
     expect(await served.exited).toBe(0)
     expect(served.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['SIGTERM received, shutting down', 'shutting down: finishing in-flight requests', 'stopped']))
