@@ -101,6 +101,17 @@ describe('a write with rows remembered from earlier writes', () => {
     }
   })
 
+  it("finds the changed line's own price changed by SQL, version kept, and prices the change anew", async () => {
+    const { order, lines } = await postOrder()
+    // The line's own unit price, as a restore or an admin's SQL would change it: its version stays.
+    await db.pool.query('update "OrderLine" set "UnitPrice" = 20 where "Guid" = $1', [lines[0]])
+    const { result, statements } = await recorder.during(() => patchQuantity(lines[0], 7))
+    expect(result.status, result.text).toBe(204)
+    // The first write found the line changed and wrote nothing; the second ran on the row as stored.
+    expect(statements.filter((text) => text.includes('update "OrderLine"'))).toHaveLength(2)
+    expect(await total(order)).toBe(349.19) // 7 × 20 + 3 × 63.78 + 5 × 3.57
+  })
+
   it("counts a line added by SQL that leaves the order alone in the next change's total", async () => {
     const { order, lines } = await postOrder()
     await db.pool.query(
