@@ -14,10 +14,11 @@
 // `Database:PlanForValuesAfterMs` (10 ms: planning one is about a millisecond) is tried with
 // plans made for its values for RUNS runs; they are kept if the quickest of them beat the
 // quickest generic run by CUSTOM_MUST_WIN_BY, and the shape goes back to its generic plan
-// otherwise. Either choice is measured again after RETRY_RUNS runs (the data, and with it the
-// better plan, changes), and a run made for the values that takes less than half the threshold
-// brings the generic plan back at once. The quickest of a few runs, not their average: a first
-// run on a cold connection is slow for reasons no plan changes. A plan made for the values
+// otherwise. Either choice is measured again after RETRY_RUNS runs: the data, and with it the
+// better plan, changes. (A plan made for the values is not dropped for being quick: a shape
+// whose generic plan takes 12 ms and its plan for the values 3 ms would then take the slow
+// one three runs in four.) The quickest of a few runs, not their average: a first run on a
+// cold connection is slow for reasons no plan changes. A plan made for the values
 // holds for that one statement (a read-only transaction with a SET LOCAL: two round trips
 // more), so nothing else runs with it. Without it (PlanForValuesAfterMs 0) every statement
 // keeps its generic plan and nothing is timed.
@@ -67,12 +68,9 @@ export class PlanChoice {
   readonly #shapes = new Map<string, ShapeTimes>()
   /** Generic runs all longer than this are worth trying a plan made for the values; 0: never. */
   readonly afterMs: number
-  /** A run with a plan made for the values quicker than this brings the generic plan back. */
-  readonly genericBelowMs: number
 
   constructor(afterMs: number) {
     this.afterMs = afterMs
-    this.genericBelowMs = afterMs / 2
   }
 
   /** Whether shapes are timed and chosen for at all. */
@@ -98,7 +96,6 @@ export class PlanChoice {
       if (times.untilRetry === 0 && times.genericRuns.length === RUNS && quickest(times.genericRuns) > this.afterMs) this.#tryCustom(times)
       return
     }
-    if (forValues && ms < this.genericBelowMs) return this.#useGeneric(times, 0)
     if (times.trial && times.customRuns.length === RUNS) {
       const won = quickest(times.customRuns) <= quickest(times.genericRuns) * (1 - CUSTOM_MUST_WIN_BY)
       if (!won) return this.#useGeneric(times, RETRY_RUNS)
