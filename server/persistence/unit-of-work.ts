@@ -403,7 +403,7 @@ export class UnitOfWork {
     const steps: string[] = []
     const check = rememberedCheck(params, { rows: [...this.#taken], members: this.#takenMembers }, steps, '0')
     try {
-      await this.sql(`with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')} select ${check} as "ok"`, params.values)
+      await this.sql(`${withSteps(steps)} select ${check} as "ok"`, params.values)
     } catch (error) {
       if (isWriteConflict(error)) this.#forgetRemembered([], true)
       throw error
@@ -426,6 +426,11 @@ export class UnitOfWork {
       for (const entry of [...this.#taken.keys(), ...entries]) remembered.forget(entry.entity, entry.key)
       for (const { collection, parentKey } of this.#takenMembers) remembered.forgetMembers(collection, parentKey)
     }
+    this.#dropTaken()
+  }
+
+  /** Nothing taken is left to check: forgotten, or written and remembered anew. */
+  #dropTaken(): void {
     this.#taken.clear()
     this.#takenMembers.length = 0
   }
@@ -475,8 +480,7 @@ export class UnitOfWork {
       if (members) remembered.rememberMembers(collection, parentKey, members)
       else remembered.forgetMembers(collection, parentKey)
     }
-    this.#taken.clear()
-    this.#takenMembers.length = 0
+    this.#dropTaken()
   }
 
   /**
@@ -850,9 +854,14 @@ function writeStatement(
   const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
   // The read joins the check's one row, so the check runs whatever the read finds.
   const select = readFrom ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${columns}`
-  const text = `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}
+  const text = `${withSteps(steps)}
       ${select}`
   return { text, params: params.values, written, readsBack: readFrom !== undefined, returned }
+}
+
+/** The steps as the statement's common table expressions, named "w0", "w1", … in order. */
+function withSteps(steps: readonly string[]): string {
+  return `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}`
 }
 
 /** What a unit took from the remembered rows, for the statement that checks it. */
