@@ -58,9 +58,12 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     const memory = sampleMemory(server.pid, 1_000)
     const progress = setInterval(() => log(`connections ${JSON.stringify(sampler.latest())}`), 10_000)
     let sessionsBefore = 0
+    let cpuBefore = machineCpu()
     const clients = await runTenantClients(server.origin, tenants.names, options, options.durationSeconds, async () => {
       sessionsBefore = await sessionsOf(options.serverUrl, tenants.databases)
+      cpuBefore = machineCpu()
     }).finally(() => clearInterval(progress))
+    const cpuAfter = machineCpu()
     // Each is a backend started (and another tenant's ended to make room): the cost of a turn
     // whose tenant had no connection left.
     const opened = (await sessionsOf(options.serverUrl, tenants.databases)) - sessionsBefore
@@ -77,6 +80,14 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     const rssBeforeMb = rss[0]?.rssMb ?? NaN
     const rssPeakMb = Math.max(...rss.map((sample) => sample.rssMb))
     const rssPerTenantKb = Math.round(((rssPeakMb - rssBeforeMb) * 1024) / count)
+    // The clients send their next request as soon as the last is answered: with the CPUs busy,
+    // the mean latency is the clients over the throughput (Little's law), whatever the server.
+    const requests = Math.max(1, clients.reads + clients.signIns)
+    const machine = {
+      busyShare: Math.round(((cpuAfter.busyMs - cpuBefore.busyMs) / Math.max(1, cpuAfter.allMs - cpuBefore.allMs)) * 100) / 100,
+      cpuMsPerRequest: Math.round(((cpuAfter.busyMs - cpuBefore.busyMs) / requests) * 100) / 100,
+      meanLatencyMs: Math.round(((options.connections * options.durationSeconds * 1000) / requests) * 10) / 10,
+    }
     const targets = clients.keyRead.p95Ms < 50 && clients.signIn.p95Ms < 300
     const pass = connections.maxTotal <= tenantBound && clients.failed === 0 && clients.tenantsWithoutRead.length === 0 && targets
     log(`${clients.signIns} sign-ins, ${clients.reads} reads: ${JSON.stringify(clients.statusCodes)}`)
@@ -96,12 +107,16 @@ export async function runTenants(options: Options, count: number): Promise<numbe
         `RSS ${rssBeforeMb} MB before, ${rssPeakMb} MB at most with ${count} tenants open: ${rssPerTenantKb} KB per open tenant; ` +
         `${clients.failed} requests failed, ${clients.tenantsWithoutRead.length} tenants without a read: ${pass ? 'PASS' : 'FAIL'}`,
       '',
+      `The machine's CPUs were ${Math.round(machine.busyShare * 100)}% busy while measured: ${machine.cpuMsPerRequest} ms of CPU a request, ` +
+        `and ${options.connections} clients over ${Math.round(requests / options.durationSeconds)} requests a second wait ${machine.meanLatencyMs} ms on average ` +
+        `(README, "Many busy tenants": the targets allow about 40).`,
+      '',
     ].join('\n'))
     const file = saveRun(WORK_DIR, 'tenants', {
       startedAt: new Date(started).toISOString(),
       settings: { tenants: count, seconds: options.durationSeconds, read: TENANT_READ, maxConnections: bound, poolSizePerTenant: poolSize },
       environment: { node: process.version, cpus: cpus().length, postgres: await serverVersion(options.serverUrl) },
-      pass, connections, clients, samples, rss,
+      pass, connections, machine, clients, samples, rss,
     })
     log(`results saved to ${file}`)
     return pass ? 0 : 1
@@ -110,4 +125,16 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     closeHttpAgent()
     if (!options.keepDatabases) await dropRecordedDatabases(setup)
   }
+}
+
+/** CPU time of the whole machine so far, all CPUs, in ms: busy and in all. */
+function machineCpu(): { busyMs: number; allMs: number } {
+  let busyMs = 0
+  let allMs = 0
+  for (const { times } of cpus()) {
+    const busy = times.user + times.nice + times.sys + times.irq
+    busyMs += busy
+    allMs += busy + times.idle
+  }
+  return { busyMs, allMs }
 }
