@@ -39,10 +39,10 @@ const KEY_READ = { name: 'key-read', text: 'select "Name", "_Version" from "Cust
 try {
   for (const database of databases) {
     await recreateDatabase(serverUrl, database)
-    await withClient(databaseUrl(serverUrl, database), (client) =>
-      client.query(`create table "Customer" ("Guid" uuid primary key, "Name" text, "_Version" int);
-                    insert into "Customer" values ('${KEY}', 'Petra Hoffmann', 1)`),
-    )
+    await withClient(databaseUrl(serverUrl, database), async (client) => {
+      await client.query('create table "Customer" ("Guid" uuid primary key, "Name" text, "_Version" int)')
+      await client.query('insert into "Customer" values ($1, $2, 1)', [KEY, 'Petra Hoffmann'])
+    })
   }
   const postmaster = await withClient(serverUrl, async (client) => parentOf((await client.query('select pg_backend_pid() as pid')).rows[0].pid))
   for (const [name, work] of [['connect and end', undefined], ['connect, one key read, end', KEY_READ]] as const) {
@@ -56,9 +56,9 @@ try {
       await client.end()
     }
     const elapsed = performance.now() - started
+    const own = process.cpuUsage(own0)
     // The last backends end after client.end() returns: wait until the postmaster has reaped them.
     await reaped(postmaster)
-    const own = process.cpuUsage(own0)
     const per = (ms: number) => (ms / connections).toFixed(2)
     process.stdout.write(
       `${name}: PostgreSQL ${per(postgresCpuMs(postmaster) - postgres0)} ms of CPU a connection, ` +
