@@ -1,7 +1,7 @@
 // The load phase (WORKLOAD.md §5): reads query by query, the systems alternating which goes
 // first; then writes system by system, W1 before W2. One system is loaded at a time, each after
 // the cluster has gone quiet. Operations whose check failed are not load-tested.
-import { cpus } from 'node:os'
+import { machineCpu } from './machine-cpu.ts'
 import { waitForQuietCluster } from './databases.ts'
 import { loadTest } from './load-test.ts'
 import type { LoadSettings, LoadTarget } from './load-test.ts'
@@ -83,11 +83,8 @@ async function waitForIdleCpu(timeoutMs: number): Promise<number> {
  * would mostly show the previous measurement's own tail) skews the figure that follows.
  */
 async function cpuIdleShare(ms: number): Promise<number> {
-  const totals = () => cpus().reduce(
-    (sum, cpu) => ({ idle: sum.idle + cpu.times.idle, all: sum.all + Object.values(cpu.times).reduce((a, b) => a + b, 0) }),
-    { idle: 0, all: 0 })
-  const before = totals()
+  const before = machineCpu()
   await new Promise((resolve) => setTimeout(resolve, ms))
-  const after = totals()
-  return Math.round(((after.idle - before.idle) / Math.max(1, after.all - before.all)) * 100) / 100
+  const after = machineCpu()
+  return Math.round(((after.idleMs - before.idleMs) / Math.max(1, after.allMs - before.allMs)) * 100) / 100
 }

@@ -12,6 +12,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { SECTIONS } from '../../server/config/schema.ts'
 import { maxConnectionsOf, sampleConnections, sessionsOf } from './connection-sampler.ts'
+import { busyMsBetween, machineCpu } from './machine-cpu.ts'
 import { sampleMemory } from './memory-sampler.ts'
 import { serverVersion } from './databases.ts'
 import { startEntityctl } from './entityctl-process.ts'
@@ -64,6 +65,7 @@ export async function runTenants(options: Options, count: number): Promise<numbe
       cpuBefore = machineCpu()
     }).finally(() => clearInterval(progress))
     const cpuAfter = machineCpu()
+    const requests = Math.max(1, clients.reads + clients.signIns)
     // Each is a backend started (and another tenant's ended to make room): the cost of a turn
     // whose tenant had no connection left.
     const opened = (await sessionsOf(options.serverUrl, tenants.databases)) - sessionsBefore
@@ -75,17 +77,17 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     const connections = {
       bound, tenantBound, poolSize, maxTotal: max((s) => s.total),
       maxCluster: max((s) => s.cluster), clusterMaxConnections: await maxConnectionsOf(options.serverUrl),
-      opened, openedPerRequest: Math.round((opened / Math.max(1, clients.reads + clients.signIns)) * 100) / 100,
+      opened, openedPerRequest: Math.round((opened / requests) * 100) / 100,
     }
     const rssBeforeMb = rss[0]?.rssMb ?? NaN
     const rssPeakMb = Math.max(...rss.map((sample) => sample.rssMb))
     const rssPerTenantKb = Math.round(((rssPeakMb - rssBeforeMb) * 1024) / count)
     // The clients send their next request as soon as the last is answered: with the CPUs busy,
     // the mean latency is the clients over the throughput (Little's law), whatever the server.
-    const requests = Math.max(1, clients.reads + clients.signIns)
+    const busyMs = busyMsBetween(cpuBefore, cpuAfter)
     const machine = {
-      busyShare: Math.round(((cpuAfter.busyMs - cpuBefore.busyMs) / Math.max(1, cpuAfter.allMs - cpuBefore.allMs)) * 100) / 100,
-      cpuMsPerRequest: Math.round(((cpuAfter.busyMs - cpuBefore.busyMs) / requests) * 100) / 100,
+      busyShare: Math.round((busyMs / Math.max(1, cpuAfter.allMs - cpuBefore.allMs)) * 100) / 100,
+      cpuMsPerRequest: Math.round((busyMs / requests) * 100) / 100,
       meanLatencyMs: Math.round(((options.connections * options.durationSeconds * 1000) / requests) * 10) / 10,
     }
     const targets = clients.keyRead.p95Ms < 50 && clients.signIn.p95Ms < 300
@@ -125,16 +127,4 @@ export async function runTenants(options: Options, count: number): Promise<numbe
     closeHttpAgent()
     if (!options.keepDatabases) await dropRecordedDatabases(setup)
   }
-}
-
-/** CPU time of the whole machine so far, all CPUs, in ms: busy and in all. */
-function machineCpu(): { busyMs: number; allMs: number } {
-  let busyMs = 0
-  let allMs = 0
-  for (const { times } of cpus()) {
-    const busy = times.user + times.nice + times.sys + times.irq
-    busyMs += busy
-    allMs += busy + times.idle
-  }
-  return { busyMs, allMs }
 }
