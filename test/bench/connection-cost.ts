@@ -113,6 +113,15 @@ function childrenOf(postmaster: number): number[] {
 
 /** Until no client backend of the bench databases is left (their CPU is then the postmaster's cutime). */
 async function reaped(postmaster: number): Promise<void> {
-  const backends = () => childrenOf(postmaster).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bench_connection_cost_'))
+  const backends = () => childrenOf(postmaster).filter((pid) => commandOf(pid).includes('bench_connection_cost_'))
   for (let waited = 0; backends().length > 0 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+/** The process's command line; '' once it has ended (a backend may end while it is looked at). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return ''
+  }
 }
