@@ -20,6 +20,9 @@ export interface Column {
   readonly dateTime: boolean
 }
 
+/** A row's xmin, selected or returned beside its columns (row-cache.ts says why). */
+export const XMIN = '_xmin'
+
 const columnsByEntity = new WeakMap<EntityModel, readonly Column[]>()
 
 /** The entity's stored columns, the row version excluded; computed once per model. */

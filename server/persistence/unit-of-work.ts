@@ -23,13 +23,14 @@
 
 import { validationFailed } from '../errors.ts'
 import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
-import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import { KEY } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
-import { columnsOf, decodeRow, encodeValue, selectList, type Column } from './entity-columns.ts'
+import { columnsOf, decodeRow, selectList, XMIN } from './entity-columns.ts'
 import { newGuid } from './guid.ts'
-import { rememberable, type RememberedMembers, type RememberedRow, type RowCacheScope } from './row-cache.ts'
+import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
+import { REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
 /** One entity of the unit. */
@@ -144,7 +145,6 @@ export function isWriteConflict(error: unknown): boolean {
   return (error as { code?: string })?.code === CONFLICT
 }
 
-const REMEMBERED_ROW_CHANGED = 'a remembered row changed since it was remembered'
 
 /**
  * A conflict over a row the unit took from the rows earlier writes remembered, not over one
@@ -153,9 +153,6 @@ const REMEMBERED_ROW_CHANGED = 'a remembered row changed since it was remembered
 export function isRememberedRowChanged(error: unknown): boolean {
   return isWriteConflict(error) && (error as Error).message === REMEMBERED_ROW_CHANGED
 }
-
-/** A loaded row's xmin, selected beside its columns (row-cache.ts says why). */
-const XMIN = '_xmin'
 
 /** What the database holds of an entry a staged step changed: the row the final flush writes over. */
 interface StoredRow {
@@ -765,190 +762,8 @@ function flushedRow(row: PendingRow): FlushedRow {
   return { entity: row.entry.entity.name, key: row.entry.key, kind: row.kind, ...(row.expected !== undefined ? { expected: row.expected } : {}), ...(values ? { values } : {}) }
 }
 
-/** A row a flush writes: the version it must still have (update, delete) and, after staged steps, the one it gets. */
-interface PendingRow {
-  readonly entry: Entry
-  readonly kind: 'insert' | 'update' | 'delete'
-  readonly columns?: readonly Column[]
-  readonly expected?: number
-  /** Set by a net write: the version the steps left (otherwise 1 for an insert, one more for an update). */
-  readonly next?: number
-}
-
-/**
- * One statement for `rows`: inserts, updates and deletes batched per table (rowSource: a
- * VALUES list or arrays), and a final check that every updated or deleted row still had its
- * version; otherwise `_conflict` raises and nothing of the statement stays. `net`: the
- * versions written are the rows' `next` (staged steps), not one more than found.
- */
-function writeStatement(
-  rows: readonly PendingRow[],
-  cipher: PropertyCipher | undefined,
-  net: boolean,
-  readBack?: RowReadBack,
-  remembered?: Taken & { readonly returnWritten: boolean },
-): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean; returned: ReturnedRows[] } {
-  const params = new SqlParameters()
-  const steps: string[] = []
-  // The step that writes the row to read back returns it whole, as do all of them when the
-  // rows written are to be remembered (with their xmin); otherwise they return 1 a row.
-  const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
-  let readFrom: string | undefined
-  const returned: ReturnedRows[] = []
-  const returning = (inserted: readonly PendingRow[], row: '*' | 't.*') => {
-    const reads = readRow !== undefined && inserted.includes(readRow)
-    if (reads) readFrom = `"w${steps.length}"`
-    const entity = inserted[0].entry.entity
-    if (remembered?.returnWritten && rememberable(entity)) {
-      returned.push({ entity, column: `_w${steps.length}` })
-      return `returning ${row}, ${row === '*' ? '' : 't.'}xmin as ${quote(XMIN)}`
-    }
-    return reads ? `returning ${row}` : 'returning 1'
-  }
-  const inserts = new Map<EntityModel, PendingRow[]>()
-  const updates = new Map<string, { entity: EntityModel; columns: readonly Column[]; rows: PendingRow[] }>()
-  const deletes = new Map<EntityModel, PendingRow[]>()
-  for (const row of rows) {
-    const entity = row.entry.entity
-    if (row.kind === 'insert') addTo(inserts, entity, row)
-    else if (row.kind === 'delete') addTo(deletes, entity, row)
-    else {
-      const shape = `${entity.name}:${row.columns!.map((c) => c.column).join(',')}`
-      const group = updates.get(shape) ?? { entity, columns: row.columns!, rows: [] }
-      group.rows.push(row)
-      updates.set(shape, group)
-    }
-  }
-  const checked: string[] = []
-  const written: WrittenRow[] = []
-  const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
-  const expected: RowColumn = { name: VERSION_COLUMN, type: 'int', value: (r) => r.expected }
-  const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
-  const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
-  for (const [entity, inserted] of inserts) {
-    const columns = columnsOf(entity)
-    const names = [...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')
-    steps.push(
-      net
-        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(params, inserted, [...columns.map(stored), next])} ${returning(inserted, '*')}`
-        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(params, inserted, columns.map(stored))} ${returning(inserted, '*')}`,
-    )
-  }
-  for (const { entity, columns, rows: updated } of updates.values()) {
-    const version = net ? `v.${quote('_next')}` : `t.${quote(VERSION_COLUMN)} + 1`
-    const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
-    checked.push(`"w${steps.length}"`)
-    steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
-        from ${rowSource(params, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} ${returning(updated, 't.*')}`)
-    for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
-  }
-  for (const [entity, deleted] of deletes) {
-    checked.push(`"w${steps.length}"`)
-    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(params, deleted, [key, expected])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
-    for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
-  }
-  let check = `case when ${countOf(checked)} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
-  if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
-  const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
-  // The read joins the check's one row, so the check runs whatever the read finds.
-  const select = readFrom ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${columns}`
-  const text = `${withSteps(steps)}
-      ${select}`
-  return { text, params: params.values, written, readsBack: readFrom !== undefined, returned }
-}
-
-/** The steps as the statement's common table expressions, named "w0", "w1", … in order. */
-function withSteps(steps: readonly string[]): string {
-  return `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}`
-}
-
-/** What a unit took from the remembered rows, for the statement that checks it. */
-interface Taken {
-  readonly rows: readonly (readonly [Entry, RememberedRow])[]
-  readonly members: readonly TakenMembers[]
-}
-
-/** A parent's members taken from the remembered ones: it must still have `count`. */
-interface TakenMembers {
-  readonly collection: CollectionProperty
-  readonly parentKey: string
-  readonly count: number
-}
-
 /** A parent's members through a collection as a write left them (undefined: the parent is gone). */
 type MemberSet = readonly [collection: CollectionProperty, parentKey: string, members: RememberedMembers | undefined]
-
-/** The rows a write step returned, as JSON in the statement's `column`, for remembering them. */
-interface ReturnedRows {
-  readonly entity: EntityModel
-  readonly column: string
-}
-
-function takenCount(taken: Taken): number {
-  return taken.rows.length + taken.members.length
-}
-
-/** The rows counted by the named steps, as SQL ('0' for none). */
-function countOf(names: readonly string[]): string {
-  return names.length === 0 ? '0' : names.map((name) => `(select count(*) from ${name})`).join(' + ')
-}
-
-/**
- * `then` when everything `taken` is still stored as remembered, else the conflict that says
- * it is not (isRememberedRowChanged). The steps that find it are added to `steps` ("w<i>").
- */
-function rememberedCheck(params: SqlParameters, taken: Taken, steps: string[], then: string): string {
-  const names = rememberedSteps(params, taken).map((step) => `"w${steps.push(step) - 1}"`)
-  return `case when ${countOf(names)} = ${params.add(takenCount(taken), 'int')} then ${then} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
-}
-
-/**
- * Steps that find what a unit took from the remembered rows still stored so: each row with
- * the same version and the same xmin (a step per table), each parent with as many members
- * as taken (a step each). Their rows counted, fewer than taken means something changed.
- */
-function rememberedSteps(params: SqlParameters, taken: Taken): string[] {
-  const byEntity = new Map<EntityModel, (readonly [Entry, RememberedRow])[]>()
-  for (const pair of taken.rows) addTo(byEntity, pair[0].entity, pair)
-  const rows = [...byEntity].map(([entity, pairs]) => {
-    const values = pairs.map(([entry, row]) => `(${params.add(entry.key, 'uuid')}, ${params.add(row.version, 'int')}, ${params.add(row.xmin, 'xid')})`)
-    return `select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version, xmin)
-        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version and t.xmin = v.xmin`
-  })
-  const members = taken.members.map(
-    ({ collection, parentKey, count }) =>
-      `select 1 from (select count(*) as n from ${quote(collection.target.table)} t where t.${quote(collection.inverse.column)} = ${params.add(parentKey, 'uuid')}) c where c.n = ${params.add(count, 'int')}`,
-  )
-  return [...rows, ...members]
-}
-
-/** A column of the rows a flush writes: its name, its SQL type, its value in a row. */
-interface RowColumn {
-  readonly name: string
-  readonly type: string
-  readonly value: (row: PendingRow) => unknown
-}
-
-/**
- * Up to this many rows per table go into a write as a VALUES list, one parameter per value;
- * more as one array parameter per column (unnest), so a large batch is still one statement
- * of a fixed shape. PostgreSQL runs a short VALUES list for about 70 µs less than unnest's
- * function scan, which is a third of a one-row update's cost (W2 in test/bench).
- */
-const VALUES_LIST_ROWS = 8
-
-/** The rows as a relation `v` with `columns`: a VALUES list or unnest of arrays. */
-function rowSource(params: SqlParameters, rows: readonly PendingRow[], columns: readonly RowColumn[]): string {
-  const names = columns.map((c) => quote(c.name)).join(', ')
-  if (rows.length > VALUES_LIST_ROWS) {
-    const arrays = columns.map((c) => params.add(rows.map(c.value), `${c.type}[]`))
-    return `unnest(${arrays.join(', ')}) as v(${names})`
-  }
-  const values = rows.map((r) => `(${columns.map((c) => params.add(c.value(r), c.type)).join(', ')})`)
-  return `(values ${values.join(', ')}) as v(${names})`
-}
 
 /** The entity's columns (and version) from its table `t`, where `condition` holds. */
 function selectWhere(entity: EntityModel, condition: string): string {

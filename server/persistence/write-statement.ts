@@ -1,0 +1,198 @@
+// The one statement a flush writes (persistence/unit-of-work.ts): every insert, update and
+// delete as a step of a data-modifying WITH, batched per table, then a final SELECT that
+// checks the rows updated or deleted still had the version they were loaded with, and that
+// what the unit took from the remembered rows (row-cache.ts) is still stored so. A failed
+// check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays.
+//
+//   with "w0" as (update "OrderLine" t set "Quantity" = v."Quantity", … from (values ($1, $2, $3)) as v(…)
+//                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" returning 1),
+//        "w1" as (update "Order" t set "Total" = v."Total", … returning 1)
+//   select case when (select count(*) from "w0") + (select count(*) from "w1") = $7 then 0
+//               else "_conflict"('a row changed since it was read') end as "ok"
+
+import type { CollectionProperty, EntityModel } from '../model/model.ts'
+import { KEY, VERSION_COLUMN } from '../model/model.ts'
+import type { PropertyCipher } from '../tenancy/property-encryption.ts'
+import { columnsOf, encodeValue, XMIN, type Column } from './entity-columns.ts'
+import { rememberable, type RememberedRow } from './row-cache.ts'
+import { SqlParameters } from './sql-parameters.ts'
+import { quoteIdentifier as quote } from './sql.ts'
+import type { Entry, RowReadBack, WrittenRow } from './unit-of-work.ts'
+
+/** The message of the conflict a remembered row found changed raises (unit-of-work.ts isRememberedRowChanged). */
+export const REMEMBERED_ROW_CHANGED = 'a remembered row changed since it was remembered'
+
+/** A row a flush writes: the version it must still have (update, delete) and, after staged steps, the one it gets. */
+export interface PendingRow {
+  readonly entry: Entry
+  readonly kind: 'insert' | 'update' | 'delete'
+  readonly columns?: readonly Column[]
+  readonly expected?: number
+  /** Set by a net write: the version the steps left (otherwise 1 for an insert, one more for an update). */
+  readonly next?: number
+}
+
+/**
+ * One statement for `rows`: inserts, updates and deletes batched per table (rowSource: a
+ * VALUES list or arrays), and a final check that every updated or deleted row still had its
+ * version; otherwise `_conflict` raises and nothing of the statement stays. `net`: the
+ * versions written are the rows' `next` (staged steps), not one more than found.
+ */
+export function writeStatement(
+  rows: readonly PendingRow[],
+  cipher: PropertyCipher | undefined,
+  net: boolean,
+  readBack?: RowReadBack,
+  remembered?: Taken & { readonly returnWritten: boolean },
+): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean; returned: ReturnedRows[] } {
+  const params = new SqlParameters()
+  const steps: string[] = []
+  // The step that writes the row to read back returns it whole, as do all of them when the
+  // rows written are to be remembered (with their xmin); otherwise they return 1 a row.
+  const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
+  let readFrom: string | undefined
+  const returned: ReturnedRows[] = []
+  const returning = (inserted: readonly PendingRow[], row: '*' | 't.*') => {
+    const reads = readRow !== undefined && inserted.includes(readRow)
+    if (reads) readFrom = `"w${steps.length}"`
+    const entity = inserted[0].entry.entity
+    if (remembered?.returnWritten && rememberable(entity)) {
+      returned.push({ entity, column: `_w${steps.length}` })
+      return `returning ${row}, ${row === '*' ? '' : 't.'}xmin as ${quote(XMIN)}`
+    }
+    return reads ? `returning ${row}` : 'returning 1'
+  }
+  const byKind = Map.groupBy(rows, (row) => row.kind)
+  const inserts = Map.groupBy(byKind.get('insert') ?? [], (row) => row.entry.entity)
+  // Updates of one table that set the same columns share a step.
+  const updates = Map.groupBy(byKind.get('update') ?? [], (row) => `${row.entry.entity.name}:${row.columns!.map((c) => c.column).join(',')}`)
+  const deletes = Map.groupBy(byKind.get('delete') ?? [], (row) => row.entry.entity)
+  const checked: string[] = []
+  const written: WrittenRow[] = []
+  const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
+  const expected: RowColumn = { name: VERSION_COLUMN, type: 'int', value: (r) => r.expected }
+  const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
+  const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
+  for (const [entity, inserted] of inserts) {
+    const columns = columnsOf(entity)
+    const names = [...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')
+    steps.push(
+      net
+        ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(params, inserted, [...columns.map(stored), next])} ${returning(inserted, '*')}`
+        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(params, inserted, columns.map(stored))} ${returning(inserted, '*')}`,
+    )
+  }
+  for (const updated of updates.values()) {
+    const { entity } = updated[0].entry
+    const columns = updated[0].columns!
+    const version = net ? `v.${quote('_next')}` : `t.${quote(VERSION_COLUMN)} + 1`
+    const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
+    checked.push(`"w${steps.length}"`)
+    steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
+        from ${rowSource(params, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} ${returning(updated, 't.*')}`)
+    for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
+  }
+  for (const [entity, deleted] of deletes) {
+    checked.push(`"w${steps.length}"`)
+    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(params, deleted, [key, expected])}
+        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+    for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
+  }
+  let check = `case when ${countOf(checked)} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
+  if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
+  const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
+  // The read joins the check's one row, so the check runs whatever the read finds.
+  const select = readFrom ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${columns}`
+  const text = `${withSteps(steps)}
+      ${select}`
+  return { text, params: params.values, written, readsBack: readFrom !== undefined, returned }
+}
+
+/** The steps as the statement's common table expressions, named "w0", "w1", … in order. */
+export function withSteps(steps: readonly string[]): string {
+  return `with ${steps.map((step, i) => `"w${i}" as (${step})`).join(',\n')}`
+}
+
+/** What a unit took from the remembered rows, for the statement that checks it. */
+export interface Taken {
+  readonly rows: readonly (readonly [Entry, RememberedRow])[]
+  readonly members: readonly TakenMembers[]
+}
+
+/** A parent's members taken from the remembered ones: it must still have `count`. */
+export interface TakenMembers {
+  readonly collection: CollectionProperty
+  readonly parentKey: string
+  readonly count: number
+}
+
+/** The rows a write step returned, as JSON in the statement's `column`, for remembering them. */
+export interface ReturnedRows {
+  readonly entity: EntityModel
+  readonly column: string
+}
+
+function takenCount(taken: Taken): number {
+  return taken.rows.length + taken.members.length
+}
+
+/** The rows counted by the named steps, as SQL ('0' for none). */
+function countOf(names: readonly string[]): string {
+  return names.length === 0 ? '0' : names.map((name) => `(select count(*) from ${name})`).join(' + ')
+}
+
+/**
+ * `then` when everything `taken` is still stored as remembered, else the conflict that says
+ * it is not (isRememberedRowChanged). The steps that find it are added to `steps` ("w<i>").
+ */
+export function rememberedCheck(params: SqlParameters, taken: Taken, steps: string[], then: string): string {
+  const names = rememberedSteps(params, taken).map((step) => `"w${steps.push(step) - 1}"`)
+  return `case when ${countOf(names)} = ${params.add(takenCount(taken), 'int')} then ${then} else "_conflict"(${params.add(REMEMBERED_ROW_CHANGED, 'text')}) end`
+}
+
+/**
+ * Steps that find what a unit took from the remembered rows still stored so: each row with
+ * the same version and the same xmin (a step per table), each parent with as many members
+ * as taken (a step each). Their rows counted, fewer than taken means something changed.
+ */
+function rememberedSteps(params: SqlParameters, taken: Taken): string[] {
+  const byEntity = Map.groupBy(taken.rows, ([entry]) => entry.entity)
+  const rows = [...byEntity].map(([entity, pairs]) => {
+    const values = pairs.map(([entry, row]) => `(${params.add(entry.key, 'uuid')}, ${params.add(row.version, 'int')}, ${params.add(row.xmin, 'xid')})`)
+    return `select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version, xmin)
+        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version and t.xmin = v.xmin`
+  })
+  const members = taken.members.map(
+    ({ collection, parentKey, count }) =>
+      `select 1 from (select count(*) as n from ${quote(collection.target.table)} t where t.${quote(collection.inverse.column)} = ${params.add(parentKey, 'uuid')}) c where c.n = ${params.add(count, 'int')}`,
+  )
+  return [...rows, ...members]
+}
+
+/** A column of the rows a flush writes: its name, its SQL type, its value in a row. */
+interface RowColumn {
+  readonly name: string
+  readonly type: string
+  readonly value: (row: PendingRow) => unknown
+}
+
+/**
+ * Up to this many rows per table go into a write as a VALUES list, one parameter per value;
+ * more as one array parameter per column (unnest), so a large batch is still one statement
+ * of a fixed shape. PostgreSQL runs a short VALUES list for about 70 µs less than unnest's
+ * function scan, which is a third of a one-row update's cost (W2 in test/bench).
+ */
+const VALUES_LIST_ROWS = 8
+
+/** The rows as a relation `v` with `columns`: a VALUES list or unnest of arrays. */
+function rowSource(params: SqlParameters, rows: readonly PendingRow[], columns: readonly RowColumn[]): string {
+  const names = columns.map((c) => quote(c.name)).join(', ')
+  if (rows.length > VALUES_LIST_ROWS) {
+    const arrays = columns.map((c) => params.add(rows.map(c.value), `${c.type}[]`))
+    return `unnest(${arrays.join(', ')}) as v(${names})`
+  }
+  const values = rows.map((r) => `(${columns.map((c) => params.add(c.value(r), c.type)).join(', ')})`)
+  return `(values ${values.join(', ')}) as v(${names})`
+}
+
