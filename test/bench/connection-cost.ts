@@ -3,16 +3,14 @@
 // databases (one table, one row), then opens --connections connections round them, one at a
 // time, each either only connecting and ending or also running one prepared key read (the
 // first statement of a new backend, which fills its catalog caches and plans). PostgreSQL's
-// CPU is read from /proc: the postmaster with every child it has reaped, plus its live
-// children; this process's from process.cpuUsage(). So PostgreSQL must run on this machine, and
-// be otherwise quiet: every backend's CPU counts.
+// CPU is read from /proc (postgres-cpu.ts), this process's from process.cpuUsage().
 // The databases are dropped at the end.
 //
 //   node test/bench/connection-cost.ts [--connections 300] [--databases 20] [--database-url postgres://…]
-import { readFileSync, readdirSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { databaseUrl, dropDatabase, recreateDatabase, withClient } from './databases.ts'
+import { childrenOf, commandOf, postgresCpuMs, postmasterOf } from './postgres-cpu.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -32,8 +30,6 @@ const databases = Array.from({ length: wholeNumber('databases') }, (_, i) => `be
 // As a tenant pool connects (tenancy/tenant-database.ts).
 const STARTUP = '-c plan_cache_mode=force_generic_plan'
 const KEY = '00000000-0000-4000-8000-000000000001'
-/** /proc's clock ticks (USER_HZ, 100 a second), in ms. */
-const TICK_MS = 10
 const KEY_READ = { name: 'key-read', text: 'select "Name", "_Version" from "Customer" where "Guid" = $1::uuid', values: [KEY] }
 
 try {
@@ -44,7 +40,7 @@ try {
       await client.query('insert into "Customer" values ($1, $2, 1)', [KEY, 'Petra Hoffmann'])
     })
   }
-  const postmaster = await withClient(serverUrl, async (client) => parentOf((await client.query('select pg_backend_pid() as pid')).rows[0].pid))
+  const postmaster = await withClient(serverUrl, (client) => postmasterOf(client, 'connection-cost'))
   for (const [name, work] of [['connect and end', undefined], ['connect, one key read, end', KEY_READ]] as const) {
     const postgres0 = postgresCpuMs(postmaster)
     const own0 = process.cpuUsage()
@@ -76,52 +72,8 @@ function wholeNumber(name: 'connections' | 'databases'): number {
   process.exit(2)
 }
 
-/** /proc/<pid>/stat after the command name: fields from the state on (man 5 proc). */
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  } catch {
-    return undefined
-  }
-}
-
-function parentOf(pid: number): number {
-  const fields = statFields(pid)
-  if (!fields) throw new Error(`connection-cost: no /proc/${pid}: PostgreSQL must run on this machine`)
-  return Number(fields[1])
-}
-
-
-/** CPU of the postmaster, of the children it reaped (cutime, cstime) and of those alive, in ms. */
-function postgresCpuMs(postmaster: number): number {
-  let ticks = 0
-  for (const pid of [postmaster, ...childrenOf(postmaster)]) {
-    const fields = statFields(pid)
-    // utime, stime, cutime, cstime: fields 14–17, here 11–14.
-    if (fields) ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
-  }
-  return ticks * TICK_MS
-}
-
-function childrenOf(postmaster: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => statFields(pid)?.[1] === String(postmaster))
-}
-
 /** Until no client backend of the bench databases is left (their CPU is then the postmaster's cutime). */
 async function reaped(postmaster: number): Promise<void> {
   const backends = () => childrenOf(postmaster).filter((pid) => commandOf(pid).includes('bench_connection_cost_'))
   for (let waited = 0; backends().length > 0 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
-}
-
-/** The process's command line; '' once it has ended (a backend may end while it is looked at). */
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-  } catch {
-    return ''
-  }
 }

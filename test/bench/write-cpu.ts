@@ -2,7 +2,8 @@
 // (load, rules, one write statement) against the floor's one hand-written statement, each
 // run in this process, one write at a time or --concurrency in flight, on the databases a bench run kept
 // (`npm run bench -- --keep-databases`). process.cpuUsage() counts this process only, so
-// neither PostgreSQL nor a load generator nor the HTTP stack blurs the figure.
+// neither the load generator nor the HTTP stack blurs the figure; PostgreSQL's CPU for the same
+// writes is read from /proc (postgres-cpu.ts: PostgreSQL on this machine, otherwise quiet).
 //
 //   node test/bench/write-cpu.ts [--writes 3000] [--rounds 3] [--concurrency 1]
 import { join } from 'node:path'
@@ -14,6 +15,7 @@ import { poolSession } from '../../server/persistence/session.ts'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { patchLineQuantity } from './floor-sql.ts'
+import { postgresCpuMs, postmasterOf } from './postgres-cpu.ts'
 import { WORK_DIR } from './options.ts'
 
 const { values: args } = parseArgs({
@@ -28,8 +30,8 @@ const { values: args } = parseArgs({
 })
 if (args.help) {
   process.stdout.write(`node test/bench/write-cpu.ts [--writes n] [--rounds n] [--concurrency n] [--tenant bench] [--floor-database bench_floor]
-CPU (user and system µs) per W2 write in this process: entityctl's unit of work against the
-floor's statement, alternating, after \`npm run bench -- --keep-databases\`. --concurrency n
+CPU (user and system µs) per W2 write in this process, and PostgreSQL's: entityctl's unit of
+work against the floor's statement, alternating, after \`npm run bench -- --keep-databases\`. --concurrency n
 keeps n writes in flight (on different orders), as n HTTP connections would.\n`)
   process.exit(0)
 }
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
   // The floor gets as many connections as one tenant of entityctl.
   const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: config.Database.PoolSizePerTenant })
   const OrderLine = model.entities.get('OrderLine')!
+  const postmaster = await postmasterOf(floor, 'write-cpu')
 
   try {
     const ran = await tenants.use(args.tenant, async (database) => {
@@ -71,12 +74,13 @@ async function main(): Promise<void> {
       const floorWrite = (i: number) => floor.query({ name: 'w2', text: patchLineQuantity, values: [lines[i % lines.length], 1 + (i % 7)] })
 
       for (let round = 1; round <= rounds; round++) {
-        const ours = await measure(entityctlWrite)
-        const theirs = await measure(floorWrite)
+        const ours = await measure(entityctlWrite, postmaster)
+        const theirs = await measure(floorWrite, postmaster)
         process.stdout.write(
-          `round ${round}: entityctl user ${ours.user} sys ${ours.system} µs/write, ` +
-            `floor user ${theirs.user} sys ${theirs.system} µs/write, ` +
-            `floor/entityctl CPU ${((theirs.user + theirs.system) / (ours.user + ours.system)).toFixed(2)}\n`,
+          `round ${round}: entityctl user ${ours.user} sys ${ours.system} µs/write (PostgreSQL ${ours.postgres}), ` +
+            `floor user ${theirs.user} sys ${theirs.system} µs/write (PostgreSQL ${theirs.postgres}), ` +
+            `floor/entityctl CPU ${((theirs.user + theirs.system) / (ours.user + ours.system)).toFixed(2)} here, ` +
+            `${(theirs.postgres / ours.postgres).toFixed(2)} in PostgreSQL\n`,
         )
       }
       return true
@@ -88,12 +92,15 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(write: (i: number) => Promise<unknown>): Promise<{ user: number; system: number }> {
+/** µs per write: this process's user and system CPU, and PostgreSQL's (all its processes: /proc counts in 10 ms ticks). */
+async function measure(write: (i: number) => Promise<unknown>, postmaster: number): Promise<{ user: number; system: number; postgres: number }> {
   await inFlight(WARM_UP, write)
+  const postgresBefore = postgresCpuMs(postmaster)
   const before = process.cpuUsage()
   await inFlight(writes, write)
   const used = process.cpuUsage(before)
-  return { user: Math.round(used.user / writes), system: Math.round(used.system / writes) }
+  const postgres = postgresCpuMs(postmaster) - postgresBefore
+  return { user: Math.round(used.user / writes), system: Math.round(used.system / writes), postgres: Math.round((postgres * 1000) / writes) }
 }
 
 /** `count` writes, `concurrency` at a time; writes in flight together are on different orders. */
