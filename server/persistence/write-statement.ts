@@ -2,7 +2,9 @@
 // delete as a step of a data-modifying WITH, batched per table, then a final SELECT that
 // checks the rows updated or deleted still had the version they were loaded with, and that
 // what the unit took from the remembered rows (row-cache.ts) is still stored so. A failed
-// check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays.
+// check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays. A step
+// returns 1 a row, or the rows it wrote: for the reply to read one (RowReadBack), and with
+// their xmin when the unit remembers what it writes; the SELECT then carries them too.
 //
 //   with "w0" as (update "OrderLine" t set "Quantity" = v."Quantity", … from (values ($1, $2, $3)) as v(…)
 //                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" returning 1),
