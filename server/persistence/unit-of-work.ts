@@ -145,7 +145,6 @@ export function isWriteConflict(error: unknown): boolean {
   return (error as { code?: string })?.code === CONFLICT
 }
 
-
 /**
  * A conflict over a row the unit took from the rows earlier writes remembered, not over one
  * another writer is changing: running the unit again at once (it loads the row) resolves it.
