@@ -71,9 +71,9 @@ async function main(): Promise<void> {
   // The floor gets as many connections as one tenant of entityctl.
   const floor = new pg.Pool({ connectionString: floorUrl.toString(), max: config.Database.PoolSizePerTenant })
   const OrderLine = model.entities.get('OrderLine')!
-  const postmaster = await postmasterOf(floor, 'write-cpu')
 
   try {
+    const postmaster = await postmasterOf(floor, 'write-cpu')
     const ran = await tenants.use(args.tenant, async (database) => {
       const { rows } = await database.pool.query<{ Guid: string; Quantity: number }>(
         `select distinct on ("Order_Guid") "Guid", "Quantity" from "OrderLine" order by "Order_Guid", "Guid" limit 2000`,
