@@ -9,7 +9,10 @@
 //     Content-Encoding 415 (size and syntax errors carry their own 4xx status, error-boundary.ts);
 //   - strings PostgreSQL text cannot hold: a NUL character (\u0000, which JSON can escape) or a
 //     lone UTF-16 surrogate (which would be stored as U+FFFD, silently changing the data) are
-//     400 naming where they are, before anything reaches SQL.
+//     400 naming where they are, before anything reaches SQL;
+//   - a body nested deeper than MAX_BODY_DEPTH is 400: JSON.parse reads any depth without
+//     recursion, but the stages after it (binding, rules, JSON.stringify) recurse, and a few
+//     thousand levels in a 10 KB body would overflow their stack.
 
 import type { Context, Middleware, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
@@ -25,7 +28,7 @@ export function readJsonBody(parse: Middleware): Middleware<ApiState> {
     const encoding = ctx.req.headers['content-encoding']
     if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase()
     await parse(ctx, noop)
-    refuseUnstorableText(ctx.request.body)
+    refuseUnusableBody(ctx.request.body)
   }
   return async (ctx, next: Next) => {
     if (isOpenPath(ctx.path)) {
@@ -58,29 +61,46 @@ export function bodyReadError(error: Error & { status?: number; code?: string },
   return RequestError.invalid(`The request body could not be read: ${error.message}.`)
 }
 
+/** Arrays and objects inside each other: far beyond any entity body, far below the stack's reach. */
+export const MAX_BODY_DEPTH = 100
+
 /**
  * Walks the parsed body (keys and string values) without recursion, so a deeply nested body
- * cannot overflow the stack, and refuses the first string PostgreSQL cannot store. The walk
- * builds no paths (a megabyte body takes a few ms); only a refused body is walked again to name
- * where the string is.
+ * cannot overflow the stack, and refuses it when it nests deeper than MAX_BODY_DEPTH or holds
+ * a string PostgreSQL cannot store. The walk builds no paths (a megabyte body takes a few ms);
+ * only a refused string is looked for again to name where it is.
  */
-export function refuseUnstorableText(body: unknown): void {
+export function refuseUnusableBody(body: unknown): void {
   if (holdsUnstorableText(body)) refuseAtItsPath(body)
 }
 
 function holdsUnstorableText(body: unknown): boolean {
   const pending: unknown[] = [body]
+  const depths: number[] = [0]
   while (pending.length > 0) {
     const value = pending.pop()
+    const depth = depths.pop()!
     if (typeof value === 'string') {
       if (unstorable(value)) return true
-    } else if (Array.isArray(value)) {
-      for (const item of value) if (item !== null && (typeof item === 'object' || typeof item === 'string')) pending.push(item)
-    } else if (value !== null && typeof value === 'object') {
+      continue
+    }
+    if (value === null || typeof value !== 'object') continue
+    if (depth === MAX_BODY_DEPTH) throw RequestError.invalid(`The request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`)
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        if (item !== null && (typeof item === 'object' || typeof item === 'string')) {
+          pending.push(item)
+          depths.push(depth + 1)
+        }
+      }
+    } else {
       for (const key in value) {
         if (unstorable(key)) return true
         const item = (value as Record<string, unknown>)[key]
-        if (item !== null && (typeof item === 'object' || typeof item === 'string')) pending.push(item)
+        if (item !== null && (typeof item === 'object' || typeof item === 'string')) {
+          pending.push(item)
+          depths.push(depth + 1)
+        }
       }
     }
   }

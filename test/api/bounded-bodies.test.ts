@@ -100,3 +100,34 @@ describe('error details', () => {
     expect(answer.body.error.details[0].message).toMatch(/more characters/)
   })
 })
+
+describe('nesting of a body', () => {
+  // 5,000 levels in about 10 KB: the binding, the rules and JSON.stringify recurse, and each
+  // overflowed its stack (a 500) before the body reader refused such nesting.
+  const nested = (levels: number) => '['.repeat(levels) + '1' + ']'.repeat(levels)
+
+  it.each([
+    ['a property of a create', 'Customers', (deep: string) => `{"Name":${deep}}`],
+    ['a bind', 'Orders', (deep: string) => `{"Number":5010,"Customer@odata.bind":${deep}}`],
+    ['an action parameter', 'Products/Reprice', (deep: string) => `{"category":${deep},"percent":1}`],
+    ['a part of a JSON $batch', '$batch', (deep: string) => `{"requests":[{"id":"1","method":"POST","url":"Customers","body":{"Name":${deep}}}]}`],
+  ])('refuses %s nested 5,000 levels deep with a 400, writing nothing', async (_, path, body) => {
+    const answer = await post(path, body(nested(5000)))
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('deeper than 100 levels') })
+    expect((await call(`${api}/Customers/$count`, { token })).text).toBe('1')
+  })
+
+  it('refuses a multipart $batch part nested too deep the same way', async () => {
+    const part = ['--b', 'Content-Type: application/http', '', 'POST Customers HTTP/1.1', 'Content-Type: application/json', '', `{"Name":${nested(5000)}}`, '--b--', ''].join('\r\n')
+    const answer = await call(`${api}/$batch`, { method: 'POST', token, body: part, headers: { 'Content-Type': 'multipart/mixed; boundary=b' } })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error.message).toContain('deeper than 100 levels')
+  })
+
+  it('reads a body at the limit up to its binding, which refuses the value for what it is', async () => {
+    const answer = await post('Customers', `{"Name":${nested(99)}}`)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error.message).not.toContain('deeper than')
+  })
+})

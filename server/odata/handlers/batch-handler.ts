@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import { RequestError, ServiceError } from '../../errors.ts'
 import { errorBody } from '../../http/error-boundary.ts'
-import { refuseUnstorableText } from '../../http/json-body.ts'
+import { refuseUnusableBody } from '../../http/json-body.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import { translateDatabaseError } from '../../persistence/database-errors.ts'
 import { atomically } from '../../persistence/session.ts'
@@ -63,7 +63,7 @@ async function readBatch(ctx: ApiContext, services: OdataServices): Promise<Batc
   if (boundary) {
     const batch = parseMultipartBatch(await readText(ctx, services.config.ApiOptions.MaxBodyBytes), boundary)
     // What json-body.ts refuses in a JSON body (the JSON form's was read through it).
-    for (const part of batch.parts) refuseUnstorableText(part.body)
+    for (const part of batch.parts) refuseUnusableBody(part.body)
     return batch
   }
   if (/^\s*application\/json\b/i.test(type)) return parseJsonBatch((ctx.request as { body?: unknown }).body)
