@@ -184,6 +184,26 @@ describe('JSON $batch (4.01)', () => {
     expect(read.body.City).toBe('Bergen')
   })
 
+  it('takes an empty object as a body, as the request alone does, in either form and streamed', async () => {
+    const key = (await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Empty Patch' } })).body.Guid
+    const json = await jsonBatch([{ id: 'a', method: 'PATCH', url: `Customers(${key})`, body: {} }])
+    expect(json.body.responses.map((r: any) => r.status)).toEqual([204])
+    const multi = await sendMultipart(multipart([{ changeSet: [{ id: '1', method: 'PATCH', url: `Customers(${key})`, body: {} }] }]))
+    const parts = readMultipart(multi.text, multi.type)
+    expect(parts.map((p) => p.status)).toEqual([204])
+    // The request alone, its body streamed (Transfer-Encoding: chunked, no Content-Length).
+    const streamed = await fetch(`${server.api}/Customers(${key})`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
+      body: ReadableStream.from([new TextEncoder().encode('{}')]),
+      duplex: 'half',
+    } as RequestInit)
+    expect(streamed.status).toBe(204)
+    const bodiless = await call(`${server.api}/Customers(${key})`, { method: 'PATCH', token: admin })
+    expect(bodiless.status).toBe(400)
+    expect(bodiless.body.error.message).toBe('The request needs a JSON body.')
+  })
+
   it('refuses a batch above ApiOptions:MaxBatchRequests before any request runs', async () => {
     const before = await tablesHash()
     const requests = Array.from({ length: 1000 }, (_, i) => ({ id: String(i), method: 'POST', url: 'Customers', body: { Name: `Capped ${i}` } }))
@@ -270,8 +290,11 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     )
     expect(answer.status).toBe(200)
     const parts = readMultipart(answer.text, answer.type)
-    expect(parts.map((p) => [p.status, p.contentId])).toEqual([[404, '3'], [200, undefined]])
+    // The failed change set is one application/http answer in the batch, not a change set (4.0 §11.7.4).
+    expect(parts.map((p) => [p.status, p.contentId, p.changeSet])).toEqual([[404, '3', undefined], [200, undefined, undefined]])
     expect(parts[0].body.error.code).toBe('NotFound')
+    // It names the request that failed, for clients to attach its messages to that request.
+    expect(parts[0].body.error['@Core.ContentID']).toBe('3')
     // A failed part names its OData-Version too, as the request alone would be answered.
     expect(parts.map((p) => p.headers['odata-version'])).toEqual(['4.0', '4.0'])
     expect(await tablesHash()).toBe(before)

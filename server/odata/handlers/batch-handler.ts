@@ -171,7 +171,7 @@ class BatchRun {
       for (const [id, path] of created) this.#created.set(id, path)
       this.#failed.add(group)
       for (const part of parts) this.#failed.add(part.id)
-      return [outcome.failed]
+      return [namingItsRequest(outcome.failed)]
     }
     // Its parts ran on a session of the group's, which (as a workflow's) does not tell the access cache: told once committed.
     if (session?.plans.some((plan) => plan.operations.some((operation) => this.#services.model.entities.get(operation.entity)?.system))) {
@@ -265,6 +265,19 @@ class BatchRun {
   }
 }
 
+/**
+ * A failed change set is answered once for all its requests (multipartAnswer), so
+ * its error names the request that failed by Content-ID (`@Core.ContentID`, on the error and
+ * each detail): clients such as SAPUI5 attach the messages to that request's row.
+ */
+function namingItsRequest(failed: PartAnswer): PartAnswer {
+  const contentId = failed.part.contentId
+  if (!contentId || !/json/i.test(failed.type)) return failed
+  const { error } = JSON.parse(failed.body) as { error: { details?: Record<string, unknown>[] } }
+  const named = { ...error, '@Core.ContentID': contentId, ...(error.details ? { details: error.details.map((detail) => ({ ...detail, '@Core.ContentID': contentId })) } : {}) }
+  return { ...failed, body: JSON.stringify({ error: named }) }
+}
+
 function jsonAnswer(answers: readonly PartAnswer[]): string {
   const responses = answers.map(({ part, status, headers, type, body }) => {
     const headerObject: Record<string, string> = {}
@@ -277,20 +290,28 @@ function jsonAnswer(answers: readonly PartAnswer[]): string {
   return JSON.stringify({ responses })
 }
 
-/** Multipart answers (4.0 §11.7.4): a change set's answers in a change set of their own. */
+/**
+ * Multipart answers (4.0 §11.7.4): a change set's answers in a change set of their own; a
+ * failed change set as its one failing answer, application/http in the batch itself ("not
+ * represented using the multipart/mixed format"), which clients such as SAPUI5 read as the
+ * answer to every request of the set.
+ */
 function multipartAnswer(answers: readonly PartAnswer[], boundary: string): string {
   const out: string[] = []
   for (let index = 0; index < answers.length; ) {
     const group = answers[index].part.atomicityGroup
-    if (!group) {
+    let end = index + 1
+    if (group) while (end < answers.length && answers[end].part.atomicityGroup === group) end++
+    const failedChangeSet = end - index === 1 && answers[index].status >= 400
+    if (!group || failedChangeSet) {
       out.push(`--${boundary}\r\n${httpAnswer(answers[index])}`)
-      index++
-      continue
+    } else {
+      const changeSet = `changesetresponse_${randomBytes(12).toString('hex')}`
+      out.push(`--${boundary}\r\nContent-Type: multipart/mixed; boundary=${changeSet}\r\n\r\n`)
+      for (const answer of answers.slice(index, end)) out.push(`--${changeSet}\r\n${httpAnswer(answer)}`)
+      out.push(`--${changeSet}--\r\n`)
     }
-    const changeSet = `changesetresponse_${randomBytes(12).toString('hex')}`
-    out.push(`--${boundary}\r\nContent-Type: multipart/mixed; boundary=${changeSet}\r\n\r\n`)
-    for (; index < answers.length && answers[index].part.atomicityGroup === group; index++) out.push(`--${changeSet}\r\n${httpAnswer(answers[index])}`)
-    out.push(`--${changeSet}--\r\n`)
+    index = end
   }
   out.push(`--${boundary}--\r\n`)
   return out.join('')

@@ -18,6 +18,7 @@ import { parseReadOptions, readBackOf, readEntity, type EntityRead } from './rea
 import type { BoundEntityByKey, BoundEntityRead } from '../semantic/bound.ts'
 import { jsonContentType } from './negotiate.ts'
 import type { Exchange, RequestScope } from './exchange.ts'
+import { PartExchange } from './batch-part-exchange.ts'
 
 /** `parent`: created through a parent's collection (`POST Customers(k)/Orders`), bound to it. */
 type CreateParent = NonNullable<Extract<WriteRequest, { kind: 'create' }>['parent']>
@@ -165,10 +166,20 @@ function writeBinding(scope: RequestScope): WriteBinding {
 
 export function requestBody(ctx: Exchange): unknown {
   const body = (ctx.request as { body?: unknown }).body
-  if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0 && !ctx.get('Content-Length'))) {
-    throw RequestError.invalid('The request needs a JSON body.')
-  }
+  const empty = typeof body === 'object' && body !== null && Object.keys(body).length === 0
+  if (body === undefined || (empty && !sentABody(ctx))) throw RequestError.invalid('The request needs a JSON body.')
   return body
+}
+
+/**
+ * koa-body reads a request without a body as `{}`; a request with one says so in its head
+ * (RFC 9112 §6.3), by its length or, streamed, by its Transfer-Encoding. A $batch part's body
+ * is undefined when it has none, so a part's `{}` is one the client sent.
+ */
+function sentABody(ctx: Exchange): boolean {
+  if (ctx instanceof PartExchange) return true
+  const length = ctx.get('Content-Length')
+  return (length !== '' && length !== '0') || ctx.get('Transfer-Encoding') !== ''
 }
 
 function prefers(ctx: Exchange, preference: string): boolean {

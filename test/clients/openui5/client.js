@@ -114,6 +114,26 @@ window.ui5Client = (() => {
     },
 
     /**
+     * Two creates in one change set, the second refused: the messages the model made of the
+     * change set's error, each with its targets; both rows are then discarded.
+     */
+    async createOneRefused(accepted, refused) {
+      const [Messaging] = await load('sap/ui/core/Messaging')
+      Messaging.removeAllMessages()
+      const binding = model.bindList('/Customers', undefined, undefined, undefined, { $select: 'Name' })
+      const outcomes = []
+      binding.attachEvent('createCompleted', (event) => outcomes.push(event.getParameter('success')))
+      const contexts = [binding.create(accepted), binding.create(refused)]
+      while (outcomes.length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+      const messages = Messaging.getMessageModel()
+        .getData()
+        .map((message) => ({ message: message.getMessage(), targets: message.getTargets() }))
+      const paths = contexts.map((context) => context.getPath())
+      await Promise.all(contexts.map((context) => context.delete()))
+      return { outcomes, messages, paths }
+    },
+
+    /**
      * A new order in a customer's Orders, as an object page adds a row to its table: a list
      * relative to the customer (POST through the navigation), then the row read back through it.
      */
