@@ -107,6 +107,13 @@ export interface PluginSource {
 
 /** The generated tsvector column of an entity with searchable properties; never public, read by $search. */
 export const SEARCH_COLUMN = '_Search'
+/**
+ * What separates the words of a search, in the column and in the query alike (a POSIX class of
+ * PostgreSQL's regular expressions): white space and ASCII punctuation. Tenant databases use
+ * the C locale, where [:alnum:] is ASCII alone, so "letters and digits" would have cut Иван,
+ * 渡辺 or the ë of Zoë out of every word; anything outside ASCII stays part of its word.
+ */
+export const SEARCH_SEPARATORS = '[[:space:][:punct:]]+'
 
 /** The properties `$search` looks in, in declaration order; none: the entity cannot be searched. */
 export function searchableProperties(entity: EntityModel): ScalarProperty[] {

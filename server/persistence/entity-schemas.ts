@@ -7,7 +7,7 @@
 import { EntitySchema, type EntityProperty } from '@mikro-orm/core'
 import { quoteIdentifier } from './sql.ts'
 import type { EntityModel, Model, ScalarProperty } from '../model/model.ts'
-import { indexKey, KEY, SEARCH_COLUMN, searchableProperties, VERSION_COLUMN } from '../model/model.ts'
+import { indexKey, KEY, SEARCH_COLUMN, SEARCH_SEPARATORS, searchableProperties, VERSION_COLUMN } from '../model/model.ts'
 
 const COLUMN_TYPE: Record<ScalarProperty['type'], (p: ScalarProperty) => string> = {
   Text: textType,
@@ -132,13 +132,13 @@ function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchem
  * The words of the searchable properties as one tsvector, kept by PostgreSQL (a stored
  * generated column) and indexed with GIN for $search. The 'simple' configuration lower-cases
  * words without stemming or stop words, whatever the language of the data, so a search finds
- * the words as written; a word is a run of letters and digits, in the data and in the query
+ * the words as written; words are split at SEARCH_SEPARATORS, in the data and in the query
  * (sql/compile-expression.ts) alike.
  */
 function searchColumn(searchable: readonly ScalarProperty[]): Partial<EntityProperty> {
   const text = searchable.map((property) => `coalesce(${quoteIdentifier(property.column!)}::text, '')`).join(` || ' ' || `)
-  // Words are runs of letters and digits (an e-mail address is its parts), as in the query.
-  const words = `regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')`
+  // Words are what the separators leave (an e-mail address is its parts), as in the query.
+  const words = `regexp_replace(${text}, '${SEARCH_SEPARATORS}', ' ', 'g')`
   return {
     name: SEARCH_COLUMN,
     fieldName: SEARCH_COLUMN,

@@ -9,7 +9,7 @@
 //   hour(LastLogin) eq 5                →  extract(hour from (t0."LastLogin" at time zone 'UTC'))::int = $1::int
 // Paths through references become LEFT JOINs, collected per statement level by a JoinSet.
 
-import { SEARCH_COLUMN, type ReferenceProperty } from '../../model/model.ts'
+import { SEARCH_COLUMN, SEARCH_SEPARATORS, type ReferenceProperty } from '../../model/model.ts'
 import type { SearchSyntax } from '../parser/syntax.ts'
 import type { BoundExpression, BoundLiteral, Range, ValueType } from '../semantic/bound.ts'
 import { ident, jsonValue, sqlType, type SqlBuilder } from './sql-builder.ts'
@@ -291,8 +291,8 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
 function compileSearch(builder: SqlBuilder, search: SearchSyntax): string {
   switch (search.kind) {
     case 'searchTerm': {
-      // A word is a run of letters and digits, split by the column's own expression: light-green is light and green.
-      const words = `regexp_replace(${builder.param(search.text, 'string')}, '[^[:alnum:]]+', ' ', 'g')`
+      // Split as the column splits its text: light-green is light and green.
+      const words = `regexp_replace(${builder.param(search.text, 'string')}, '${SEARCH_SEPARATORS}', ' ', 'g')`
       return `${search.phrase ? 'phraseto_tsquery' : 'plainto_tsquery'}('simple', ${words})`
     }
     case 'searchNot':
