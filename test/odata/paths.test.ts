@@ -132,7 +132,8 @@ describe('a member of a collection navigation, by its key', () => {
     expect((await get(`Customers(${bob})/Orders(${orders[2]})/Number`)).status).toBe(404)
     expect((await get(`Customers(${ada})/Orders(${orders[2]})/$ref`)).body['@odata.id']).toBe(`Orders(${orders[2]})`)
     expect((await get(`Orders(${orders[0]})/Customer(${ada})`)).status).toBe(404)
-    expect((await get(`Customers(${ada})/Orders(${orders[2]})/Lines`)).status).toBe(404)
+    // A navigation from the member is valid OData the service does not follow (below).
+    expect((await get(`Customers(${ada})/Orders(${orders[2]})/Lines`)).status).toBe(501)
   })
 
   it('calls its bound action, only when it is one of the parent\'s (OpenUI5 calls an action on a row so)', async () => {
@@ -244,6 +245,16 @@ describe('valid writes the service does not make', () => {
     const answer = await call(`${api}/${path}`, { method, token, body, headers: type ? { 'Content-Type': type } : {} })
     expect(answer.status, answer.text).toBe(501)
     expect(answer.body.error.code).toBe('NotImplemented')
+  })
+
+  it('answers a second navigation with 501 and a wrong name after a navigation with 404', async () => {
+    for (const path of [`Orders(${orders[0]})/Customer/Orders`, `Orders(${orders[0]})/Customer/Orders/$count`, `Customers(${ada})/Orders(${orders[0]})/Customer`]) {
+      const answer = await get(path)
+      expect(answer.status, path).toBe(501)
+      expect(answer.body.error.code).toBe('NotImplemented')
+    }
+    expect((await get(`Orders(${orders[0]})/Customer/Ordres`)).status).toBe(404)
+    expect((await get(`Customers(${ada})/Orders(${orders[0]})/Custmer`)).status).toBe(404)
   })
 
   it('still answers 405 to what OData does not define', async () => {

@@ -4,7 +4,7 @@
 //   Orders(8c9c…)/Lines  →  { kind: 'collection', entity: OrderLine, parent: { Order.Lines, 8c9c… } }
 //   Orders(8c9c…)/Lines(41d0…)  →  { kind: 'entity', entity: OrderLine, key: 41d0…, parent: { Order.Lines, 8c9c… } }
 
-import { QueryError, RequestError } from '../../errors.ts'
+import { QueryError, RequestError, ServiceError } from '../../errors.ts'
 import type { MethodDecl } from '../../model/declarations.ts'
 import type { EntityModel, Model, ScalarProperty } from '../../model/model.ts'
 import type { ParentLink } from './bound.ts'
@@ -98,6 +98,7 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
       const property = publicProperties(navigation.target, naming).get(rest.name)
       if (property?.kind === 'scalar') return propertyTarget(navigation.target, '', parent, property, segments)
     }
+    refuseSecondNavigation(navigation.target, rest, naming)
     if (segments.length > 0 || (rest && rest.kind !== 'ref')) throw RequestError.notFound(`${name} is a single entity: a property, or $ref, may follow it.`)
     return { kind: 'entity', entity: navigation.target, key: '', parent, ref: Boolean(rest) }
   }
@@ -120,8 +121,20 @@ function memberTarget(entity: EntityModel, key: string, parent: ParentLink, nami
     const property = next.args ? undefined : publicProperties(entity, naming).get(next.name)
     if (property?.kind === 'scalar') return propertyTarget(entity, key, parent, property, rest)
   }
+  refuseSecondNavigation(entity, next, naming)
   if (rest.length > 0 || (next && next.kind !== 'ref')) throw RequestError.notFound(`${entity.setName}(${key}) is reached through ${parent.navigation.name}: a property, an instance method or $ref may follow it.`)
   return { kind: 'entity', entity, key, parent, ref: Boolean(next) }
+}
+
+/**
+ * `Orders(k)/Customer/Orders`: a navigation from the end of a navigation is valid OData this
+ * service does not follow yet, so 501 (as for every such feature), not the 404 of a wrong name.
+ */
+function refuseSecondNavigation(entity: EntityModel, segment: PathSegmentSyntax | undefined, naming: NamingPolicy): void {
+  if (segment?.kind !== 'name') return
+  const property = publicProperties(entity, naming).get(segment.name)
+  if (!property || property.kind === 'scalar') return
+  throw new ServiceError('NotImplemented', `A path follows one navigation: '${segment.name}' after another is valid OData this service does not support yet; address ${entity.setName}(<key>)/${segment.name} instead.`)
 }
 
 /** `Customers(<key>)/Name`, `…/Name/$value`; nothing else may follow a structural property. */
