@@ -70,7 +70,15 @@ describe('$compute', () => {
     expect(answer.body.Plus).toBe(String((total(orders[0]) + 0.01).toFixed(2)))
   })
 
+  it('gives a null argument the type of its parameter, in $compute and $orderby', async () => {
+    const answer = await get('Orders?$compute=hour(null) as H,year(null) as Y&$select=H,Y,Number&$orderby=day(null),Number')
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.value.map((o: any) => [o.Number, o.H, o.Y])).toEqual(orders.map((o) => [o.Number, null, null]))
+  })
+
   it.each([
+    ['Orders?$compute=null as Z', 'null alone has no type'],
+    ['Orders?$orderby=null', 'null alone has no type'],
     ['Orders?$compute=Total mul 2 as Number', 'already a name'],
     ['Orders?$compute=Total mul 2 as D&$apply=aggregate($count as N)', 'cannot be combined with $apply'],
     ['Orders?$compute=Nope mul 2 as D', 'Nope'],

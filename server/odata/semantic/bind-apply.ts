@@ -7,7 +7,7 @@ import { QueryError } from '../../errors.ts'
 import type { ApplyTransformationSyntax } from '../parser/syntax.ts'
 import type { BoundAggregation, BoundExpression, BoundApplyStage, BoundGroupKey, Range, ValueType } from './bound.ts'
 import type { BindContext } from './bind-context.ts'
-import { bindExpression, type ExpressionScope } from './bind-expression.ts'
+import { bindExpression, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindOrderby, bindSearch } from './bind-read.ts'
 
 export interface BoundApply {
@@ -35,7 +35,7 @@ export function bindApply(context: BindContext, range: Range, transformations: r
         break
       case 'compute': {
         if (names) throw QueryError.invalid('$apply: compute() after an aggregation is not supported; compute before it.')
-        const items = transformation.items.map((item) => ({ alias: item.alias, expression: bindExpression(context, scope(), item.expression) }))
+        const items = transformation.items.map((item) => ({ alias: item.alias, expression: bindValue(context, scope(), item.expression) }))
         for (const item of items) computed.set(item.alias, item.expression)
         stages.push({ kind: 'compute', items })
         break
@@ -54,7 +54,7 @@ export function bindApply(context: BindContext, range: Range, transformations: r
         for (const step of inner) {
           if (step.kind !== 'aggregate') throw QueryError.invalid(`$apply groupby: only aggregate() is supported inside groupby, not ${step.kind}().`)
           for (const aggregation of step.aggregations) {
-            const expression = aggregation.expression && bindExpression(context, scope(), aggregation.expression)
+            const expression = aggregation.expression && bindValue(context, scope(), aggregation.expression)
             const type: ValueType =
               aggregation.method === 'count' || aggregation.method === 'countdistinct' ? 'int'
               : aggregation.method === 'average' ? 'decimal'

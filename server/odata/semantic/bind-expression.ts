@@ -327,6 +327,9 @@ const GROUPS: Readonly<Record<'numeric' | 'dated' | 'timed', ReadonlySet<ValueTy
   timed: new Set(['dateTimeOffset', 'timeOfDay']),
 }
 
+/** The type a null argument takes where a function accepts a group: its result is null all the same. */
+const NULL_OF_GROUP: Readonly<Record<keyof typeof GROUPS, ValueType>> = { numeric: 'decimal', dated: 'date', timed: 'timeOfDay' }
+
 interface Signature {
   readonly args: readonly Parameter[]
   readonly optional?: number
@@ -380,7 +383,8 @@ function bindCall(context: BindContext, scope: ExpressionScope, syntax: CallSynt
   const args = syntax.args.map((arg, i) => {
     const bound = bindExpression(context, scope, arg)
     const expected = signature.args[i]
-    if (expected === 'any' || bound.type === 'null') return bound
+    if (expected === 'any') return bound
+    if (bound.type === 'null') return typedNull(expected in GROUPS ? NULL_OF_GROUP[expected as keyof typeof GROUPS] : (expected as ValueType))
     if (expected === 'numeric' || expected === 'dated' || expected === 'timed') {
       if (GROUPS[expected].has(bound.type)) return bound
       const types = [...GROUPS[expected]].join(' or ')
@@ -417,5 +421,38 @@ function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSynt
   if (syntax.name === 'isof') {
     return { kind: 'literal', type: 'boolean', value: operand.type === target || (NUMERIC.has(operand.type) && NUMERIC.has(target) && operand.type === 'int') }
   }
+  if (!castable(operand.type, target)) {
+    throw QueryError.invalid(`In ${scope.option}, a ${operand.type} value cannot be cast to ${typeArg.name}; a value casts to its own type, to Edm.String, a number to another number, an Edm.String to any type, an Edm.Date to Edm.DateTimeOffset and an Edm.DateTimeOffset to Edm.Date or Edm.TimeOfDay.`)
+  }
+  if (operand.type === 'null') return typedNull(target)
   return { kind: 'call', name: 'cast', args: [operand, { kind: 'literal', type: 'string', value: target }], type: target }
+}
+
+/**
+ * The casts OData URL Conventions 5.1.1.10.1 defines (to Edm.String, between numbers), a
+ * string to the type it is a literal of, and Date ↔ DateTimeOffset at midnight UTC as
+ * comparisons meet them. A value that does not convert (`cast('abc',Edm.Int32)`) is null.
+ */
+function castable(from: ValueType, to: ValueType): boolean {
+  if (from === 'duration') return false
+  if (from === 'null' || from === to || from === 'string' || to === 'string') return true
+  if (NUMERIC.has(from)) return NUMERIC.has(to)
+  if (from === 'date') return to === 'dateTimeOffset'
+  if (from === 'dateTimeOffset') return to === 'date' || to === 'timeOfDay'
+  return false
+}
+
+/** A null that has taken the type of where it stands, so PostgreSQL never meets an untyped one. */
+function typedNull(type: ValueType): BoundLiteral {
+  return { kind: 'literal', type, value: null }
+}
+
+/**
+ * An expression whose value the statement sorts by or returns ($orderby, $compute): a bare
+ * null has no type there to take.
+ */
+export function bindValue(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
+  const value = bindExpression(context, scope, syntax)
+  if (value.type === 'null') throw QueryError.invalid(`In ${scope.option}, null alone has no type to sort by or compute; cast it, as in cast(null,Edm.String).`)
+  return value
 }

@@ -17,7 +17,7 @@ import type {
 import type { BoundCollectionRead, BoundComputedItem, BoundEntityByKey, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSearch, BoundSelectItem, Range } from './bound.ts'
 import type { Target } from './bind-path.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
-import { bindCondition, bindExpression, type ExpressionScope } from './bind-expression.ts'
+import { bindCondition, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
 
 export type DefaultSelect = 'Key' | 'All'
@@ -181,7 +181,7 @@ export function bindCompute(context: BindContext, scope: ExpressionScope, items:
     if (properties.has(item.alias) || computed.has(item.alias)) {
       throw QueryError.invalid(`$compute: '${item.alias}' is already a name of ${scope.it.entity.setName}; choose another alias.`, item.alias)
     }
-    const expression = bindExpression(context, { ...scope, computed }, item.expression)
+    const expression = bindValue(context, { ...scope, computed }, item.expression)
     if (expression.kind === 'referenceKey') throw QueryError.invalid(`$compute: ${item.alias} must be a value, not a navigation property.`, item.alias)
     computed.set(item.alias, expression)
   }
@@ -327,7 +327,7 @@ function resolveNavigation(context: BindContext, entity: EntityModel, name: stri
 
 export function bindOrderby(context: BindContext, scope: ExpressionScope, items: readonly OrderbyItemSyntax[] | undefined): BoundOrderby[] {
   return (items ?? []).map((item) => {
-    const expression = bindExpression(context, scope, item.expression)
+    const expression = bindValue(context, scope, item.expression)
     if (expression.type === 'boolean' && expression.kind !== 'property') {
       throw QueryError.invalid('$orderby needs values to sort by, not a condition.')
     }

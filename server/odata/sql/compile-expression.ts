@@ -118,7 +118,7 @@ function compileEnumOrdering(target: ExpressionTarget, node: Extract<BoundExpres
   if (!members) return undefined
   const side = (n: BoundExpression): string | undefined => {
     if (enumMembers(n)) return enumOrdinal(target, n)
-    if (n.kind === 'literal' && n.type === 'string') return target.builder.param(members.indexOf(String(n.value)) + 1, 'int')
+    if (n.kind === 'literal' && n.type === 'string' && n.value !== null) return target.builder.param(members.indexOf(String(n.value)) + 1, 'int')
     return undefined
   }
   const left = side(node.left)
@@ -139,6 +139,12 @@ function compileBinary(target: ExpressionTarget, node: Extract<BoundExpression, 
     const ordinal = compileEnumOrdering(target, node)
     if (ordinal) return ordinal
   }
+  // `x eq null` before anything is compiled: a null literal must leave no parameter behind.
+  const isNull = (n: BoundExpression) => n.kind === 'literal' && n.value === null
+  if ((node.op === 'eq' || node.op === 'ne') && (isNull(node.left) || isNull(node.right))) {
+    const operand = isNull(node.right) ? node.left : node.right
+    return `${compileExpression(target, operand)} is ${node.op === 'eq' ? '' : 'not '}null`
+  }
   const left = compileComparand(target, node.left, node.right)
   const compileRight = () => compileComparand(target, node.right, node.left)
   switch (node.op) {
@@ -149,9 +155,6 @@ function compileBinary(target: ExpressionTarget, node: Extract<BoundExpression, 
       return compileIn(target, left, node.right)
     case 'eq':
     case 'ne': {
-      const isNull = (n: BoundExpression) => n.kind === 'literal' && n.type === 'null'
-      if (isNull(node.right)) return `${left} is ${node.op === 'eq' ? '' : 'not '}null`
-      if (isNull(node.left)) return `${compileRight()} is ${node.op === 'eq' ? '' : 'not '}null`
       const right = compileRight()
       // A literal is never null, so = keeps an index usable; `ne` must still hold for null values.
       if (node.op === 'eq') return node.right.kind === 'literal' || node.left.kind === 'literal' ? `${left} = ${right}` : `${left} is not distinct from ${right}`
@@ -223,16 +226,53 @@ function successor(prefix: string): string | undefined {
   return points.join('') + String.fromCodePoint(next)
 }
 
-/** A DateTimeOffset casts from its UTC time, and to text as the body writes it (with Z). */
+/**
+ * A cast the binder allowed, as SQL that cannot raise: a value that does not convert is null
+ * (OData URL Conventions 5.1.1.10.1). A DateTimeOffset casts from its UTC time, and to text
+ * as the body writes it (with Z); a Date is midnight UTC.
+ *   cast(Rating,Edm.Int32)  →  case when round(t0."Rating") between -2147483648 and 2147483647 then round(t0."Rating")::int end
+ */
 function compileCast(sql: string, from: ValueType, to: ValueType): string {
-  if (from !== 'dateTimeOffset' || to === 'dateTimeOffset') return `(${sql})::${sqlType(to)}`
-  if (to === 'string') return jsonValue(sql, 'dateTimeOffset')
-  return `(${sql} at time zone 'UTC')::${sqlType(to)}`
+  if (from === to) return sql
+  if (to === 'string') return from === 'dateTimeOffset' ? jsonValue(sql, from) : `(${sql})::text`
+  if (from === 'string') return castText(sql, to)
+  if (from === 'dateTimeOffset') return `(${sql} at time zone 'UTC')::${sqlType(to)}`
+  if (from === 'date') return `(${sql}::timestamp at time zone 'UTC')`
+  if (to === 'int') return `case when round(${sql}) between -2147483648 and 2147483647 then round(${sql})::int end`
+  if (to === 'double') return `case when ${sql} = 0 or abs(${sql}) between 1e-307 and 1e308 then (${sql})::float8 end`
+  return `(${sql})::${sqlType(to)}`
+}
+
+// The literal forms a string casts from: digits and exponents bounded so that numeric and
+// float8 take every match, dates and times with fields in range (PostgreSQL raises otherwise).
+const INTEGER_TEXT = '^[+-]?0*[0-9]{1,18}$'
+const NUMBER_TEXT = '^[+-]?[0-9]{1,200}(\\.[0-9]{1,200})?([eE][+-]?[0-9]{1,2})?$'
+const DATE_TEXT = '(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])'
+const TIME_TEXT = '([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,12})?)?'
+const GUID_TEXT = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+
+/** `cast('42',Edm.Int32)`: the string's value when it is a literal of the type, else null. */
+function castText(sql: string, to: ValueType): string {
+  const matching = (pattern: string, value: string) => `case when ${sql} ~ '${pattern}' then ${value} end`
+  // 2024-02-30 matches DATE_TEXT; the day must also exist in its month.
+  const dayExists = `substr(${sql}, 9, 2)::int <= extract(day from make_date(substr(${sql}, 1, 4)::int, substr(${sql}, 6, 2)::int, 1) + interval '1 month - 1 day')`
+  switch (to) {
+    case 'int': return matching(INTEGER_TEXT, `case when (${sql})::int8 between -2147483648 and 2147483647 then (${sql})::int8::int end`)
+    case 'decimal': return matching(NUMBER_TEXT, `(${sql})::numeric`)
+    case 'double': return matching(NUMBER_TEXT, `(${sql})::float8`)
+    case 'boolean': return `case lower(${sql}) when 'true' then true when 'false' then false end`
+    case 'guid': return matching(GUID_TEXT, `(${sql})::uuid`)
+    case 'timeOfDay': return matching(`^${TIME_TEXT}$`, `(${sql})::time`)
+    case 'date': return matching(`^${DATE_TEXT}$`, `case when ${dayExists} then (${sql})::date end`)
+    case 'dateTimeOffset':
+      return matching(`^${DATE_TEXT}T${TIME_TEXT}(Z|[+-]([01][0-9]|1[0-4]):[0-5][0-9])$`, `case when ${dayExists} then (${sql})::timestamptz end`)
+    default: throw new Error(`no cast from a string to ${to}`)
+  }
 }
 
 function compileCall(target: ExpressionTarget, name: string, args: readonly BoundExpression[]): string {
   const sql = (i: number) => compileExpression(target, args[i])
-  const literal = (i: number) => (args[i]?.kind === 'literal' && args[i].type === 'string' ? (args[i] as BoundLiteral) : undefined)
+  const literal = (i: number) => (args[i]?.kind === 'literal' && args[i].type === 'string' && (args[i] as BoundLiteral).value !== null ? (args[i] as BoundLiteral) : undefined)
   // Parts of a DateTimeOffset are those of its UTC time, whatever the session's time zone.
   const utc = (i: number) => (args[i].type === 'dateTimeOffset' ? `(${sql(i)} at time zone 'UTC')` : sql(i))
   switch (name) {
@@ -267,7 +307,8 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
     case 'second': return `floor(extract(second from ${utc(0)}))::int`
     case 'fractionalseconds': return `(extract(second from ${utc(0)}) - floor(extract(second from ${utc(0)})))`
     case 'date': return `${utc(0)}::date`
-    case 'time': return `${utc(0)}::time`
+    // A Date is midnight (time() accepts one as comparisons meet it, at midnight UTC).
+    case 'time': return args[0].type === 'date' ? `${sql(0)}::timestamp::time` : `${utc(0)}::time`
     // Values are stored and written in UTC, so the offset is 0, or null for a null value.
     case 'totaloffsetminutes': return `(case when ${sql(0)} is null then null else 0 end)`
     case 'now': return 'now()'

@@ -172,6 +172,14 @@ const options: ErrorCase[] = [
   ['Employees?$filter=cast(Age,Edm.Foo) eq 1', q, ['cast() supports primitive types', 'not Edm.Foo']],
   ['Employees?$filter=isof(entityctl.Employee)', q, ['isof() supports primitive types', 'not entityctl.Employee']],
   ["Employees?$filter=cast(Edm.String) eq 'x'", q, ['cast() of the entity itself is not supported']],
+  ['Employees?$filter=cast(Age,Edm.Date) eq 2024-01-01', q, ['a int value cannot be cast to Edm.Date']],
+  ['Employees?$filter=cast(Guid,Edm.Decimal) eq 1', q, ['a guid value cannot be cast to Edm.Decimal']],
+  ['Employees?$filter=cast(StartTime,Edm.DateTimeOffset) eq null', q, ['a timeOfDay value cannot be cast to Edm.DateTimeOffset']],
+  ['Employees?$orderby=null', q, ['In $orderby, null alone has no type']],
+  ['Employees?$compute=null as Z', q, ['null alone has no type']],
+  ['Employees?$apply=compute(null as Z)', q, ['null alone has no type']],
+  ['Employees?$filter=round(null)', q, ['$filter needs a condition', 'not a decimal']],
+  ['Employees?$filter=floor(null)', q, ['$filter needs a condition']],
   [`Employees(${ada.Guid})?$filter=Age gt 1`, q, ['apply to collections, not to a single entity']],
   [`Employees(${ada.Guid})?$top=1`, q, ['apply to collections, not to a single entity']],
   ['Employees(1)', q, ["'1' is not a Guid", 'keys of Employees are Guids']],
@@ -237,5 +245,15 @@ describe('malformed and illegal queries', () => {
     expect(response.body?.error?.code, response.text).toBe(code)
     for (const fragment of fragments) expect(response.body.error.message).toContain(fragment)
     expect(response.body.error.message).not.toMatch(/syntax error|relation|column|SQLSTATE/i)
+  })
+
+  // A property of every type, cast to every type: each pair is a value (null when it does not
+  // convert) or a 400 from the binder, never a database error.
+  const CAST_SOURCES = ['Name', 'Age', 'Salary', 'Rating', 'Active', 'HireDate', 'LastLogin', 'StartTime', 'Guid', 'MentorGuid', "'abc'", "'2024-02-30'", 'null']
+  const CAST_TARGETS = ['Edm.String', 'Edm.Int32', 'Edm.Int64', 'Edm.Decimal', 'Edm.Double', 'Edm.Boolean', 'Edm.Date', 'Edm.DateTimeOffset', 'Edm.TimeOfDay', 'Edm.Guid']
+  it.each(CAST_SOURCES.flatMap((source) => CAST_TARGETS.map((type) => [source, type])))('cast(%s,%s) is a value or a 400', async (source, type) => {
+    const response = await server.get(`Employees/$count?$filter=cast(${source},${type}) eq null`.replaceAll(' ', '%20'))
+    expect([200, 400], response.text).toContain(response.status)
+    if (response.status === 400) expect(response.body.error.message).toContain(`cannot be cast to ${type}`)
   })
 })

@@ -266,6 +266,26 @@ const casts: QueryCase[] = [
   emp('isof(Name,Edm.Int32)', () => false),
   emp('isof(Name,Edm.String) and Age gt 50', (e) => gt(e.Age, 50)),
   emp(`cast('${alan.Age}',Edm.Int32) eq Age`, (e) => e.Age === alan.Age),
+  // A value that does not convert is null (URL Conventions 5.1.1.10.1), never a database error.
+  emp('cast(Name,Edm.Int32) eq null and Age gt 50', (e) => gt(e.Age, 50)),
+  emp("cast('2024-02-30',Edm.Date) eq null and Age gt 50", (e) => gt(e.Age, 50)),
+  emp("cast('99999999999',Edm.Int32) eq null and Age gt 50", (e) => gt(e.Age, 50)),
+  emp('cast(Salary,Edm.Int32) gt 150000', (e) => gt(fn.round(e.Salary), 150000)),
+  emp('cast(cast(Salary,Edm.String),Edm.Decimal) gt 150000.5', (e) => gt(e.Salary, 150000.5)),
+  emp('cast(cast(Rating,Edm.String),Edm.Double) gt 2.5', (e) => gt(e.Rating, 2.5)),
+  emp('cast(cast(HireDate,Edm.String),Edm.Date) gt 2015-01-01', (e) => gt(e.HireDate, '2015-01-01')),
+  emp('cast(cast(LastLogin,Edm.String),Edm.DateTimeOffset) gt 2024-06-01T00:00:00Z', (e) => gt(e.LastLogin, utc('2024-06-01T00:00:00Z'))),
+  emp('cast(cast(StartTime,Edm.String),Edm.TimeOfDay) lt 08:00:00', (e) => lt(e.StartTime, '08:00:00')),
+  emp("cast(cast(Active,Edm.String),Edm.Boolean) and Age gt 50", (e) => e.Active && gt(e.Age, 50)),
+  emp('cast(cast(Guid,Edm.String),Edm.Guid) eq Guid and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('cast(HireDate,Edm.DateTimeOffset) lt 2015-01-01T00:00:00Z', (e) => lt(e.HireDate, '2015-01-01')),
+  emp('time(HireDate) eq 00:00:00', (e) => e.HireDate !== null),
+  // A null argument takes the parameter's type.
+  emp('year(null) eq 2024 or Age gt 50', (e) => gt(e.Age, 50)),
+  emp('hour(null) eq 1 or fractionalseconds(null) eq 0 or Age gt 50', (e) => gt(e.Age, 50)),
+  emp("concat(null,Name) eq null and contains(Name,null) eq null and Age gt 50", (e) => gt(e.Age, 50)),
+  emp('round(null) eq null and cast(null,Edm.Int32) eq null and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('cast(null,Edm.Int32) eq Age', (e) => e.Age === null),
 ]
 
 const navigation: QueryCase[] = [
