@@ -66,6 +66,23 @@ describe('static read (function) returning entities', () => {
     expect(wrong.status).toBe(400)
     expect(wrong.body.error.target).toBe('before')
   })
+
+  it('takes a parameter alias in parentheses, its value in the query string (URL Conventions 5.1.3)', async () => {
+    const aliased = await call(`${api}/Orders/OpenSince(before=@b)?@b=2024-06-01&$select=Number&$orderby=Number`, { token })
+    expect(aliased.status, aliased.text).toBe(200)
+    expect(aliased.body.value.map((o: any) => o.Number)).toEqual([1, 2])
+    const unset = await call(`${api}/Orders/OpenSince(before=@b)`, { token })
+    expect(unset.body.error).toMatchObject({ code: 'MissingParameter', target: 'before' })
+  })
+
+  it('answers 400 InvalidParameter for a parameter the function does not declare', async () => {
+    const extra = await call(`${api}/Orders/OpenSince(before=2027-01-01,extra=1)`, { token })
+    expect(extra.status).toBe(400)
+    expect(extra.body.error).toMatchObject({ code: 'InvalidParameter', target: 'extra' })
+    const none = await call(`${api}/Customers(${customer.Guid})/Revenue(x=1)`, { token })
+    expect(none.status).toBe(400)
+    expect(none.body.error).toMatchObject({ code: 'InvalidParameter', target: 'x' })
+  })
 })
 
 describe('instance read (function) returning a scalar', () => {

@@ -8,7 +8,7 @@ import type { ScalarProperty } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
-import type { PathArgumentSyntax } from '../parser/syntax.ts'
+import type { ExpressionSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
 
 export function bindParameters(
   naming: NamingPolicy,
@@ -16,6 +16,7 @@ export function bindParameters(
   body: unknown,
   inline: readonly PathArgumentSyntax[] | undefined,
   custom: ReadonlyMap<string, string>,
+  aliases: ReadonlyMap<string, ExpressionSyntax>,
 ): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw RequestError.invalid('The parameters of an action are a JSON object.')
   const fromBody = body as Record<string, unknown>
@@ -27,7 +28,7 @@ export function bindParameters(
     const inlineArg = inline?.find((a) => a.name === publicName)
     let value: unknown
     if (publicName in fromBody) value = checkValue(name, decl, fromBody[publicName])
-    else if (inlineArg) value = checkValue(name, decl, inlineArg.value.kind === 'literal' ? inlineArg.value.value : undefined)
+    else if (inlineArg) value = checkValue(name, decl, inlineValue(publicName, inlineArg.value, aliases))
     else if (custom.has(publicName)) value = fromQueryString(name, decl, custom.get(publicName)!)
     if (value === undefined || value === null) {
       if ('default' in decl && decl.default !== undefined) value = decl.default
@@ -36,10 +37,22 @@ export function bindParameters(
     }
     input[name] = value
   }
-  for (const name of Object.keys(fromBody)) {
-    if (!known.has(name) && !name.startsWith('@')) throw new ServiceError('InvalidParameter', `Unknown parameter '${name}'; parameters: ${[...known].join(', ') || '(none)'}.`, { target: name })
+  const given = [...Object.keys(fromBody).filter((name) => !name.startsWith('@')), ...(inline ?? []).map((arg) => arg.name ?? '')]
+  for (const name of given) {
+    if (!known.has(name)) throw new ServiceError('InvalidParameter', `Unknown parameter '${name}'; parameters: ${[...known].join(', ') || '(none)'}.`, { target: name })
   }
   return input
+}
+
+/**
+ * `before=2024-01-01`, or `before=@b` with `@b` in the query string (URL Conventions 5.1.3);
+ * an alias given no value is null.
+ */
+function inlineValue(name: string, value: PathArgumentSyntax['value'], aliases: ReadonlyMap<string, ExpressionSyntax>): unknown {
+  const syntax = value.kind === 'alias' ? aliases.get(value.name) : value
+  if (syntax === undefined) return null
+  if (syntax.kind !== 'literal') throw new ServiceError('InvalidParameter', `The parameter '${name}' needs a literal value, as in ${name}=2024-01-01.`, { target: name })
+  return typeof syntax.value === 'bigint' ? Number(syntax.value) : syntax.value
 }
 
 function isRequired(decl: PropertyDecl): boolean {
