@@ -10,6 +10,7 @@ import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '
 import type { BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
 import { resolveProperty, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
+import { bindPattern } from './bind-pattern.ts'
 
 export interface ExpressionScope {
   /** The entity the expression is about, where unqualified names and `$this` start. */
@@ -394,19 +395,15 @@ function bindCall(context: BindContext, scope: ExpressionScope, syntax: CallSynt
     if (bound.type === expected || (expected === 'dateTimeOffset' && bound.type === 'date')) return bound
     throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${expected}, not a ${bound.type}.`)
   })
-  if (syntax.name === 'matchespattern') checkPattern(args[1], scope.option)
+  if (syntax.name === 'matchespattern') args[1] = patternOf(args[1], scope.option)
   const type = typeof signature.returns === 'function' ? signature.returns(args) : signature.returns
   return { kind: 'call', name: syntax.name, args, type }
 }
 
-/** A pattern written in the URL is checked here, so a typo answers 400, not a database error. */
-function checkPattern(pattern: BoundExpression, option: string): void {
-  if (pattern.kind !== 'literal' || typeof pattern.value !== 'string') return
-  try {
-    new RegExp(pattern.value, 'u')
-  } catch (error) {
-    throw QueryError.invalid(`In ${option}, matchesPattern() needs a regular expression: '${pattern.value}' is not one (${(error as Error).message.replace(/^Invalid regular expression: /, '')}).`)
-  }
+/** A pattern written in the URL, as PostgreSQL is to run it: a typo answers 400, not a database error. */
+function patternOf(pattern: BoundExpression, option: string): BoundExpression {
+  if (pattern.kind !== 'literal' || typeof pattern.value !== 'string') return pattern
+  return { ...pattern, value: bindPattern(pattern.value, option) }
 }
 
 function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSyntax): BoundExpression {

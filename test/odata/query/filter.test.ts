@@ -205,6 +205,11 @@ const strings: QueryCase[] = [
   emp("matchespattern(Nickname,'[0-9]')", (e) => fn.matchespattern(e.Nickname, '[0-9]')),
   emp("MatchesPattern(Name,'son$')", (e) => fn.matchespattern(e.Name, 'son$')),
   emp("matchesPattern(Name,'^[^ ]+ [^ ]+ [^ ]+$')", (e) => fn.matchespattern(e.Name, '^[^ ]+ [^ ]+ [^ ]+$')),
+  // ECMAScript's \b is a word boundary (ARE's \y), POSIX classes are ARE's: both as the README says.
+  emp("matchesPattern(Name,'\\bLo')", (e) => fn.matchespattern(e.Name, '\\bLo')),
+  emp("matchesPattern(Name,'a\\B')", (e) => fn.matchespattern(e.Name, 'a\\B')),
+  emp("matchesPattern(Name,'^[[:upper:]][[:lower:]]+ [[:upper:]][[:lower:]]+$')", (e) => fn.matchespattern(e.Name, '^[A-Z][a-z]+ [A-Z][a-z]+$')),
+  emp("matchesPattern(Name,'\\x41[a-z]{2,3}\\s')", (e) => fn.matchespattern(e.Name, '\\x41[a-z]{2,3}\\s')),
   emp("CONTAINS(Name,'an')", (e) => fn.contains(e.Name, 'an')),
 ]
 
