@@ -193,6 +193,13 @@ describe('$ref', () => {
     const reference = await get(`Orders(${orders[0]})?$expand=Customer/$ref`)
     expect(reference.body.Customer).toEqual({ '@odata.id': `Customers(${ada})` })
   })
+
+  it('expands the references of every navigation with */$ref (OData 4.01 11.2.5.2.1)', async () => {
+    const answer = await get(`Orders(${orders[0]})?$expand=*/$ref`)
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.Customer).toEqual({ '@odata.id': `Customers(${ada})` })
+    expect(answer.body.Lines).toEqual([{ '@odata.id': expect.stringMatching(/^OrderLines\(/) }])
+  })
 })
 
 describe('context URLs', () => {

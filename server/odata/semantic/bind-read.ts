@@ -245,6 +245,8 @@ function bindExpands(
   }
   // Named items first, so `*,Manager($select=Name)` expands Manager as written and `*` the rest.
   const ordered = [...items.filter((i) => i.kind !== 'expandAll'), ...items.filter((i) => i.kind === 'expandAll')]
+  // Orders/$ref, */$ref (OData 4.01 11.2.5.2.1): the related entities as their ids alone.
+  const asReferences = (expand: BoundExpand): BoundExpand => ({ ...expand, read: { ...expand.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true } })
   for (const item of ordered) {
     if (item.kind === 'expandAll') {
       for (const property of entity.properties.values()) {
@@ -252,15 +254,15 @@ function bindExpands(
         if (property.kind === 'scalar' || expanded.has(name)) continue
         // `*($levels=2)` recurses where a navigation is recursive and expands the others once.
         const levels = property.target === entity ? item.levels : undefined
-        once(bindExpand(context, name, entity, {}, defaultSelect, depth, levels, root))
+        const expand = bindExpand(context, name, entity, {}, defaultSelect, depth, levels, root)
+        once(item.ref ? asReferences(expand) : expand)
       }
       continue
     }
     if (item.path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${item.path[0]}($expand=${item.path.slice(1).join('/')}).`)
     const expand = bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels, root)
     if (item.suffix === 'ref') {
-      // Orders/$ref: the related entities as their ids alone.
-      once({ ...expand, read: { ...expand.read, select: [], virtuals: [], needs: [], expand: [], etag: false, ref: true } })
+      once(asReferences(expand))
     } else if (item.suffix === 'count') {
       // Orders/$count: the number of related entities alone, as Orders@odata.count.
       if (expand.navigation.kind !== 'collection') throw QueryError.invalid(`$expand=${item.path[0]}/$count: ${item.path[0]} is a single entity; $count counts collections.`)
