@@ -175,6 +175,15 @@ describe('$ref', () => {
     expect((await get(`Customers(${bob})/$ref`)).body['@odata.id']).toBe(`Customers(${bob})`)
   })
 
+  it('answers 304 to an If-None-Match that holds the entity ETag, as the entity read does', async () => {
+    for (const path of [`Customers(${ada})/Name`, `Customers(${ada})/Name/$value`, `Customers(${bob})/City`]) {
+      const current = await get(path, { 'If-None-Match': 'W/"1"' })
+      expect(current.status, path).toBe(304)
+      expect(current.headers.get('etag')).toBe('W/"1"')
+      expect((await get(path, { 'If-None-Match': 'W/"0"' })).status, path).not.toBe(304)
+    }
+  })
+
   it('refuses $select on references', async () => {
     expect((await get(`Customers(${ada})/Orders/$ref?$select=Number`)).status).toBe(400)
   })

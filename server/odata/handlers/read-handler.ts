@@ -1,6 +1,6 @@
 // GET: the service document, $metadata, a collection (with its count, its page and the
-// next link), one entity (with its ETag; 304 for a current If-None-Match), one property (or its
-// raw $value), references ($ref), or a plain-text count. The JSON is written as negotiate.ts
+// next link), one entity or one property (or its raw $value) with the entity's ETag, 304 for a
+// current If-None-Match, references ($ref), or a plain-text count. The JSON is written as negotiate.ts
 // decided (odata.metadata, IEEE754Compatible). A read is a straight line:
 // parse → bind → authorize → plan → compile → one statement → (virtual properties) → body.
 // Parse, bind, authorize, plan and compile run once per shape of read and caller
@@ -149,6 +149,11 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
   if (!row) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.key}) does not exist.`)
   if (row.body === null) throw tooLarge(services.config.ApiOptions.MaxResponseBytes, 0)
   ctx.set('ETag', row.etag)
+  // The property's ETag is its entity's: a current one means the client's value is current too.
+  if (matchesNoneOf(ctx.get('If-None-Match'), row.etag)) {
+    ctx.status = 304
+    return
+  }
   const value: unknown = JSON.parse(finishEntities(row.body, read.read, { cipher: scope.session.tenant.cipher, ieee754: true }, true))[name]
   if (value === null || value === undefined) {
     ctx.status = 204
