@@ -270,11 +270,27 @@ function castText(sql: string, to: ValueType): string {
   }
 }
 
+/** The offset a DateTimeOffset literal ends with (the lexer's forms): `Z`, `+05:00`, `-03:30`. */
+const OFFSET = /(Z|([+-])(\d{2}):(\d{2}))$/i
+
+function offsetMinutes(literal: string): number {
+  const [, , sign, hours, minutes] = OFFSET.exec(literal) ?? []
+  if (!sign) return 0
+  return (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes))
+}
+
 function compileCall(target: ExpressionTarget, name: string, args: readonly BoundExpression[]): string {
   const sql = (i: number) => compileExpression(target, args[i])
   const literal = (i: number) => (args[i]?.kind === 'literal' && args[i].type === 'string' && (args[i] as BoundLiteral).value !== null ? (args[i] as BoundLiteral) : undefined)
-  // Parts of a DateTimeOffset are those of its UTC time, whatever the session's time zone.
-  const utc = (i: number) => (args[i].type === 'dateTimeOffset' ? `(${sql(i)} at time zone 'UTC')` : sql(i))
+  // Parts of a stored DateTimeOffset are those of its UTC time, whatever the session's time
+  // zone; a literal's are those of its own offset (URL Conventions 5.1.1.7), the wall clock it
+  // writes: hour(2024-01-01T23:00:00-05:00) is 23.
+  const offsetLiteral = (i: number) => (args[i].kind === 'literal' && args[i].type === 'dateTimeOffset' && typeof (args[i] as BoundLiteral).value === 'string' ? String((args[i] as BoundLiteral).value) : undefined)
+  const utc = (i: number) => {
+    const literal = offsetLiteral(i)
+    if (literal !== undefined) return `(${target.builder.param(literal.replace(OFFSET, ''), 'string')})::timestamp`
+    return args[i].type === 'dateTimeOffset' ? `(${sql(i)} at time zone 'UTC')` : sql(i)
+  }
   switch (name) {
     case 'contains': {
       const pattern = literal(1)
@@ -309,8 +325,11 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
     case 'date': return `${utc(0)}::date`
     // A Date is midnight (time() accepts one as comparisons meet it, at midnight UTC).
     case 'time': return args[0].type === 'date' ? `${sql(0)}::timestamp::time` : `${utc(0)}::time`
-    // Values are stored and written in UTC, so the offset is 0, or null for a null value.
-    case 'totaloffsetminutes': return `(case when ${sql(0)} is null then null else 0 end)`
+    // Values are stored and written in UTC, so the offset is 0, or null for a null value; a literal has its own.
+    case 'totaloffsetminutes': {
+      const literal = offsetLiteral(0)
+      return literal === undefined ? `(case when ${sql(0)} is null then null else 0 end)` : target.builder.param(offsetMinutes(literal), 'int')
+    }
     case 'now': return 'now()'
     case 'maxdatetime': return `'9999-12-31T23:59:59.999Z'::timestamptz`
     case 'mindatetime': return `'0001-01-01T00:00:00Z'::timestamptz`

@@ -241,6 +241,13 @@ const temporal: QueryCase[] = [
   emp('LastLogin gt mindatetime()', (e) => e.LastLogin !== null),
   emp('LastLogin lt maxdatetime()', (e) => e.LastLogin !== null),
   emp('totaloffsetminutes(LastLogin) eq 0', (e) => e.LastLogin !== null),
+  // A literal's parts are those of its own offset (URL Conventions 5.1.1.7), not of its UTC time.
+  emp('totaloffsetminutes(2024-01-01T02:00:00+05:00) eq 300 and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('totaloffsetminutes(2024-01-01T02:00:00-03:30) eq -210 and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('hour(2024-01-01T23:00:00-05:00) eq 23 and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('date(2024-01-01T02:00:00+05:00) eq 2024-01-01 and day(2024-01-01T02:00:00+05:00) eq 1 and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('time(2024-01-01T02:30:00+05:00) eq 02:30:00 and year(2024-01-01T02:00:00Z) eq 2024 and Age gt 50', (e) => gt(e.Age, 50)),
+  emp('date(LastLogin) ge date(2024-03-02T02:00:00+05:00)', (e) => ge(fn.date(e.LastLogin), '2024-03-02')),
   emp('year(LastLogin) eq year(HireDate) add 1', (e) => eq(fn.year(e.LastLogin), add(fn.year(e.HireDate), 1))),
   emp('HireDate lt LastLogin', (e) => lt(e.HireDate, e.LastLogin)),
 ]
