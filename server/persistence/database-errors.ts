@@ -99,10 +99,13 @@ const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect'
  * connection. Such a connection must be destroyed, never returned to the pool.
  */
 export function isLostConnection(thrown: unknown): boolean {
-  const error = thrown as { code?: unknown; message?: unknown }
+  const error = thrown as { code?: unknown; message?: unknown; severity?: unknown }
   if (!error || typeof error !== 'object') return false
   const code = typeof error.code === 'string' ? error.code : ''
-  if (code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08') || NETWORK_CODES.has(code)) return true
+  if (code === '57P01' || code === '57P02' || code === '57P03' || NETWORK_CODES.has(code)) return true
+  // A protocol violation the server answers with an ERROR (a statement given the wrong number
+  // of parameters: our bug, a 500) leaves the connection in use; only a FATAL one ends it.
+  if (code.startsWith('08')) return code !== '08P01' || error.severity === 'FATAL'
   const message = typeof error.message === 'string' ? error.message : ''
   return code === '' && LOST_CONNECTION_MESSAGES.some((known) => message.startsWith(known))
 }

@@ -218,6 +218,23 @@ describe('a pool of two connections', () => {
   })
 })
 
+describe('a protocol violation the server answers with an error', () => {
+  it('leaves the connection usable, and is not a 503 saying the database is unreachable', async () => {
+    const client = new pg.Client({ connectionString: testDatabaseUrl() })
+    await client.connect()
+    try {
+      // Two values for a statement of one parameter: the server's ERROR 08P01, a bug of the caller's.
+      const failure = await client.query({ name: 'one-parameter', text: 'select $1::int', values: [1, 2] }).catch((error: unknown) => error)
+      expect((failure as { code?: string }).code).toBe('08P01')
+      expect(isLostConnection(failure)).toBe(false)
+      expect(translateDatabaseError(failure)?.status).not.toBe(503)
+      expect((await client.query('select 1 as one')).rows).toEqual([{ one: 1 }])
+    } finally {
+      await client.end()
+    }
+  })
+})
+
 describe('a connection lost without SQLSTATE', () => {
   it('is a 503 with Retry-After and counts as lost', async () => {
     const client = new pg.Client({ connectionString: testDatabaseUrl() })
