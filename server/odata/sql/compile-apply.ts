@@ -8,10 +8,10 @@
 
 import { QueryError } from '../../errors.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
-import type { BoundAggregation, BoundApplyStage, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
+import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
 import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
-import { ident, jsonValue, type CompiledQuery, type SqlBuilder } from './sql-builder.ts'
+import { ident, jsonValue, type SqlBuilder } from './sql-builder.ts'
 
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   sum: (x) => `sum(${x})`,
@@ -21,16 +21,34 @@ const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   countdistinct: (x) => `count(distinct ${x})::int`,
 }
 
-/** The aggregated rows as the rows of a collection answer (json-rows.ts, itemRows). */
-export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes: number): CompiledQuery {
-  const read = plan.source
+/**
+ * The rows $apply produced as the rows of a collection answer (json-rows.ts, itemRows), in the
+ * plan's order and page. `scope`: the resource path's conditions on the entities (a
+ * navigation's parent, a method's result), which the pipeline starts from.
+ */
+export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes: number, scope: readonly string[]): string {
+  const { query, target } = appliedRows(builder, plan.source, scope)
+  const order = plan.order.length ? ` order by ${plannedOrder(target, plan.order)}` : ''
+  const page = `${plan.page.limit !== undefined ? ` limit ${plan.page.limit}` : ''}${plan.page.offset ? ` offset ${plan.page.offset}` : ''}`
+  const count = plan.count ? `select count(*) from (${query}) c` : undefined
+  const items = `select r.j as body from (select s.j from (${query}) s${order}${page}) r`
+  return itemRows(items, maxBytes, count)
+}
+
+/** `Orders/$count?$apply=…`: the number of rows the pipeline produced, as text. */
+export function compileAppliedCount(builder: SqlBuilder, read: BoundCollectionRead, scope: readonly string[]): string {
+  return `select count(*)::text from (${appliedRows(builder, read, scope).query}) c`
+}
+
+/** The pipeline's rows as `s`, each with its JSON `j`, and how expressions over them are written. */
+function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: readonly string[]): { query: string; target: ExpressionTarget } {
   const stages = read.apply!
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   const aggregateAt = stages.findIndex((s) => s.kind === 'aggregate')
   const before = aggregateAt === -1 ? stages : stages.slice(0, aggregateAt)
   const after = aggregateAt === -1 ? [] : stages.slice(aggregateAt + 1)
-  const pre: string[] = []
+  const pre: string[] = [...scope]
   // $filter is evaluated on what $apply produced (Data Aggregation 3.3): on the entities when
   // nothing aggregates them, else on the aggregated rows, below.
   if (read.filter && aggregateAt === -1) pre.push(compileExpression({ builder, joins }, read.filter))
@@ -68,11 +86,7 @@ export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes
   let query = inner
   for (const stage of after) query = wrapStage(target, query, stage)
   if (read.filter && aggregateAt !== -1) query = wrapStage(target, query, { kind: 'filter', predicate: read.filter })
-  const order = plan.order.length ? ` order by ${plannedOrder(target, plan.order)}` : ''
-  const page = `${plan.page.limit !== undefined ? ` limit ${plan.page.limit}` : ''}${plan.page.offset ? ` offset ${plan.page.offset}` : ''}`
-  const count = plan.count ? `select count(*) from (${query}) c` : undefined
-  const items = `select r.j as body from (select s.j from (${query}) s${order}${page}) r`
-  return { sql: itemRows(items, maxBytes, count), params: builder.params }
+  return { query, target }
 }
 
 function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAggregation): string {

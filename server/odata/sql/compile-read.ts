@@ -31,7 +31,7 @@ import { VERSION_COLUMN } from '../../model/model.ts'
 import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, PlannedExpand, SortKey } from '../plan/read-plan.ts'
 import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
-import { compileApply } from './compile-apply.ts'
+import { compileApply, compileAppliedCount } from './compile-apply.ts'
 import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 import type { SqlParameters } from '../../persistence/sql-parameters.ts'
@@ -53,12 +53,16 @@ export interface CompiledRead extends CompiledQuery {
 export function compileCollectionRead(plan: CollectionPlan, maxBytes: number, json?: JsonOutput): CompiledRead {
   const builder = new SqlBuilder(json)
   const read = plan.source
-  if (read.apply) return { ...compileApply(builder, plan, maxBytes), keySlots: builder.keySlots }
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
   // The parent's key is one parameter wherever it is used, so a cached plan fills it once.
   const parentKey = read.parent && builder.pathKey(read.parent.key, 0)
-  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
+  if (read.apply) {
+    // $apply transforms the collection the path addresses: the pipeline starts from its scope.
+    const rows = compileApply(builder, plan, maxBytes, pathScope(builder, read, alias, parentKey))
+    return { sql: read.parent ? unlessParentMissing(read.parent, parentKey!, rows) : rows, params: builder.params, keySlots: builder.keySlots }
+  }
+  const where = conditions(builder, joins, read.filter, pathScope(builder, read, alias, parentKey))
   const order = sortKeys(builder, joins, plan.order)
   const relation = `from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
   // With a count, the filtered relation (filter, joins, sort keys) is written once and read twice.
@@ -146,18 +150,27 @@ export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: Jso
   return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 
-/** `Orders/$count`: one row, its `body` the count as text; null when the path's parent entity does not exist. */
+/**
+ * `Orders/$count`: one row, its `body` the count as text; null when the path's parent entity
+ * does not exist. With $apply, the count of the rows it produced: $apply defines the
+ * collection the other options, and the count, apply to (Data Aggregation 3).
+ */
 export function compileCount(plan: CountPlan): CompiledRead {
   const builder = new SqlBuilder()
   const read: BoundCollectionRead = plan.source
   const alias = builder.alias(read.read.range)
-  const joins = new JoinSet(builder)
   const parentKey = read.parent && builder.pathKey(read.parent.key, 0)
-  const where = conditions(builder, joins, read.filter, read.keys, alias, parentCondition(builder, read.parent, alias, parentKey))
-  const count = `select count(*)::text from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
-  if (!read.parent) return { sql: `select count(*)::text as body from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`, params: builder.params, keySlots: builder.keySlots }
+  const scope = pathScope(builder, read, alias, parentKey)
+  const count = read.apply ? compileAppliedCount(builder, read, scope) : countOf(builder, read, alias, scope)
+  if (!read.parent) return { sql: `select (${count}) as body`, params: builder.params, keySlots: builder.keySlots }
   const parentTable = ident(read.parent.navigation.entity.table)
   return { sql: `select case when exists (select 1 from ${parentTable} p where p."Guid" = ${parentKey}) then (${count}) end as body`, params: builder.params, keySlots: builder.keySlots }
+}
+
+function countOf(builder: SqlBuilder, read: BoundCollectionRead, alias: string, scope: readonly string[]): string {
+  const joins = new JoinSet(builder)
+  const where = conditions(builder, joins, read.filter, scope)
+  return `select count(*)::text from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
 }
 
 /** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
@@ -169,9 +182,15 @@ function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, al
   return [`${alias}."Guid" = (select p.${ident(navigation.column)} from ${ident(navigation.entity.table)} p where p."Guid" = ${key})`]
 }
 
-function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression | undefined, keys: readonly string[] | undefined, alias: string, extra: string[] = []): string {
+/** The entities a collection path addresses: a navigation's parent, a method's result. */
+function pathScope(builder: SqlBuilder, read: BoundCollectionRead, alias: string, parentKey: string | undefined): string[] {
+  const scope = parentCondition(builder, read.parent, alias, parentKey)
+  if (read.keys) scope.push(`${alias}."Guid" = any(${builder.rawParam(read.keys)}::uuid[])`)
+  return scope
+}
+
+function conditions(builder: SqlBuilder, joins: JoinSet, filter: BoundExpression | undefined, extra: readonly string[] = []): string {
   const parts = [...extra]
-  if (keys) parts.push(`${alias}."Guid" = any(${builder.rawParam(keys)}::uuid[])`)
   if (filter) parts.push(compileExpression({ builder, joins }, filter))
   return parts.length ? `where ${parts.join(' and ')}` : ''
 }
@@ -248,7 +267,7 @@ function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedEx
   }
   const link = `${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid"`
   const joins = new JoinSet(builder)
-  const where = conditions(builder, joins, expand.filter, undefined, alias, [link])
+  const where = conditions(builder, joins, expand.filter, [link])
   const order = sortKeys(builder, joins, planned.order)
   // The members' relation, compiled once: the page reads it, and so does the count.
   const relation = `from ${table} ${joins.sql()} ${where}`

@@ -8,7 +8,7 @@ import { data } from './cases.ts'
 import { startQueryServer, url, type QueryServer } from './query-server.ts'
 import { compare, gt } from './reference.ts'
 
-const { employees: E, flights: F, orders: O, lines: L } = data
+const { customers: Cs, employees: E, flights: F, orders: O, lines: L } = data
 
 type Row = Record<string, unknown>
 
@@ -53,6 +53,9 @@ const byRevenue = (rows: Row[]) => [...rows].sort((a, b) => (b.Revenue as number
 const revenueByCustomer = groupRows(O, (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)) }))
 const countByStatus = groupRows(O, (o) => ({ Status: o.Status }), (rows) => ({ N: rows.length }))
 const nullsFirst = (a: unknown, b: unknown) => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : compare(a as string, b as string))
+// A customer with several orders, not all of them: $apply on its Orders must see only its own.
+const C = [...Cs].sort((a, b) => b.Orders.length - a.Orders.length)[0]
+const openBefore = (date: string) => O.filter((o) => o.Status === 'Open' && o.OrderDate !== null && o.OrderDate < date)
 
 const CASES: ApplyCase[] = [
   { path: url('Orders', { $apply: 'aggregate(Total with sum as Revenue)' }), expected: [{ Revenue: sum(O.map((o) => o.Total)) }] },
@@ -196,6 +199,23 @@ const CASES: ApplyCase[] = [
     path: url('Orders', { $apply: 'groupby((Status),aggregate(Total with sum as Revenue))/filter(Revenue gt @min)', '@min': 1000 }),
     expected: groupRows(O, (o) => ({ Status: o.Status }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)) })).filter((r) => gt(r.Revenue as number, 1000)),
   },
+  // The addressed collection is what $apply transforms: a navigation's members, a function's result.
+  { path: url(`Customers(${C.Guid})/Orders`, { $apply: 'aggregate(Total with sum as S)' }), expected: [{ S: sum(C.Orders.map((o) => o.Total)) }] },
+  { path: url(`Customers(${C.Guid})/Orders`, { $apply: 'aggregate($count as N)' }), expected: [{ N: C.Orders.length }] },
+  {
+    path: url(`Customers(${C.Guid})/Orders`, { $apply: 'groupby((Status),aggregate($count as N))' }),
+    expected: groupRows(C.Orders, (o) => ({ Status: o.Status }), (rows) => ({ N: rows.length })),
+  },
+  {
+    path: url(`Customers(${C.Guid})/Orders`, { $apply: 'filter(Total gt 0)', $count: true }),
+    expected: C.Orders.filter((o) => gt(o.Total, 0)).map((o) => ({ Guid: o.Guid })),
+    count: C.Orders.filter((o) => gt(o.Total, 0)).length,
+  },
+  { path: url('Orders/OpenSince(before=2024-06-01)', { $apply: 'aggregate($count as N)' }), expected: [{ N: openBefore('2024-06-01').length }] },
+  {
+    path: url('Orders/OpenSince(before=2024-06-01)', { $apply: 'groupby((Customer/Name),aggregate(Total with sum as S))' }),
+    expected: groupRows(openBefore('2024-06-01'), (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ S: sum(rows.map((o) => o.Total)) })),
+  },
 ]
 
 let server: QueryServer
@@ -218,5 +238,35 @@ describe('$apply', () => {
     const list = /\$metadata#\w+\((.+)\)$/.exec(response.body['@odata.context'])?.[1]
     expect(list, response.body['@odata.context']).toBeDefined()
     for (const name of Object.keys(value[0] ?? {}).filter((key) => !key.startsWith('@'))) expect(list).toMatch(new RegExp(`(^|[,(])${name}([,(]|$)`))
+  })
+})
+
+describe('$apply: the addressed collection, pages and /$count', () => {
+  it('answers each parent with its own members when the same $apply is read under another key', async () => {
+    // The second read reuses the first one's statement with its key (read-plan-cache.ts).
+    const [few, many] = [...Cs].sort((a, b) => a.Orders.length - b.Orders.length).filter((c, i, all) => i === 0 || i === all.length - 1)
+    for (const customer of [many, few]) {
+      const response = await server.get(url(`Customers(${customer.Guid})/Orders`, { $apply: 'aggregate($count as N)' }))
+      expect(response.status, response.text).toBe(200)
+      expect(response.body.value).toEqual([{ N: customer.Orders.length }])
+    }
+  })
+
+  it('answers 404 for $apply under a parent that does not exist', async () => {
+    const response = await server.get(url('Customers(0193a1b2-0000-7000-8000-00000000dead)/Orders', { $apply: 'aggregate($count as N)' }))
+    expect(response.status, response.text).toBe(404)
+    expect(response.body.error.code).toBe('NotFound')
+  })
+
+  // /$count counts the collection the other options work on, which $apply defines (Data Aggregation 3).
+  it.each([
+    [url('Orders/$count', { $apply: 'filter(Total gt 0)' }), O.filter((o) => gt(o.Total, 0)).length],
+    [url(`Customers(${C.Guid})/Orders/$count`, { $apply: 'filter(Total gt 0)' }), C.Orders.filter((o) => gt(o.Total, 0)).length],
+    [url('Orders/$count', { $apply: 'groupby((Status))' }), countByStatus.length],
+    [url('Orders/$count', { $apply: 'groupby((Status),aggregate($count as N))', $filter: 'N gt 5' }), countByStatus.filter((r) => gt(r.N as number, 5)).length],
+  ])('%s counts what $apply produced', async (path, expected) => {
+    const response = await server.get(path)
+    expect(response.status, response.text).toBe(200)
+    expect(response.text).toBe(String(expected))
   })
 })
