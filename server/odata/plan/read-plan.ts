@@ -100,11 +100,7 @@ export function planCollectionRead(read: BoundCollectionRead, limits: ReadPlanLi
   // With $count=true, an empty page is one row (the count's).
   const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
   const base = { kind: 'collection', source: read, entity: planEntity(read.read, limits), count: read.count, pathKeys: parentKeys(read) } as const
-  if (read.apply) {
-    // After an aggregation there is no key to break ties with: the order is the client's alone.
-    const order = read.orderby.map(({ expression, descending }) => ({ expression, descending, nulls: nullsOf(descending) }))
-    return { ...base, order, page: { limit: read.top, offset: read.skip }, maxRows: rows(read.top) }
-  }
+  if (read.apply) return { ...base, order: appliedOrder(read), page: { limit: read.top, offset: read.skip }, maxRows: rows(read.top) }
   const order = sortKeys(read.orderby, read.read.range)
   if (size !== undefined) {
     return { ...base, order, page: { limit: size + 1, offset: read.skip }, serverPage: { size, nextSkip: read.skip + size }, maxRows: rows(size + 1) }
@@ -141,6 +137,28 @@ function planExpand(expand: BoundExpand, limits: ReadPlanLimits): PlannedExpand 
 function sortKeys(orderby: readonly BoundOrderby[], range: Range): SortKey[] {
   const keys: SortKey[] = orderby.map(({ expression, descending }) => ({ expression, descending, nulls: canBeNull(expression) ? nullsOf(descending) : undefined }))
   if (!isTotalOrder(orderby, range.entity)) keys.push({ expression: keyOf(range), descending: false })
+  return keys
+}
+
+/**
+ * The order of what $apply produced, total so that paging is stable: entities (nothing
+ * aggregated them) sort as any read does, their key last; aggregated rows are unique by their
+ * grouping properties, which break the ties (a single aggregate row needs none). Without
+ * $orderby, the pipeline's own orderby() comes first.
+ */
+function appliedOrder(read: BoundCollectionRead): SortKey[] {
+  const stages = read.apply!
+  const aggregate = stages.find((stage) => stage.kind === 'aggregate')
+  if (!aggregate) return sortKeys(read.orderby, read.read.range)
+  const pipelineOrder = stages.findLast((stage) => stage.kind === 'orderby')
+  const orderby = read.orderby.length > 0 ? read.orderby : (pipelineOrder?.items ?? [])
+  const keys: SortKey[] = orderby.map(({ expression, descending }) => ({ expression, descending, nulls: nullsOf(descending) }))
+  const ordered = new Set(orderby.flatMap(({ expression }) => (expression.kind === 'aggregateRef' ? [expression.name] : [])))
+  for (const group of aggregate.groupBy) {
+    const name = group.path.join('/')
+    if (ordered.has(name)) continue
+    keys.push({ expression: { kind: 'aggregateRef', name, type: group.expression.type }, descending: false, nulls: nullsOf(false) })
+  }
   return keys
 }
 

@@ -9,7 +9,7 @@
 import { QueryError } from '../../errors.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
-import { compileExpression, JoinSet, type ExpressionTarget } from './compile-expression.ts'
+import { compileExpression, enumOrdinal, JoinSet, type ExpressionTarget } from './compile-expression.ts'
 import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, type SqlBuilder } from './sql-builder.ts'
 
@@ -27,21 +27,24 @@ const AGGREGATE_SQL: Record<string, (x: string) => string> = {
  * navigation's parent, a method's result), which the pipeline starts from.
  */
 export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes: number, scope: readonly string[]): string {
-  const { query, target } = appliedRows(builder, plan.source, scope)
-  const order = plan.order.length ? ` order by ${plannedOrder(target, plan.order)}` : ''
+  const { query, order } = appliedRows(builder, plan.source, scope, plan.order)
   const page = `${plan.page.limit !== undefined ? ` limit ${plan.page.limit}` : ''}${plan.page.offset ? ` offset ${plan.page.offset}` : ''}`
   const count = plan.count ? `select count(*) from (${query}) c` : undefined
-  const items = `select r.j as body from (select s.j from (${query}) s${order}${page}) r`
+  const items = `select r.j as body from (select s.j from (${query}) s${order ? ` order by ${order}` : ''}${page}) r`
   return itemRows(items, maxBytes, count)
 }
 
 /** `Orders/$count?$apply=…`: the number of rows the pipeline produced, as text. */
 export function compileAppliedCount(builder: SqlBuilder, read: BoundCollectionRead, scope: readonly string[]): string {
-  return `select count(*)::text from (${appliedRows(builder, read, scope).query}) c`
+  return `select count(*)::text from (${appliedRows(builder, read, scope, []).query}) c`
 }
 
-/** The pipeline's rows as `s`, each with its JSON `j`, and how expressions over them are written. */
-function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: readonly string[]): { query: string; target: ExpressionTarget } {
+/**
+ * The pipeline's rows as `s`, each with its JSON `j`, and `order`, how `s` sorts in the plan's
+ * order: by sort keys the entities' query selects as "@o<i>" when nothing aggregates them,
+ * else by the aggregated columns.
+ */
+function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: readonly string[], order: readonly SortKey[]): { query: string; order: string } {
   const stages = read.apply!
   const alias = builder.alias(read.read.range)
   const joins = new JoinSet(builder)
@@ -59,34 +62,32 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
     }
   }
   const where = pre.length ? `where ${pre.map((p) => `(${p})`).join(' and ')}` : ''
-  let inner: string
-  let refs: Map<string, string>
   if (aggregateAt === -1) {
-    // No aggregation: the rows are the entities (keys plus computed aliases).
+    // No aggregation: the rows are the entities (keys plus computed aliases), sorted as entities are.
     const computes = before.flatMap((s) => (s.kind === 'compute' ? s.items : []))
     const members = [{ name: 'Guid', json: toJson(`${alias}."Guid"`) }, ...computes.map((c) => ({ name: c.alias, json: toJson(jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)) }))]
-    inner = `select ${jsonObject(members)} as j, ${alias}."Guid" as k from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
-    refs = new Map()
-  } else {
-    const stage = stages[aggregateAt] as Extract<BoundApplyStage, { kind: 'aggregate' }>
-    const groups = stage.groupBy.map((key) => compileExpression({ builder, joins }, key.expression))
-    const aggregates = stage.aggregations.map((a) => aggregateSql(builder, joins, a))
-    refs = new Map()
-    stage.groupBy.forEach((key, i) => refs.set(key.path.join('/'), `s.g${i}`))
-    stage.aggregations.forEach((a, i) => refs.set(a.alias, `s.a${i}`))
-    const columns = [...groups.map((g, i) => `${g} as g${i}`), ...aggregates.map((a, i) => `${a} as a${i}`)]
-    const values = groups.map((g, i) => toJson(jsonValue(g, stage.groupBy[i].expression.type)))
-    // IEEE754Compatible=true: sums and averages (Edm.Decimal) and counts (Edm.Int64) as strings.
-    const aggregateJson = (sql: string, aggregation: BoundAggregation) =>
-      toJson(builder.json.format.ieee754 && (aggregation.type === 'decimal' || aggregation.method === 'count' || aggregation.method === 'countdistinct') ? `(${sql})::text` : jsonValue(sql, aggregation.type))
-    const json = jsonObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => ({ name: a.alias, json: aggregateJson(aggregates[i], a) }))])
-    inner = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
+    const keys = order.map((key) => ({ sql: sortValue({ builder, joins }, key.expression), modifiers: modifiers(key) }))
+    const columns = [`${jsonObject(members)} as j`, ...keys.map((k, i) => `${k.sql} as "@o${i}"`)]
+    const query = `select ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
+    return { query, order: keys.map((k, i) => `s."@o${i}"${k.modifiers}`).join(', ') }
   }
+  const stage = stages[aggregateAt] as Extract<BoundApplyStage, { kind: 'aggregate' }>
+  const groups = stage.groupBy.map((key) => compileExpression({ builder, joins }, key.expression))
+  const aggregates = stage.aggregations.map((a) => aggregateSql(builder, joins, a))
+  const refs = new Map<string, string>()
+  stage.groupBy.forEach((key, i) => refs.set(key.path.join('/'), `s.g${i}`))
+  stage.aggregations.forEach((a, i) => refs.set(a.alias, `s.a${i}`))
+  const columns = [...groups.map((g, i) => `${g} as g${i}`), ...aggregates.map((a, i) => `${a} as a${i}`)]
+  const values = groups.map((g, i) => toJson(jsonValue(g, stage.groupBy[i].expression.type)))
+  // IEEE754Compatible=true: sums and averages (Edm.Decimal) and counts (Edm.Int64) as strings.
+  const aggregateJson = (sql: string, aggregation: BoundAggregation) =>
+    toJson(builder.json.format.ieee754 && (aggregation.type === 'decimal' || aggregation.method === 'count' || aggregation.method === 'countdistinct') ? `(${sql})::text` : jsonValue(sql, aggregation.type))
+  const json = jsonObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => ({ name: a.alias, json: aggregateJson(aggregates[i], a) }))])
+  let query = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
   const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }
-  let query = inner
   for (const stage of after) query = wrapStage(target, query, stage)
-  if (read.filter && aggregateAt !== -1) query = wrapStage(target, query, { kind: 'filter', predicate: read.filter })
-  return { query, target }
+  if (read.filter) query = wrapStage(target, query, { kind: 'filter', predicate: read.filter })
+  return { query, order: order.map((key) => `${sortValue(target, key.expression)}${modifiers(key)}`).join(', ') }
 }
 
 function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAggregation): string {
@@ -111,14 +112,18 @@ function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): J
   return members(root)
 }
 
-/** The plan's order of the aggregated rows (plan/read-plan.ts). */
-function plannedOrder(target: ExpressionTarget, keys: readonly SortKey[]): string {
-  return keys.map((k) => `${compileExpression(target, k.expression)}${k.descending ? ' desc' : ''}${k.nulls ? ` nulls ${k.nulls}` : ''}`).join(', ')
+/** What a value sorts by: an enumeration by the order of its members, as $orderby sorts it. */
+function sortValue(target: ExpressionTarget, expression: BoundExpression): string {
+  return enumOrdinal(target, expression) ?? compileExpression(target, expression)
+}
+
+function modifiers(key: SortKey): string {
+  return `${key.descending ? ' desc' : ''}${key.nulls ? ` nulls ${key.nulls}` : ''}`
 }
 
 /** OData sorts null first ascending and last descending, PostgreSQL the other way round. */
 function orderItems(target: ExpressionTarget, items: readonly BoundOrderby[]): string {
-  return items.map((o) => `${compileExpression(target, o.expression)}${o.descending ? ' desc nulls last' : ' nulls first'}`).join(', ')
+  return items.map((o) => `${sortValue(target, o.expression)}${o.descending ? ' desc nulls last' : ' nulls first'}`).join(', ')
 }
 
 function wrapStage(target: { builder: SqlBuilder; joins: JoinSet; aggregateRef: (n: string) => string }, query: string, stage: BoundApplyStage): string {

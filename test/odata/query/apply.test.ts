@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { data } from './cases.ts'
 import { startQueryServer, url, type QueryServer } from './query-server.ts'
-import { compare, gt } from './reference.ts'
+import { compare, compareText, gt, LEVELS, sortRows } from './reference.ts'
 
-const { customers: Cs, employees: E, flights: F, orders: O, lines: L } = data
+const { customers: Cs, employees: E, flights: F, orders: O, lines: L, products: P } = data
 
 type Row = Record<string, unknown>
 
@@ -56,6 +56,8 @@ const nullsFirst = (a: unknown, b: unknown) => (a === null ? (b === null ? 0 : -
 // A customer with several orders, not all of them: $apply on its Orders must see only its own.
 const C = [...Cs].sort((a, b) => b.Orders.length - a.Orders.length)[0]
 const openBefore = (date: string) => O.filter((o) => o.Status === 'Open' && o.OrderDate !== null && o.OrderDate < date)
+const revenueCounts = groupRows(O, (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ N: rows.length }))
+const byCountThenName = [...revenueCounts].sort((a, b) => (a.N as number) - (b.N as number) || compareText((a.Customer as Row).Name as string, (b.Customer as Row).Name as string))
 
 const CASES: ApplyCase[] = [
   { path: url('Orders', { $apply: 'aggregate(Total with sum as Revenue)' }), expected: [{ Revenue: sum(O.map((o) => o.Total)) }] },
@@ -216,6 +218,33 @@ const CASES: ApplyCase[] = [
     path: url('Orders/OpenSince(before=2024-06-01)', { $apply: 'groupby((Customer/Name),aggregate(Total with sum as S))' }),
     expected: groupRows(openBefore('2024-06-01'), (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ S: sum(rows.map((o) => o.Total)) })),
   },
+  // A filter keeps the entities: $orderby sorts them by their properties and paths, key last.
+  {
+    path: url('Orders', { $apply: 'filter(Total gt 0)', $orderby: 'Number desc', $top: 5 }),
+    expected: sortRows(O.filter((o) => gt(o.Total, 0)), [(o) => o.Number, 'desc']).slice(0, 5).map((o) => ({ Guid: o.Guid })),
+    ordered: true,
+  },
+  {
+    path: url('Orders', { $apply: 'filter(Total gt 0)', $orderby: 'Customer/Name', $skip: 2 }),
+    expected: sortRows(O.filter((o) => gt(o.Total, 0)), (o) => o.Customer.Name).slice(2).map((o) => ({ Guid: o.Guid })),
+    ordered: true,
+  },
+  {
+    path: url('Products', { $apply: 'search(steel)', $orderby: 'Code desc' }),
+    expected: sortRows(P.filter((p) => /steel/i.test(p.Name)), [(p) => p.Code, 'desc']).map((p) => ({ Guid: p.Guid })),
+    ordered: true,
+  },
+  {
+    path: url('Employees', { $apply: 'filter(Age gt 30)', $orderby: 'Level desc,Name' }),
+    expected: sortRows(E.filter((e) => gt(e.Age, 30)), [(e) => LEVELS(e.Level), 'desc'], (e) => e.Name).map((e) => ({ Guid: e.Guid })),
+    ordered: true,
+  },
+  // After a groupby its properties are the key: they break ties, so pages neither repeat nor lose rows.
+  {
+    path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate($count as N))', $orderby: 'N' }),
+    expected: byCountThenName,
+    ordered: true,
+  },
 ]
 
 let server: QueryServer
@@ -242,6 +271,17 @@ describe('$apply', () => {
 })
 
 describe('$apply: the addressed collection, pages and /$count', () => {
+  it('pages through an aggregation ordered by a value with ties, each group once', async () => {
+    const path = url('Orders', { $apply: 'groupby((Customer/Name),aggregate($count as N))', $orderby: 'N' })
+    const rows: Row[] = []
+    for (let skip = 0; skip < revenueCounts.length; skip += 2) {
+      const response = await server.get(`${path}&$top=2&$skip=${skip}`)
+      expect(response.status, response.text).toBe(200)
+      rows.push(...(response.body.value as Row[]))
+    }
+    expect(rows).toEqual(byCountThenName)
+  })
+
   it('answers each parent with its own members when the same $apply is read under another key', async () => {
     // The second read reuses the first one's statement with its key (read-plan-cache.ts).
     const [few, many] = [...Cs].sort((a, b) => a.Orders.length - b.Orders.length).filter((c, i, all) => i === 0 || i === all.length - 1)
