@@ -13,10 +13,9 @@ import { compileExpression, enumOrdinal, JoinSet, type ExpressionTarget } from '
 import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, type SqlBuilder } from './sql-builder.ts'
 
+// min and max are extremeSql's: they order values as $orderby does.
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
   sum: (x) => `sum(${x})`,
-  min: (x) => `min(${x})`,
-  max: (x) => `max(${x})`,
   average: (x) => `avg(${x})`,
   countdistinct: (x) => `count(distinct ${x})::int`,
 }
@@ -92,7 +91,22 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
 
 function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAggregation): string {
   if (aggregation.method === 'count') return 'count(*)::int'
-  return AGGREGATE_SQL[aggregation.method](compileExpression({ builder, joins }, aggregation.expression!))
+  const expression = aggregation.expression!
+  const value = compileExpression({ builder, joins }, expression)
+  if (aggregation.method === 'min' || aggregation.method === 'max') return extremeSql(aggregation.method, expression, value)
+  return AGGREGATE_SQL[aggregation.method](value)
+}
+
+/**
+ * min and max in the order $orderby sorts by: a Boolean false before true, a Guid as
+ * PostgreSQL orders uuid (its bytes, so its text in code point order); PostgreSQL has no min
+ * or max of uuid or boolean.
+ *   Guid with min as M  →  min(t0."Guid"::text collate "C")::uuid
+ */
+function extremeSql(method: 'min' | 'max', expression: BoundExpression, value: string): string {
+  if (expression.type === 'boolean') return `${method === 'min' ? 'bool_and' : 'bool_or'}(${value})`
+  if (expression.type === 'guid') return `${method}(${value}::text collate "C")::uuid`
+  return `${method}(${value})`
 }
 
 /** groupby((Customer/Country,Status)) → Customer: {Country: …}, Status: … */

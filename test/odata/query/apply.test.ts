@@ -26,8 +26,8 @@ function groupRows<T>(rows: readonly T[], key: (row: T) => Row, aggregate: (rows
 
 const present = <T>(values: readonly (T | null | undefined)[]) => values.filter((v): v is T => v !== null && v !== undefined)
 const sum = (values: readonly (number | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => a + b, 0) : null)
-const min = <T extends string | number>(values: readonly (T | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => (compare(a, b) <= 0 ? a : b)) : null)
-const max = <T extends string | number>(values: readonly (T | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => (compare(a, b) >= 0 ? a : b)) : null)
+const min = <T extends string | number | boolean>(values: readonly (T | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => (compare(a, b) <= 0 ? a : b)) : null)
+const max = <T extends string | number | boolean>(values: readonly (T | null | undefined)[]) => (present(values).length ? present(values).reduce((a, b) => (compare(a, b) >= 0 ? a : b)) : null)
 const average = (values: readonly (number | null | undefined)[]) => (present(values).length ? sum(values)! / present(values).length : null)
 const countDistinct = (values: readonly unknown[]) => new Set(present(values)).size
 
@@ -239,6 +239,17 @@ const CASES: ApplyCase[] = [
     expected: sortRows(E.filter((e) => gt(e.Age, 30)), [(e) => LEVELS(e.Level), 'desc'], (e) => e.Name).map((e) => ({ Guid: e.Guid })),
     ordered: true,
   },
+  // min and max of every ordered type: Guid as uuid sorts, Boolean false before true.
+  {
+    path: url('Orders', { $apply: 'aggregate(Guid with max as M, Guid with min as m, CustomerGuid with min as C)' }),
+    expected: [{ M: max(O.map((o) => o.Guid)), m: min(O.map((o) => o.Guid)), C: min(O.map((o) => o.CustomerGuid)) }],
+  },
+  { path: url('Employees', { $apply: 'aggregate(Active with max as M, Active with min as m)' }), expected: [{ M: max(E.map((e) => e.Active)), m: min(E.map((e) => e.Active)) }] },
+  {
+    path: url('Employees', { $apply: 'groupby((Department/Code),aggregate(Active with min as AllActive))' }),
+    expected: groupRows(E, (e) => ({ Department: { Code: e.Department?.Code ?? null } }), (rows) => ({ AllActive: min(rows.map((e) => e.Active)) })),
+  },
+  { path: url('Employees', { $apply: 'compute(true as Z)/aggregate(Z with max as M)' }), expected: [{ M: true }] },
   // After a groupby its properties are the key: they break ties, so pages neither repeat nor lose rows.
   {
     path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate($count as N))', $orderby: 'N' }),
