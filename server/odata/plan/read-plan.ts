@@ -157,7 +157,7 @@ function appliedOrder(read: BoundCollectionRead): SortKey[] {
   for (const group of aggregate.groupBy) {
     const name = group.path.join('/')
     if (ordered.has(name)) continue
-    keys.push({ expression: { kind: 'aggregateRef', name, type: group.expression.type }, descending: false, nulls: nullsOf(false) })
+    keys.push({ expression: { kind: 'aggregateRef', name, type: group.expression.type, origin: group.expression }, descending: false, nulls: nullsOf(false) })
   }
   return keys
 }

@@ -5,7 +5,7 @@
 
 import { QueryError } from '../../errors.ts'
 import type { ApplyTransformationSyntax } from '../parser/syntax.ts'
-import type { BoundAggregation, BoundExpression, BoundApplyStage, BoundGroupKey, Range, ValueType } from './bound.ts'
+import type { BoundAggregateRef, BoundAggregation, BoundExpression, BoundApplyStage, BoundGroupKey, Range, ValueType } from './bound.ts'
 import type { BindContext } from './bind-context.ts'
 import { bindExpression, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindOrderby, bindSearch } from './bind-read.ts'
@@ -13,12 +13,12 @@ import { bindOrderby, bindSearch } from './bind-read.ts'
 export interface BoundApply {
   readonly stages: readonly BoundApplyStage[]
   /** Names available after the pipeline (for $orderby and later stages); undefined: entity properties. */
-  readonly names: ReadonlyMap<string, ValueType> | undefined
+  readonly names: ReadonlyMap<string, BoundAggregateRef> | undefined
 }
 
 export function bindApply(context: BindContext, range: Range, transformations: readonly ApplyTransformationSyntax[]): BoundApply {
   const stages: BoundApplyStage[] = []
-  let names: Map<string, ValueType> | undefined
+  let names: Map<string, BoundAggregateRef> | undefined
   const computed = new Map<string, BoundExpression>()
   const scope = (): ExpressionScope => ({ it: range, variables: new Map(), option: '$apply', applied: names, computed })
   for (const transformation of transformations) {
@@ -65,11 +65,16 @@ export function bindApply(context: BindContext, range: Range, transformations: r
             aggregations.push({ alias: aggregation.alias, method: aggregation.method, expression, type })
           }
         }
-        names = new Map<string, ValueType>()
-        for (const key of groupBy) names.set(key.path.join('/'), key.expression.type)
+        names = new Map<string, BoundAggregateRef>()
+        for (const key of groupBy) {
+          const name = key.path.join('/')
+          names.set(name, { kind: 'aggregateRef', name, type: key.expression.type, origin: key.expression })
+        }
         for (const aggregation of aggregations) {
           if (names.has(aggregation.alias)) throw QueryError.invalid(`$apply: the alias '${aggregation.alias}' is used twice.`)
-          names.set(aggregation.alias, aggregation.type)
+          // A min or max is one of the values it took: it orders as they do (an enumeration by its members).
+          const origin = aggregation.method === 'min' || aggregation.method === 'max' ? aggregation.expression : undefined
+          names.set(aggregation.alias, { kind: 'aggregateRef', name: aggregation.alias, type: aggregation.type, origin })
         }
         stages.push({ kind: 'aggregate', groupBy, aggregations })
         break

@@ -7,7 +7,7 @@ import { closestName, QueryError } from '../../errors.ts'
 import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
-import type { BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
+import type { BoundAggregateRef, BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
 import { resolveProperty, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import { bindPattern } from './bind-pattern.ts'
@@ -20,7 +20,7 @@ export interface ExpressionScope {
   /** Lambda variables in scope, innermost last. */
   readonly variables: ReadonlyMap<string, Range>
   /** After an aggregation, the names it introduced (they replace the entity's properties). */
-  readonly applied?: ReadonlyMap<string, ValueType>
+  readonly applied?: ReadonlyMap<string, BoundAggregateRef>
   /** Aliases of $apply compute(), replaced by their expression where used. */
   readonly computed?: ReadonlyMap<string, BoundExpression>
   /** Where the expression is used, for messages: '$filter', '$orderby', '$apply'. */
@@ -127,8 +127,8 @@ function bindMember(context: BindContext, scope: ExpressionScope, syntax: Member
   const [first] = syntax.path
   if (syntax.path.length === 1 && scope.computed?.has(first)) return scope.computed.get(first)!
   if (scope.applied && !scope.variables.has(first) && first !== '$it') {
-    const type = scope.applied.get(syntax.path.join('/'))
-    if (type) return { kind: 'aggregateRef', name: syntax.path.join('/'), type }
+    const name = scope.applied.get(syntax.path.join('/'))
+    if (name) return name
     throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' is not available after the aggregation; available: ${[...scope.applied.keys()].join(', ')}.`, syntax.path.join('/'))
   }
   const { range, path } = pathStart(scope, syntax)

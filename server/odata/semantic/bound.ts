@@ -121,6 +121,11 @@ export interface BoundAggregateRef {
   readonly kind: 'aggregateRef'
   readonly name: string
   readonly type: ValueType
+  /**
+   * What the name carries over from before the aggregation: the grouping property, or what a
+   * min or max took its value from. An enumeration there keeps ordering by its members.
+   */
+  readonly origin?: BoundExpression
 }
 
 /** `$search`: the entity of `range` matches the search in its searchable properties. */

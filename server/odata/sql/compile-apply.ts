@@ -9,7 +9,7 @@
 import { QueryError } from '../../errors.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
-import { compileExpression, enumOrdinal, JoinSet, type ExpressionTarget } from './compile-expression.ts'
+import { compileExpression, enumMembers, enumOrdinal, JoinSet, type ExpressionTarget } from './compile-expression.ts'
 import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, type SqlBuilder } from './sql-builder.ts'
 
@@ -93,17 +93,23 @@ function aggregateSql(builder: SqlBuilder, joins: JoinSet, aggregation: BoundAgg
   if (aggregation.method === 'count') return 'count(*)::int'
   const expression = aggregation.expression!
   const value = compileExpression({ builder, joins }, expression)
-  if (aggregation.method === 'min' || aggregation.method === 'max') return extremeSql(aggregation.method, expression, value)
+  if (aggregation.method === 'min' || aggregation.method === 'max') return extremeSql(builder, aggregation.method, expression, value)
   return AGGREGATE_SQL[aggregation.method](value)
 }
 
 /**
- * min and max in the order $orderby sorts by: a Boolean false before true, a Guid as
- * PostgreSQL orders uuid (its bytes, so its text in code point order); PostgreSQL has no min
- * or max of uuid or boolean.
- *   Guid with min as M  →  min(t0."Guid"::text collate "C")::uuid
+ * min and max in the order $orderby sorts by: an enumeration by its members, a Boolean false
+ * before true, a Guid as PostgreSQL orders uuid (its bytes, so its text in code point order);
+ * PostgreSQL has no min or max of uuid or boolean.
+ *   Status with max as M  →  ($1::text[])[max(array_position($1::text[], t0."Status"))]
+ *   Guid with min as M    →  min(t0."Guid"::text collate "C")::uuid
  */
-function extremeSql(method: 'min' | 'max', expression: BoundExpression, value: string): string {
+function extremeSql(builder: SqlBuilder, method: 'min' | 'max', expression: BoundExpression, value: string): string {
+  const members = enumMembers(expression)
+  if (members) {
+    const list = `${builder.rawParam(members)}::text[]`
+    return `(${list})[${method}(array_position(${list}, ${value}))]`
+  }
   if (expression.type === 'boolean') return `${method === 'min' ? 'bool_and' : 'bool_or'}(${value})`
   if (expression.type === 'guid') return `${method}(${value}::text collate "C")::uuid`
   return `${method}(${value})`

@@ -103,7 +103,10 @@ const ORDERING = { gt: '>', ge: '>=', lt: '<', le: '<=' }
 // decides) orders its members by their value there, that is by declaration order.
 const MEMBER = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]{0,127}$/u
 
-function enumMembers(node: BoundExpression): readonly string[] | undefined {
+/** The members of the enumeration `node` holds a value of, in order; undefined when it is no such value. */
+export function enumMembers(node: BoundExpression): readonly string[] | undefined {
+  // After an aggregation, a grouping property or a min/max of one is still the enumeration.
+  if (node.kind === 'aggregateRef') return node.origin && enumMembers(node.origin)
   if (node.kind !== 'property' || node.property.type !== 'Enum') return undefined
   const values = node.property.decl.values ?? []
   return new Set(values).size === values.length && values.every((v) => MEMBER.test(v)) ? values : undefined

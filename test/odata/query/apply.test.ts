@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { data } from './cases.ts'
 import { startQueryServer, url, type QueryServer } from './query-server.ts'
-import { compare, compareText, gt, LEVELS, sortRows } from './reference.ts'
+import { compare, compareText, gt, LEVELS, rank, sortRows } from './reference.ts'
 
 const { customers: Cs, employees: E, flights: F, orders: O, lines: L, products: P } = data
 
@@ -53,6 +53,9 @@ const byRevenue = (rows: Row[]) => [...rows].sort((a, b) => (b.Revenue as number
 const revenueByCustomer = groupRows(O, (o) => ({ Customer: { Name: o.Customer.Name } }), (rows) => ({ Revenue: sum(rows.map((o) => o.Total)) }))
 const countByStatus = groupRows(O, (o) => ({ Status: o.Status }), (rows) => ({ N: rows.length }))
 const nullsFirst = (a: unknown, b: unknown) => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : compare(a as string, b as string))
+// Enumerations order by their members, in $apply as in $filter and $orderby.
+const STATUS = rank(['Open', 'Closed'])
+const byStatus = (a: Row, b: Row) => nullsFirst(STATUS(a.Status as string | null), STATUS(b.Status as string | null))
 // A customer with several orders, not all of them: $apply on its Orders must see only its own.
 const C = [...Cs].sort((a, b) => b.Orders.length - a.Orders.length)[0]
 const openBefore = (date: string) => O.filter((o) => o.Status === 'Open' && o.OrderDate !== null && o.OrderDate < date)
@@ -133,12 +136,12 @@ const CASES: ApplyCase[] = [
   { path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $filter: 'N gt 5' }), expected: countByStatus.filter((r) => gt(r.N as number, 5)) },
   {
     path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $orderby: 'Status' }),
-    expected: [...countByStatus].sort((a, b) => nullsFirst(a.Status, b.Status)),
+    expected: [...countByStatus].sort(byStatus),
     ordered: true,
   },
   {
     path: url('Orders', { $apply: 'groupby((Status),aggregate($count as N))', $orderby: 'Status desc', $skip: 1 }),
-    expected: [...countByStatus].sort((a, b) => nullsFirst(b.Status, a.Status)).slice(1),
+    expected: [...countByStatus].sort((a, b) => byStatus(b, a)).slice(1),
     ordered: true,
   },
   {
@@ -171,7 +174,7 @@ const CASES: ApplyCase[] = [
     path: url('Employees', { $apply: 'groupby((Department/Code,Level),aggregate($count as N))', $filter: 'N ge 2', $orderby: 'N desc,Department/Code,Level' }),
     expected: groupRows(E, (e) => ({ Department: { Code: e.Department?.Code ?? null }, Level: e.Level }), (rows) => ({ N: rows.length }))
       .filter((r) => (r.N as number) >= 2)
-      .sort((a, b) => (b.N as number) - (a.N as number) || nullsFirst((a.Department as Row).Code, (b.Department as Row).Code) || nullsFirst(a.Level, b.Level)),
+      .sort((a, b) => (b.N as number) - (a.N as number) || nullsFirst((a.Department as Row).Code, (b.Department as Row).Code) || nullsFirst(LEVELS(a.Level as string | null), LEVELS(b.Level as string | null))),
     ordered: true,
   },
   { path: url('Employees', { $apply: 'aggregate(Age with countdistinct as Ages)' }), expected: [{ Ages: countDistinct(E.map((e) => e.Age)) }] },
@@ -255,6 +258,25 @@ const CASES: ApplyCase[] = [
     path: url('Orders', { $apply: 'groupby((Customer/Name),aggregate($count as N))', $orderby: 'N' }),
     expected: byCountThenName,
     ordered: true,
+  },
+  // Enumerations keep their member order through $apply.
+  {
+    path: url('Orders', { $apply: 'aggregate(Status with max as M, Status with min as m)' }),
+    expected: [{ M: 'Closed', m: 'Open' }],
+  },
+  {
+    path: url('Employees', { $apply: 'groupby((Level),aggregate(Level with max as M))/orderby(Level desc)' }),
+    expected: groupRows(E, (e) => ({ Level: e.Level }), (rows) => ({ M: rows[0].Level })).sort((a, b) => nullsFirst(LEVELS(b.Level as string | null), LEVELS(a.Level as string | null))),
+    ordered: true,
+  },
+  {
+    path: url('Employees', { $apply: 'groupby((Level),aggregate($count as N))', $filter: "Level gt 'Senior'", $orderby: 'Level' }),
+    expected: groupRows(E.filter((e) => gt(LEVELS(e.Level), 2)), (e) => ({ Level: e.Level }), (rows) => ({ N: rows.length })).sort((a, b) => (LEVELS(a.Level as string)! - LEVELS(b.Level as string)!)),
+    ordered: true,
+  },
+  {
+    path: url('Employees', { $apply: 'aggregate(Level with max as M)', $filter: "M ge 'Lead'" }),
+    expected: [{ M: E.map((e) => e.Level).filter((l) => l !== null).sort((a, b) => LEVELS(a)! - LEVELS(b)!).at(-1) }],
   },
 ]
 
