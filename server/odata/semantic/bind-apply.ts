@@ -14,6 +14,8 @@ export interface BoundApply {
   readonly stages: readonly BoundApplyStage[]
   /** Names available after the pipeline (for $orderby and later stages); undefined: entity properties. */
   readonly names: ReadonlyMap<string, BoundAggregateRef> | undefined
+  /** The compute() aliases: while no aggregation replaced the entities, $filter and $orderby name them too. */
+  readonly computed: ReadonlyMap<string, BoundExpression>
 }
 
 export function bindApply(context: BindContext, range: Range, transformations: readonly ApplyTransformationSyntax[]): BoundApply {
@@ -46,7 +48,9 @@ export function bindApply(context: BindContext, range: Range, transformations: r
         const properties = transformation.kind === 'groupby' ? transformation.properties : []
         const groupBy: BoundGroupKey[] = properties.map((member) => {
           const bound = bindExpression(context, scope(), member)
-          if (bound.kind !== 'property' && bound.kind !== 'referenceKey') throw QueryError.invalid(`$apply groupby: '${member.path.join('/')}' must be a property path.`)
+          // A compute() alias is a property of the rows it added it to (Data Aggregation 3.2.3).
+          const isAlias = member.path.length === 1 && computed.has(member.path[0])
+          if (!isAlias && bound.kind !== 'property' && bound.kind !== 'referenceKey') throw QueryError.invalid(`$apply groupby: '${member.path.join('/')}' must be a property path.`)
           return { expression: bound, path: member.path }
         })
         const inner = transformation.kind === 'groupby' ? transformation.transformations : [transformation]
@@ -91,5 +95,5 @@ export function bindApply(context: BindContext, range: Range, transformations: r
         break
     }
   }
-  return { stages, names }
+  return { stages, names, computed }
 }

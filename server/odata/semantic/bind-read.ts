@@ -67,8 +67,11 @@ export function bindCollectionRead(
   const skip = options.skiptoken !== undefined ? parseSkiptoken(options.skiptoken) : (options.skip ?? 0)
   const read = bindEntityRead(context, range, options.select, options.expand, defaultSelect, 1, range, computed)
   const search = options.search && bindSearch(range, options.search)
-  const filter = options.filter && bindCondition(context, { ...scope, applied: apply?.names }, options.filter)
-  const orderScope: ExpressionScope = { ...scope, option: '$orderby', applied: apply?.names }
+  // After $apply, $filter and $orderby name what it produced: the aggregated rows' names, or
+  // the entities with the aliases compute() added to them.
+  const applied: Partial<ExpressionScope> = apply ? (apply.names ? { applied: apply.names } : { computed: apply.computed }) : {}
+  const filter = options.filter && bindCondition(context, { ...scope, ...applied }, options.filter)
+  const orderScope: ExpressionScope = { ...scope, ...applied, option: '$orderby' }
   return {
     kind: 'collection',
     entity,

@@ -190,7 +190,8 @@ export interface BoundAggregation {
 }
 
 export interface BoundGroupKey {
-  readonly expression: BoundProperty | BoundReferenceKey
+  /** A property path, or a compute() alias's expression. */
+  readonly expression: BoundExpression
   /** Output path: ['Customer', 'Country'] nests as {"Customer":{"Country":…}}. */
   readonly path: readonly string[]
 }

@@ -278,6 +278,16 @@ const CASES: ApplyCase[] = [
     path: url('Employees', { $apply: 'aggregate(Level with max as M)', $filter: "M ge 'Lead'" }),
     expected: [{ M: E.map((e) => e.Level).filter((l) => l !== null).sort((a, b) => LEVELS(a)! - LEVELS(b)!).at(-1) }],
   },
+  // compute() aliases are properties of the rows after it: groupby and $orderby name them.
+  {
+    path: url('Orders', { $apply: 'compute(year(OrderDate) as Y)/groupby((Y),aggregate($count as N))' }),
+    expected: groupRows(O, (o) => ({ Y: o.OrderDate === null ? null : Number(o.OrderDate.slice(0, 4)) }), (rows) => ({ N: rows.length })),
+  },
+  {
+    path: url('Orders', { $apply: 'compute(Total mul 2 as D)', $filter: 'D gt 100', $orderby: 'D desc', $top: 3 }),
+    expected: sortRows(O.filter((o) => gt(o.Total === null ? null : o.Total * 2, 100)), [(o) => o.Total, 'desc']).slice(0, 3).map((o) => ({ Guid: o.Guid, D: o.Total! * 2 })),
+    ordered: true,
+  },
 ]
 
 let server: QueryServer
