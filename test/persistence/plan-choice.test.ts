@@ -5,6 +5,7 @@
 // connection holds (its prepared statements and their plan counts, its plan_cache_mode) can
 // be read on it afterwards.
 
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
@@ -189,12 +190,24 @@ describe('reads of a tenant database', () => {
   })
 
   it('does not time a read whose client went away: its cancelled statement would make a slow shape pass for quick', async () => {
-    const slow = `select pg_sleep(${(CUSTOM_AFTER_MS * 2) / 1000}) is null as slept, $1::int as abandoned`
-    for (let run = 1; run <= RUNS; run++) await poolSession(db, { heavy: true }).query(slow, [run])
+    // The sleep is a parameter: slow runs make the shape slow, then one that would sleep a
+    // minute is abandoned once PostgreSQL runs it (not after a guessed delay, which a loaded
+    // machine outlasts).
+    const slow = 'select pg_sleep($2::float8) is null as slept, $1::int as abandoned'
+    for (let run = 1; run <= RUNS; run++) await poolSession(db, { heavy: true }).query(slow, [run, (CUSTOM_AFTER_MS * 2) / 1000])
     expect(db.plans.custom(statementName(slow))).toBe(true)
     const client = new AbortController()
-    const read = poolSession(db, { heavy: true, signal: client.signal }).query(slow, [0])
-    setTimeout(() => client.abort(new Error('the client went away')), 5)
+    const read = poolSession(db, { heavy: true, signal: client.signal }).query(slow, [0, 60])
+    // Watched from a connection of its own: the tenant's pool has one, and the read holds it.
+    const watcher = new pg.Client({ connectionString: TEST_DATABASE_URL })
+    await watcher.connect()
+    try {
+      const running = `select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%as abandoned%' and pid <> pg_backend_pid()`
+      await expect.poll(async () => (await watcher.query(running)).rows[0].n).toBe(1)
+    } finally {
+      await watcher.end()
+    }
+    client.abort(new Error('the client went away'))
     await expect(read).rejects.toThrow()
     expect(db.plans.custom(statementName(slow))).toBe(true)
   })
