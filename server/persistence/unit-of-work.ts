@@ -172,6 +172,8 @@ export class UnitOfWork {
   /** Stored members of collections loaded so far, per parent and navigation. */
   readonly #members = new Map<Entry, Map<string, Entry[]>>()
   readonly #touched = new Set<Entry>()
+  /** Entries whose every derived value the flush hook computes again (recomputeAll). */
+  readonly #recomputed = new Set<Entry>()
   /** Entries staged steps changed, as the database holds them (stage()). */
   readonly #stored = new Map<Entry, StoredRow>()
   /**
@@ -231,6 +233,19 @@ export class UnitOfWork {
   /** The row is written (its version checked and raised) even if none of its values changes. */
   touch(entry: Entry): void {
     if (entry.state === 'loaded') this.#touched.add(entry)
+  }
+
+  /**
+   * The flush hook computes every value `entry` derives again, whether what it reads changed or
+   * not: a PUT replaces the entity, so none of its computed values may outlive it.
+   */
+  recomputeAll(entry: Entry): void {
+    this.#recomputed.add(entry)
+    if (this.#watching) this.#dirty.add(entry)
+  }
+
+  recomputesAll(entry: Entry): boolean {
+    return this.#recomputed.has(entry)
   }
 
   /** The entries that may have changed since the last staged step: all of them in a unit that does not stage. */
@@ -519,6 +534,7 @@ export class UnitOfWork {
     for (const entry of pending) if (entry.removed && entry.state === 'new') this.#forget(entry)
     // The stored members stay valid: nothing was written.
     this.#touched.clear()
+    this.#recomputed.clear()
     this.#fresh.clear()
     this.#dirty.clear()
     this.#watching = true
@@ -752,6 +768,7 @@ export class UnitOfWork {
     // Created and then removed in the same unit: never stored, gone all the same.
     for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#forget(entry)
     this.#touched.clear()
+    this.#recomputed.clear()
     this.#members.clear()
   }
 }

@@ -23,6 +23,8 @@ import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
 interface Pending {
   readonly entry: Entry
   readonly created: boolean
+  /** Every computed property is stale, as for a new entity (a PUT: UnitOfWork.recomputeAll). */
+  readonly replaced: boolean
   /** Properties whose value changed (set by the client or by a rule). */
   readonly changed: Set<string>
   /** Navigation properties whose related entities changed. */
@@ -99,7 +101,8 @@ function collectChanges(unit: UnitOfWork): Map<Entry, Pending> {
   for (const entry of unit.pending()) {
     if (entry.removed || entry.state === 'stub') continue
     const changed = new Set(unit.changes(entry))
-    if (entry.state === 'new' || changed.size > 0) pending.set(entry, { entry, created: entry.state === 'new', changed, navigations: new Set() })
+    const replaced = unit.recomputesAll(entry)
+    if (entry.state === 'new' || changed.size > 0 || replaced) pending.set(entry, { entry, created: entry.state === 'new', replaced, changed, navigations: new Set() })
   }
   return pending
 }
@@ -129,7 +132,8 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
   }
   for (const name of computedOrder(meta)) {
     const rule = meta.rules.computed.get(name)!
-    const stale = item.created || rule.from.some((source) => {
+    // A computed value is the rule's alone: one a method or a client set is computed again.
+    const stale = item.created || item.replaced || item.changed.has(name) || rule.from.some((source) => {
       const [head] = source.split('.')
       return source.includes('.') ? item.navigations.has(head) || item.changed.has(head) : item.changed.has(head)
     })
@@ -181,7 +185,7 @@ async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry
       await unit.load([{ entity: entry.entity, key: entry.key, members: collection?.kind === 'collection' ? [collection] : [] }])
       if (entry.state === 'stub') return
     }
-    item = { entry, created: entry.state === 'new', changed: new Set(), navigations: new Set() }
+    item = { entry, created: entry.state === 'new', replaced: false, changed: new Set(), navigations: new Set() }
     pending.set(entry, item)
   }
   item.navigations.add(navigation)

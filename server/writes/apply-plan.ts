@@ -41,6 +41,7 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
         throw RequestError.notFound(`${entity.setName}(${operation.key}) is not linked to ${linkedTo.key} through ${linkedTo.property}.`)
       }
       Object.assign(record.values, operation.values)
+      if (operation.mode === 'put') unit.recomputeAll(record)
       return record.key
     }
     case 'delete':

@@ -184,6 +184,37 @@ describe('update', () => {
     expect(response.body).toMatchObject({ Name: 'Putty 2', City: null, Email: null })
   })
 
+  describe('computed properties are the rules\' alone: a client\'s value is ignored', () => {
+    async function order(number: number) {
+      const c = await customer()
+      const p = await product(`TEA-${number}`, 4.5)
+      const created = await post('Orders?$select=Total&$expand=Lines', { Number: number, 'Customer@odata.bind': `Customers(${c.Guid})`, Lines: [{ 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 2 }] })
+      expect(created.body.Total).toBe(9)
+      return { customer: c.Guid as string, order: created.body.Guid as string, line: created.body.Lines[0].Guid as string }
+    }
+    const change = (method: string, path: string, body: unknown) => call(`${api}/${path}`, { method, token, body })
+
+    it('PATCH of an order\'s Total and Title, and of a line\'s LineTotal', async () => {
+      const { order: o, line } = await order(8300)
+      expect((await change('PATCH', `Orders(${o})`, { Total: 1234.56, Title: 'hack' })).status).toBe(204)
+      expect((await change('PATCH', `OrderLines(${line})`, { LineTotal: 999 })).status).toBe(204)
+      const stored = await get(`Orders(${o})?$select=Total,Title&$expand=Lines($select=LineTotal,Title)`)
+      expect(stored.body).toMatchObject({ Total: 9, Title: 'Order 8300', Lines: [{ LineTotal: 9, Title: 'Order 8300 / TEA-8300' }] })
+    })
+
+    it('PUT recomputes every computed property instead of resetting it, and ignores a value for one', async () => {
+      const { customer: c, order: o, line } = await order(8301)
+      const put = await change('PUT', `Orders(${o})?$select=Total,Title`, { Number: 8302, Total: 5, 'Customer@odata.bind': `Customers(${c})` })
+      expect(put.status).toBe(200)
+      expect(put.body).toMatchObject({ Total: 9, Title: 'Order 8302' })
+      const products = await get(`OrderLines(${line})?$select=ProductGuid`)
+      const putLine = await change('PUT', `OrderLines(${line})?$select=LineTotal,Title`, { Quantity: 3, UnitPrice: 4.5, LineTotal: 1, 'Order@odata.bind': `Orders(${o})`, ProductGuid: products.body.ProductGuid })
+      expect(putLine.status).toBe(200)
+      expect(putLine.body).toMatchObject({ LineTotal: 13.5, Title: 'Order 8302 / TEA-8301' })
+      expect((await get(`Orders(${o})?$select=Total`)).body.Total).toBe(13.5)
+    })
+  })
+
   it('honours If-Match: 412 on a stale ETag, success on the current one', async () => {
     const c = await customer('Etag')
     const stale = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'A' }, headers: { 'If-Match': 'W/"7"' } })

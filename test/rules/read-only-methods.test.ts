@@ -31,3 +31,9 @@ it('lets a modify method write through the rules, atomically', async () => {
   expect(response.body.value).toBe(3)
   expect(await amounts()).toEqual([2, 4, 6])
 })
+
+it("computes a computed value again when a modify method sets it: the value is the rules' alone", async () => {
+  expect((await call(`${server.api}/Entries/Retitle`, { method: 'POST', token })).status).toBe(204)
+  const titles = (await call(`${server.api}/Entries?$select=Title&$orderby=Amount`, { token })).body.value.map((e: { Title: string }) => e.Title)
+  expect(titles).toEqual(['Entry of 2', 'Entry of 4', 'Entry of 6'])
+})

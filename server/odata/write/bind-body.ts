@@ -39,7 +39,7 @@ export function bindCreateBody(context: BodyContext, entity: EntityModel, body: 
   return created
 }
 
-/** The values a PATCH or PUT body sets on the entity `key` (a PUT's: null for every property it leaves out). */
+/** The values a PATCH or PUT body sets on the entity `key` (a PUT's: null for every updatable property it leaves out). */
 export function bindUpdateBody(context: BodyContext, entity: EntityModel, key: string, body: unknown, mode: 'patch' | 'put'): Record<string, unknown> {
   checkBodyLimits(context.naming, context.limits, entity, body)
   const failures: ErrorDetail[] = []
@@ -91,10 +91,9 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
         if (mode !== 'create' && String(value).toLowerCase() !== record.key) fail(name, 'The key of an entity cannot be changed.')
         continue
       }
-      if (property.decl.virtual) {
-        fail(name, `${property.name} is computed and cannot be set.`)
-        continue
-      }
+      // Core.Computed in $metadata: the value is the rules' alone, and a client's is ignored
+      // (OData 4.01 Part 1 §11.4.3), so an entity read with $select=* can be sent back as it is.
+      if (isComputed(entity, property.name)) continue
       if (property.foreignKeyOf) {
         bindReference(context, property.foreignKeyOf, record, value, name, fail)
         continue
@@ -141,11 +140,17 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
   if (mode === 'put') {
     for (const property of entity.properties.values()) {
       if (given.has(property.name) || property.kind === 'collection' || property.name === KEY) continue
-      if (property.kind === 'scalar' && (property.decl.virtual || property.foreignKeyOf)) continue
+      if (isComputed(entity, property.name) || (property.kind === 'scalar' && property.foreignKeyOf)) continue
       if (property.kind === 'reference' && given.has(`${property.name}Guid`)) continue
       record.values[property.name] = null
     }
   }
+}
+
+/** A property the rules or the plugin compute: virtual, or persisted and kept by a computed rule. */
+function isComputed(entity: EntityModel, name: string): boolean {
+  const property = entity.properties.get(name)
+  return entity.rules.computed.has(name) || (property?.kind === 'scalar' && Boolean(property.decl.virtual))
 }
 
 function bindReference(

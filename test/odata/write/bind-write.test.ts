@@ -130,12 +130,33 @@ describe('bindWrite: a request → its plan', () => {
       { format: 1, operations: [{ kind: 'update', entity: 'Customer', key: CUSTOMER, mode: 'patch', values: { City: 'Oslo' } }] },
     ],
     [
-      'PUT: every stored property the body leaves out becomes null',
+      'PUT: every updatable property the body leaves out becomes null; a computed one (Title) is the rules\' to set',
       () => patch('Customer', CUSTOMER, { Name: 'Ada' }, { put: true }),
       {
         format: 1,
         operations: [
-          { kind: 'update', entity: 'Customer', key: CUSTOMER, mode: 'put', values: { Name: 'Ada', Email: null, City: null, Country: null, CreditLimit: null, Title: null } },
+          { kind: 'update', entity: 'Customer', key: CUSTOMER, mode: 'put', values: { Name: 'Ada', Email: null, City: null, Country: null, CreditLimit: null } },
+        ],
+      },
+    ],
+    [
+      'PATCH and POST: a value for a computed property is ignored (Core.Computed)',
+      () => patch('Order', ORDER, { Total: 1234.56, Title: 'hack', Status: 'Open' }),
+      { format: 1, operations: [{ kind: 'update', entity: 'Order', key: ORDER, mode: 'patch', values: { Status: 'Open' } }] },
+    ],
+    [
+      'a deep-inserted line\'s LineTotal and Title are ignored too',
+      () => post('Orders', { Number: 7, CustomerGuid: CUSTOMER, Total: 5, Lines: [{ ProductGuid: PRODUCT, Quantity: 1, LineTotal: 999, Title: 'hack' }] }),
+      {
+        format: 1,
+        operations: [
+          {
+            kind: 'create',
+            entity: 'Order',
+            values: { Number: 7, Customer: CUSTOMER },
+            nested: [{ property: 'Lines', create: { kind: 'create', entity: 'OrderLine', values: { Product: PRODUCT, Quantity: 1 }, nested: [], members: [] } }],
+            members: [],
+          },
         ],
       },
     ],
