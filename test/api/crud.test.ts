@@ -89,6 +89,18 @@ describe('create', () => {
     expect((await get('Orders/$count?$filter=Number eq 4242')).text).toBe('0')
   })
 
+  it('refuses a deep insert that gives two lines one Guid, and writes nothing', async () => {
+    const c = await customer()
+    const p = await product('TWICE', 4.5)
+    const guid = '01a22040-0000-7000-8000-000000000001'
+    const line = (Quantity: number) => ({ Guid: guid, 'Product@odata.bind': `Products(${p.Guid})`, Quantity })
+    const response = await post('Orders', { Number: 4403, 'Customer@odata.bind': `Customers(${c.Guid})`, Lines: [line(2), line(3)] })
+    expect(response.status).toBe(400)
+    expect(response.body.error.details).toEqual([expect.objectContaining({ code: 'ValidationFailed', target: 'Lines/1/Guid' })])
+    expect((await get('Orders/$count?$filter=Number eq 4403')).text).toBe('0')
+    expect((await get(`OrderLines(${guid})`)).status).toBe(404)
+  })
+
   it('answers 204 with OData-EntityId for Prefer: return=minimal', async () => {
     const response = await post('Customers', { Name: 'Minimal' }, { Prefer: 'return=minimal' })
     expect(response.status).toBe(204)

@@ -35,8 +35,36 @@ export function bindCreateBody(context: BodyContext, entity: EntityModel, body: 
   checkBodyLimits(context.naming, context.limits, entity, body)
   const failures: ErrorDetail[] = []
   const created = bindCreate(context, entity, body, '', failures)
+  checkKeysGivenOnce(context, created, failures)
   if (failures.length) throw validationFailed(failures)
   return created
+}
+
+/**
+ * One Guid given to two entities of a body (two deep-inserted lines) would make them one, and
+ * the body contradicts itself: refused, naming each repetition.
+ *   { "Lines": [{ "Guid": g, … }, { "Guid": g, … }] }  →  Lines/1/Guid
+ */
+function checkKeysGivenOnce(context: BodyContext, created: CreateOperation, failures: ErrorDetail[]): void {
+  const given = new Set<string>()
+  const visit = (operation: CreateOperation, path: string) => {
+    if (operation.key) {
+      const identity = `${operation.entity}(${operation.key})`
+      if (given.has(identity)) {
+        failures.push({ code: 'ValidationFailed', target: `${path}${context.naming.toPublic(KEY)}`, message: `The body creates ${identity} more than once.` })
+      }
+      given.add(identity)
+    }
+    const members = new Map<string, number>()
+    for (const { property, create } of operation.nested) {
+      const name = context.naming.toPublic(property)
+      const kind = context.model.entities.get(operation.entity)?.properties.get(property)?.kind
+      const index = members.get(property) ?? 0
+      members.set(property, index + 1)
+      visit(create, kind === 'collection' ? `${path}${name}/${index}/` : `${path}${name}/`)
+    }
+  }
+  visit(created, '')
 }
 
 /** The values a PATCH or PUT body sets on the entity `key` (a PUT's: null for every updatable property it leaves out). */

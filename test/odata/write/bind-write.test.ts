@@ -217,6 +217,7 @@ describe('bindWrite: what it refuses, before anything is written', () => {
     ['an unknown property', () => patch('Customer', CUSTOMER, { Colour: 'red' }), 'ValidationFailed', /validation/i],
     ['a change of the key', () => patch('Customer', CUSTOMER, { Guid: ORDER }), 'ValidationFailed', /validation/i],
     ['a reference to an entity of another type', () => post('Orders', { Number: 1, 'Customer@odata.bind': `Products(${PRODUCT})` }), 'ValidationFailed', /validation/i],
+    ['one Guid for two deep-inserted lines', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ Guid: LINE, ProductGuid: PRODUCT, Quantity: 1 }, { Guid: LINE.toUpperCase(), ProductGuid: PRODUCT, Quantity: 2 }] }), 'ValidationFailed', /Lines\/1\/Guid.*more than once/],
     ['a nested create on a PATCH', () => patch('Order', ORDER, { Customer: { Name: 'New' } }), 'ValidationFailed', /validation/i],
     ['more nested entities than MaxBodyEntities', () => post('Orders', { Number: 1, Lines: Array.from({ length: 5 }, () => ({ Quantity: 1 })), Customer: { Name: 'x', Orders: Array.from({ length: 5 }, () => ({ Number: 2 })) } }), 'QueryLimitExceeded', /MaxBodyEntities/],
     ['a parameter of the wrong type', () => callMethod('Products/Reprice', 'POST', { category: 'Tools', percent: 'ten' }), 'InvalidParameter', /percent/],
