@@ -101,6 +101,23 @@ describe('create', () => {
     expect((await get(`OrderLines(${guid})`)).status).toBe(404)
   })
 
+  it('refuses a deep-inserted line that names another order than its parent, and writes nothing', async () => {
+    const c = await customer()
+    const p = await product('ELSEWHERE', 1)
+    const other = (await post('Orders', { Number: 8100, 'Customer@odata.bind': `Customers(${c.Guid})` })).body.Guid
+    const line = { 'Product@odata.bind': `Products(${p.Guid})`, Quantity: 1 }
+    for (const [number, elsewhere] of [
+      [8101, { Order: { Number: 8102, 'Customer@odata.bind': `Customers(${c.Guid})` } }],
+      [8103, { 'Order@odata.bind': `Orders(${other})` }],
+    ] as const) {
+      const response = await post('Orders', { Number: number, 'Customer@odata.bind': `Customers(${c.Guid})`, Lines: [{ ...line, ...elsewhere }] })
+      expect(response.status).toBe(400)
+      expect(response.body.error.details).toEqual([expect.objectContaining({ target: 'Lines/0/Order' })])
+    }
+    expect((await get('Orders/$count?$filter=Number ge 8101 and Number le 8103')).text).toBe('0')
+    expect((await get(`Orders(${other})/Lines/$count`)).text).toBe('0')
+  })
+
   it('answers 204 with OData-EntityId for Prefer: return=minimal', async () => {
     const response = await post('Customers', { Name: 'Minimal' }, { Prefer: 'return=minimal' })
     expect(response.status).toBe(204)

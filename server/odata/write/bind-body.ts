@@ -161,7 +161,12 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
         else bound.push(key)
         return
       }
-      record.nested.push({ property: property.name, create: bindCreate(context, property.target, item, `${path}${name}/${i}/`, failures) })
+      const member = bindCreate(context, property.target, item, `${path}${name}/${i}/`, failures)
+      if (namesAnotherParent(member, property.inverse.name, record.key)) {
+        const inverse = context.naming.toPublic(property.inverse.name)
+        fail(`${name}/${i}/${inverse}`, `A ${property.target.name} created in ${name} belongs to the ${entity.name} it is nested in; its ${inverse} cannot name another one.`)
+      }
+      record.nested.push({ property: property.name, create: member })
     })
     if (bound.length > 0) record.members.push({ property: property.name, keys: bound })
   }
@@ -173,6 +178,15 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
       record.values[property.name] = null
     }
   }
+}
+
+/**
+ * Whether a member deep-inserted into a collection sets its reference back to the parent
+ * (`inverse`) to something else than that parent: a bind to another entity, a new one, or null.
+ */
+function namesAnotherParent(member: CreateOperation, inverse: string, parentKey: string | undefined): boolean {
+  if (member.nested.some((nested) => nested.property === inverse)) return true
+  return inverse in member.values && (parentKey === undefined || member.values[inverse] !== parentKey)
 }
 
 /** A property the rules or the plugin compute: virtual, or persisted and kept by a computed rule. */

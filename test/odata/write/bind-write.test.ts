@@ -115,6 +115,23 @@ describe('bindWrite: a request → its plan', () => {
       },
     ],
     [
+      'POST Orders with its Guid: a deep-inserted line may bind that order, its own parent',
+      () => post('Orders', { Guid: ORDER, Number: 7, CustomerGuid: CUSTOMER, Lines: [{ ProductGuid: PRODUCT, Quantity: 1, 'Order@odata.bind': `Orders(${ORDER})` }] }),
+      {
+        format: 1,
+        operations: [
+          {
+            kind: 'create',
+            entity: 'Order',
+            key: ORDER,
+            values: { Number: 7, Customer: CUSTOMER },
+            nested: [{ property: 'Lines', create: { kind: 'create', entity: 'OrderLine', values: { Product: PRODUCT, Quantity: 1, Order: ORDER }, nested: [], members: [] } }],
+            members: [],
+          },
+        ],
+      },
+    ],
+    [
       'POST Orders binding existing lines: members by key',
       () => post('Orders', { Number: 8, CustomerGuid: CUSTOMER, 'Lines@odata.bind': [`OrderLines(${LINE})`] }),
       { format: 1, operations: [{ kind: 'create', entity: 'Order', values: { Number: 8, Customer: CUSTOMER }, nested: [], members: [{ property: 'Lines', keys: [LINE] }] }] },
@@ -218,6 +235,8 @@ describe('bindWrite: what it refuses, before anything is written', () => {
     ['a change of the key', () => patch('Customer', CUSTOMER, { Guid: ORDER }), 'ValidationFailed', /validation/i],
     ['a reference to an entity of another type', () => post('Orders', { Number: 1, 'Customer@odata.bind': `Products(${PRODUCT})` }), 'ValidationFailed', /validation/i],
     ['one Guid for two deep-inserted lines', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ Guid: LINE, ProductGuid: PRODUCT, Quantity: 1 }, { Guid: LINE.toUpperCase(), ProductGuid: PRODUCT, Quantity: 2 }] }), 'ValidationFailed', /Lines\/1\/Guid.*more than once/],
+    ['a deep-inserted line creating an order of its own', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ ProductGuid: PRODUCT, Quantity: 1, Order: { Number: 2, CustomerGuid: CUSTOMER } }] }), 'ValidationFailed', /Lines\/0\/Order.*cannot name another/],
+    ['a deep-inserted line bound to another order', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ ProductGuid: PRODUCT, Quantity: 1, 'Order@odata.bind': `Orders(${ORDER})` }] }), 'ValidationFailed', /Lines\/0\/Order/],
     ['a nested create on a PATCH', () => patch('Order', ORDER, { Customer: { Name: 'New' } }), 'ValidationFailed', /validation/i],
     ['more nested entities than MaxBodyEntities', () => post('Orders', { Number: 1, Lines: Array.from({ length: 5 }, () => ({ Quantity: 1 })), Customer: { Name: 'x', Orders: Array.from({ length: 5 }, () => ({ Number: 2 })) } }), 'QueryLimitExceeded', /MaxBodyEntities/],
     ['a parameter of the wrong type', () => callMethod('Products/Reprice', 'POST', { category: 'Tools', percent: 'ten' }), 'InvalidParameter', /percent/],
