@@ -166,6 +166,8 @@ export const RequestError = {
     new ServiceError('PayloadTooLarge', `The request body is larger than ApiOptions:MaxBodyBytes (${limit} bytes).`),
   preconditionFailed: () =>
     new ServiceError('PreconditionFailed', 'The entity was changed since it was read: If-Match does not match its ETag.'),
+  noneMatchFailed: () =>
+    new ServiceError('PreconditionFailed', 'If-None-Match matches the ETag of the entity (or is *, and the entity exists): nothing was changed.'),
   conflict: (message: string, target?: string) => new ServiceError('Conflict', message, { target }),
   databaseUnavailable: () =>
     new ServiceError('ServiceUnavailable', 'The database is not reachable; try again shortly.', { headers: retryAfter(RETRY_UNAVAILABLE_SECONDS) }),

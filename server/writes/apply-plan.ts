@@ -35,7 +35,7 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
     case 'update': {
       if (operation.exists) await requireEntity(unit, operation.exists)
       // A PUT replaces every property; a PATCH reaches the parents its properties feed.
-      const record = await loadForChange(unit, entity, operation.key, operation.ifMatch, operation.mode === 'put' ? undefined : Object.keys(operation.values))
+      const record = await loadForChange(unit, entity, operation.key, operation, operation.mode === 'put' ? undefined : Object.keys(operation.values))
       const { linkedTo } = operation
       if (linkedTo && String(record.values[linkedTo.property] ?? '').toLowerCase() !== linkedTo.key.toLowerCase()) {
         throw RequestError.notFound(`${entity.setName}(${operation.key}) is not linked to ${linkedTo.key} through ${linkedTo.property}.`)
@@ -45,11 +45,11 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
       return record.key
     }
     case 'delete':
-      await removeWithCascades(unit, await loadForChange(unit, entity, operation.key, operation.ifMatch, undefined), actor)
+      await removeWithCascades(unit, await loadForChange(unit, entity, operation.key, operation, undefined), actor)
       return undefined
     case 'call':
       // The entity a bound method changes is loaded as any changed entity is, its ETag checked.
-      if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation.ifMatch, [])
+      if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation, [])
       return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user })
   }
 }
@@ -81,14 +81,22 @@ async function requireEntity(unit: UnitOfWork, wanted: { readonly entity: string
 }
 
 /** The entity to change, with what its change will recompute (the flush hook says what), its ETag checked. */
-async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string, ifMatch: readonly string[] | undefined, changing: readonly string[] | undefined): Promise<Entry> {
+async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string, preconditions: Preconditions, changing: readonly string[] | undefined): Promise<Entry> {
   const record = await unit.loadForChange(entity, key, changing)
   if (!record) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  if (ifMatch) {
-    const current = `W/"${record.version}"`
-    if (!ifMatch.includes(current) && !ifMatch.includes(current.slice(2))) throw RequestError.preconditionFailed()
-  }
+  const { ifMatch, ifNoneMatch } = preconditions
+  // Compared weakly, as RFC 9110 13.1.2 says for If-None-Match; our tags are weak anyway.
+  const current = `W/"${record.version}"`
+  const matches = (tags: readonly string[]) => tags.includes(current) || tags.includes(current.slice(2))
+  if (ifMatch && !matches(ifMatch)) throw RequestError.preconditionFailed()
+  if (ifNoneMatch && (ifNoneMatch.includes('*') || matches(ifNoneMatch))) throw RequestError.noneMatchFailed()
   return record
+}
+
+/** A write's conditions on the entity's ETag (If-Match, If-None-Match). */
+interface Preconditions {
+  readonly ifMatch?: readonly string[]
+  readonly ifNoneMatch?: readonly string[]
 }
 
 /**

@@ -49,6 +49,8 @@ export interface UpdateOperation {
   readonly values: PlanValues
   /** If-Match's entity tags; absent for none or `*`. */
   readonly ifMatch?: readonly string[]
+  /** If-None-Match's entity tags (`*`: any); absent for none, and in older plans. */
+  readonly ifNoneMatch?: readonly string[]
   /** A link set through `$ref` names an entity that must exist (404 otherwise). Absent in older plans. */
   readonly exists?: { readonly entity: string; readonly key: string }
   /** A link removed through `$ref`: the reference must point at `key` now (404 otherwise). */
@@ -60,6 +62,7 @@ export interface DeleteOperation {
   readonly entity: string
   readonly key: string
   readonly ifMatch?: readonly string[]
+  readonly ifNoneMatch?: readonly string[]
 }
 
 /** A plugin method, static or bound to `key`, with its parameters parsed. */

@@ -254,6 +254,22 @@ describe('update', () => {
     expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toBe('W/"2"')
   })
 
+  it('honours If-None-Match on PATCH, PUT and DELETE: 412 when it matches the ETag, or is * (the entity exists)', async () => {
+    const c = await customer('None Match')
+    const write = (method: string, ifNoneMatch: string) =>
+      call(`${api}/Customers(${c.Guid})`, { method, token, body: method === 'DELETE' ? undefined : { Name: 'Changed' }, headers: { 'If-None-Match': ifNoneMatch } })
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      for (const tag of ['W/"1"', '*', '"0", W/"1"']) {
+        const refused = await write(method, tag)
+        expect(refused.status, `${method} ${tag}`).toBe(412)
+        expect(refused.body.error.code).toBe('PreconditionFailed')
+      }
+    }
+    expect((await get(`Customers(${c.Guid})?$select=Name`)).body.Name).toBe('None Match')
+    expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toBe('W/"1"')
+    expect((await write('PATCH', 'W/"7"')).status).toBe(204)
+  })
+
   it('refuses to change the key', async () => {
     const c = await customer()
     const response = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { Guid: '00000000-0000-4000-8000-000000000001' } })

@@ -42,7 +42,7 @@ export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: E
 
 export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), options })
+  const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options })
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
   await write(ctx, scope, bound, wantsBody)
   await afterWrite(scope, entity)
@@ -54,7 +54,7 @@ export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: E
 }
 
 export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
-  const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
+  const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options: replyOptions(ctx, scope) })
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   await afterWrite(scope, entity)
   ctx.status = 204

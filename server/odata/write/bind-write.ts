@@ -50,9 +50,10 @@ export type WriteRequest =
       readonly mode: 'patch' | 'put'
       readonly body: unknown
       readonly ifMatch: string
+      readonly ifNoneMatch: string
       readonly options: QueryOptionsSyntax
     }
-  | { readonly kind: 'delete'; readonly entity: EntityModel; readonly key: string; readonly ifMatch: string; readonly options: QueryOptionsSyntax }
+  | { readonly kind: 'delete'; readonly entity: EntityModel; readonly key: string; readonly ifMatch: string; readonly ifNoneMatch: string; readonly options: QueryOptionsSyntax }
   /**
    * `$ref` writes: PUT `Orders(o)/Customer/$ref` or POST `Customers(k)/Orders/$ref` with
    * `{"@odata.id": "…"}` set a link; DELETE `Orders(o)/Customer/$ref` or
@@ -126,9 +127,10 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       requireSystemWritable(entity)
       const reply = bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
       const ifMatch = parseIfMatch(request.ifMatch)
+      const ifNoneMatch = parseIfNoneMatch(request.ifNoneMatch)
       authorize(access, { kind: 'update', entity, reply: reply.read })
       const values = bindUpdateBody(bodyContext(binding), entity, key, body, mode)
-      return { plan: writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}) }]), reply }
+      return { plan: writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}), ...(ifNoneMatch ? { ifNoneMatch } : {}) }]), reply }
     }
     case 'delete': {
       const { entity, key } = request
@@ -136,8 +138,9 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       // A DELETE answers with nothing, but its query options are a write's: bound, or refused.
       bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
       const ifMatch = parseIfMatch(request.ifMatch)
+      const ifNoneMatch = parseIfNoneMatch(request.ifNoneMatch)
       authorize(access, { kind: 'delete', entity })
-      return { plan: writePlan([{ kind: 'delete', entity: entity.name, key, ...(ifMatch ? { ifMatch } : {}) }]), reply: { kind: 'none' } }
+      return { plan: writePlan([{ kind: 'delete', entity: entity.name, key, ...(ifMatch ? { ifMatch } : {}), ...(ifNoneMatch ? { ifNoneMatch } : {}) }]), reply: { kind: 'none' } }
     }
     case 'link':
     case 'unlink':
@@ -302,10 +305,24 @@ function bodyContext(binding: WriteBinding): BodyContext {
 export function parseIfMatch(header: string): readonly string[] | undefined {
   const text = header.trim()
   if (text === '' || text === '*') return undefined
+  return entityTags(text, 'If-Match')
+}
+
+/**
+ * Entity tags as If-None-Match lists them (RFC 9110 13.1.2), `['*']` for `*`: a change of an
+ * entity whose ETag is among them, or of any existing one for `*`, is refused (412).
+ */
+export function parseIfNoneMatch(header: string): readonly string[] | undefined {
+  const text = header.trim()
+  if (text === '') return undefined
+  return text === '*' ? ['*'] : entityTags(text, 'If-None-Match')
+}
+
+function entityTags(text: string, header: string): readonly string[] {
   const tags = text.split(',').map((tag) => tag.trim())
   const wrong = tags.find((tag) => !/^(W\/)?"[^"]*"$/.test(tag))
   if (wrong !== undefined) {
-    throw RequestError.invalid(`If-Match holds '${wrong}', which is not an entity tag: send the ETag of the entity (W/"<version>") or *.`, 'If-Match')
+    throw RequestError.invalid(`${header} holds '${wrong}', which is not an entity tag: send the ETag of the entity (W/"<version>") or *.`, header)
   }
   return tags
 }

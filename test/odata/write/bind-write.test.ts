@@ -51,8 +51,9 @@ function post(set: string, body: unknown, query = '', caller = FULL): BoundWrite
   return bindWrite(binding, { kind: 'create', entity: model.sets.get(set)!, body, options: options(query) }, caller)
 }
 
-function patch(name: string, key: string, body: unknown, headers: { ifMatch?: string; put?: boolean; query?: string } = {}, caller = FULL): BoundWrite {
-  const request = { kind: 'update' as const, entity: entity(name), key, mode: headers.put ? ('put' as const) : ('patch' as const), body, ifMatch: headers.ifMatch ?? '', options: options(headers.query) }
+function patch(name: string, key: string, body: unknown, headers: { ifMatch?: string; ifNoneMatch?: string; put?: boolean; query?: string } = {}, caller = FULL): BoundWrite {
+  const mode = headers.put ? ('put' as const) : ('patch' as const)
+  const request = { kind: 'update' as const, entity: entity(name), key, mode, body, ifMatch: headers.ifMatch ?? '', ifNoneMatch: headers.ifNoneMatch ?? '', options: options(headers.query) }
   return bindWrite(binding, request, caller)
 }
 
@@ -178,8 +179,13 @@ describe('bindWrite: a request → its plan', () => {
       },
     ],
     [
+      'PATCH with If-None-Match: its tags, * as one',
+      () => patch('Customer', CUSTOMER, { City: 'Oslo' }, { ifNoneMatch: '*' }),
+      { format: 1, operations: [{ kind: 'update', entity: 'Customer', key: CUSTOMER, mode: 'patch', values: { City: 'Oslo' }, ifNoneMatch: ['*'] }] },
+    ],
+    [
       'DELETE: the key and the precondition',
-      () => bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: 'W/"2"', options: options() }, FULL),
+      () => bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: 'W/"2"', ifNoneMatch: '', options: options() }, FULL),
       { format: 1, operations: [{ kind: 'delete', entity: 'Order', key: ORDER, ifMatch: ['W/"2"'] }] },
     ],
     [
@@ -215,7 +221,7 @@ describe('bindWrite: the reply is bound with the write', () => {
   })
 
   it('a delete and an action without result answer with nothing; a method returning entities with its read', () => {
-    expect(bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: '', options: options() }, FULL).reply).toEqual({ kind: 'none' })
+    expect(bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: '', ifNoneMatch: '', options: options() }, FULL).reply).toEqual({ kind: 'none' })
     expect(callMethod(`Orders(${ORDER})/Close`, 'POST', {}).reply).toEqual({ kind: 'none' })
     expect(callMethod('Tallies/BumpAll', 'POST', {}, '$select=Count').reply.kind).toBe('entities')
     expect(callMethod('Products/Reprice', 'POST', { category: 'Tools', percent: 10 }).reply).toEqual({ kind: 'value', type: 'Edm.Int32' })
@@ -227,9 +233,10 @@ describe('bindWrite: what it refuses, before anything is written', () => {
     ['$expand naming nothing', () => post('Customers', { Name: 'Ada' }, '$expand=Nope'), 'InvalidQuery', /Nope/],
     ['$select naming nothing, on a PATCH', () => patch('Customer', CUSTOMER, { City: 'Oslo' }, { query: '$select=Nope' }), 'InvalidQuery', /Nope/],
     ['$filter on a write', () => post('Customers', { Name: 'Ada' }, "$filter=Name eq 'x'"), 'InvalidQuery', /apply to collections/],
-    ['$expand on a DELETE', () => bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: '', options: options('$expand=Nope') }, FULL), 'InvalidQuery', /Nope/],
+    ['$expand on a DELETE', () => bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: '', ifNoneMatch: '', options: options('$expand=Nope') }, FULL), 'InvalidQuery', /Nope/],
     ['$expand on an action with no result', () => callMethod(`Orders(${ORDER})/Close`, 'POST', {}, '$expand=Lines'), 'InvalidQuery', /returns nothing/],
     ['an If-Match that is not an entity tag', () => patch('Customer', CUSTOMER, { City: 'Oslo' }, { ifMatch: 'version one' }), 'InvalidRequest', /not an entity tag/],
+    ['an If-None-Match that is not an entity tag', () => patch('Customer', CUSTOMER, { City: 'Oslo' }, { ifNoneMatch: '7' }), 'InvalidRequest', /If-None-Match.*not an entity tag/],
     ['a value of the wrong type', () => post('Customers', { Name: 'Ada', CreditLimit: 'lots' }), 'ValidationFailed', /validation/i],
     ['an unknown property', () => patch('Customer', CUSTOMER, { Colour: 'red' }), 'ValidationFailed', /validation/i],
     ['a change of the key', () => patch('Customer', CUSTOMER, { Guid: ORDER }), 'ValidationFailed', /validation/i],
@@ -261,7 +268,7 @@ describe('bindWrite: permissions, through the one authorization stage', () => {
       /Creating OrderLines \(deep insert at Lines\/0\) needs the create permission on OrderLine/,
     ],
     ['update', () => patch('Customer', CUSTOMER, { City: 'Oslo' }, {}, access({ Customer: ['read', 'create'] })), /Changing Customers needs the update permission/],
-    ['delete', () => bindWrite(binding, { kind: 'delete', entity: entity('Customer'), key: CUSTOMER, ifMatch: '', options: options() }, access({ Customer: ['update'] })), /Deleting Customers needs the delete permission/],
+    ['delete', () => bindWrite(binding, { kind: 'delete', entity: entity('Customer'), key: CUSTOMER, ifMatch: '', ifNoneMatch: '', options: options() }, access({ Customer: ['update'] })), /Deleting Customers needs the delete permission/],
     ["read of what a write's $expand reaches", () => post('Customers', { Name: 'Ada' }, '$expand=Orders', access({ Customer: ['create'] })), /\$expand of Customer.Orders needs the read permission on Order/],
     ['execute', () => callMethod(`Orders(${ORDER})/Close`, 'POST', {}, '', access({ Order: ['read'] })), /Calling Orders\/Close needs the execute:Close permission/],
   ]
