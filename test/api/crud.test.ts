@@ -118,6 +118,20 @@ describe('create', () => {
     expect((await get(`Orders(${other})/Lines/$count`)).text).toBe('0')
   })
 
+  it('refuses an @odata.type that is not the set\'s entity type, and a bind to another service', async () => {
+    for (const type of ['#entityctl.Order', '#Foo.Bar']) {
+      const response = await post('Products', { '@odata.type': type, Code: 'TYPED', Name: 'Typed', Price: 1 })
+      expect(response.status, type).toBe(400)
+      expect(response.body.error.details).toEqual([expect.objectContaining({ target: '@odata.type' })])
+    }
+    expect((await post('Products', { '@odata.type': '#entityctl.Product', Code: 'TYPED', Name: 'Typed', Price: 1 })).status).toBe(200)
+    const c = await customer()
+    const elsewhere = await post('Orders', { Number: 8200, 'Customer@odata.bind': `http://evil.example/api/Customers(${c.Guid})` })
+    expect(elsewhere.status).toBe(400)
+    expect(elsewhere.body.error.details).toEqual([expect.objectContaining({ target: 'Customer@odata.bind' })])
+    expect((await post('Orders', { Number: 8201, 'Customer@odata.bind': `${api}/Customers(${c.Guid})` })).status).toBe(200)
+  })
+
   it('answers 204 with OData-EntityId for Prefer: return=minimal', async () => {
     const response = await post('Customers', { Name: 'Minimal' }, { Prefer: 'return=minimal' })
     expect(response.status).toBe(204)

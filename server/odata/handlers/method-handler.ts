@@ -23,7 +23,7 @@ type MethodTarget = Extract<Target, { kind: 'method' }>
 export async function handleMethod(ctx: Exchange, scope: RequestScope, target: MethodTarget): Promise<void> {
   if (target.parent && target.key) await requireMember(scope, target.entity, target.key, target.parent)
   const body = (ctx.request as { body?: unknown }).body
-  const { plan, reply } = bind(scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
+  const { plan, reply } = bind(ctx, scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   // A reply that can fail on the data is read in the method's transaction: its failure undoes the call.
   const within = (reply.kind === 'entity' || reply.kind === 'entities') && reply.failsOnData
   const { results, versions } = await runPlan(

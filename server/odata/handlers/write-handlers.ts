@@ -25,7 +25,7 @@ type CreateParent = NonNullable<Extract<WriteRequest, { kind: 'create' }>['paren
 
 export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: EntityModel, parent?: CreateParent): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(scope, { kind: 'create', entity, body: requestBody(ctx), options, parent })
+  const bound = bind(ctx, scope, { kind: 'create', entity, body: requestBody(ctx), options, parent })
   const minimal = prefers(ctx, 'return=minimal')
   const key = await write(ctx, scope, bound, !minimal)
   await afterWrite(scope, entity)
@@ -42,7 +42,7 @@ export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: E
 
 export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options })
+  const bound = bind(ctx, scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options })
   const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
   await write(ctx, scope, bound, wantsBody)
   await afterWrite(scope, entity)
@@ -54,7 +54,7 @@ export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: E
 }
 
 export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {
-  const bound = bind(scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options: replyOptions(ctx, scope) })
+  const bound = bind(ctx, scope, { kind: 'delete', entity, key, ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options: replyOptions(ctx, scope) })
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   await afterWrite(scope, entity)
   ctx.status = 204
@@ -70,7 +70,7 @@ export async function handleLink(ctx: Exchange, scope: RequestScope, navigation:
     kind === 'link'
       ? { kind, navigation, key, body: requestBody(ctx), ifMatch }
       : { kind, navigation, key, member: member ?? new URLSearchParams(ctx.querystring).get('$id') ?? undefined, ifMatch }
-  const bound = bind(scope, request)
+  const bound = bind(ctx, scope, request)
   await runPlan(scope.session, bound.plan, planActor(scope.state.access))
   await afterWrite(scope, navigation.kind === 'reference' ? navigation.entity : navigation.target)
   ctx.status = 204
@@ -135,8 +135,8 @@ function replyContext(ctx: Exchange, scope: RequestScope, bound: BoundWrite): st
 }
 
 /** Binds a write for the request's caller (every permission it needs is checked here). */
-export function bind(scope: RequestScope, request: WriteRequest): BoundWrite {
-  return bindWrite(writeBinding(scope), request, scope.state.access)
+export function bind(ctx: Exchange, scope: RequestScope, request: WriteRequest): BoundWrite {
+  return bindWrite({ ...writeBinding(scope), serviceRoot: serviceRoot(ctx, scope.services) }, request, scope.state.access)
 }
 
 /** The reply's query options, parsed within the limits a read's are. */
@@ -145,9 +145,12 @@ export function replyOptions(ctx: Exchange, scope: RequestScope): ReturnType<typ
 }
 
 
-const bindings = new WeakMap<RequestScope['services'], WriteBinding>()
+/** What binding needs of the service, the same for all its requests (the service root is the request's). */
+type ServiceBinding = Omit<WriteBinding, 'serviceRoot'>
 
-function writeBinding(scope: RequestScope): WriteBinding {
+const bindings = new WeakMap<RequestScope['services'], ServiceBinding>()
+
+function writeBinding(scope: RequestScope): ServiceBinding {
   const { services } = scope
   let binding = bindings.get(services)
   if (!binding) {

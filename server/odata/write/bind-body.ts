@@ -12,6 +12,7 @@ import { KEY } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import { parseClientValue } from '../../rules/values.ts'
+import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import type { CreateOperation } from '../../writes/write-plan.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
 import type { NestedCreate } from '../semantic/authorize.ts'
@@ -22,6 +23,8 @@ export interface BodyContext {
   readonly model: Model
   readonly naming: NamingPolicy
   readonly limits: BodyLimits
+  /** The service root of the request (`http://host/api/`): an absolute bind URL must start with it. */
+  readonly serviceRoot: string
 }
 
 /** ApiOptions:MaxBodyEntities and ApiOptions:MaxCollectionMembers. */
@@ -105,6 +108,10 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
   const properties = publicProperties(entity, context.naming)
   const given = new Set<string>()
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (name === TYPE_ANNOTATION && !namesType(value, entity)) {
+      fail(name, `${String(value)} is not the type of this entity: ${entity.name}s are #${DEFAULT_NAMESPACE}.${entity.name} (no type derives from another).`)
+      continue
+    }
     if (name.startsWith('@') || (name.includes('@') && !name.endsWith(BIND))) continue
     const isBind = name.endsWith(BIND)
     const propertyName = propertyNameOf(name)
@@ -156,7 +163,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
     const bound: string[] = []
     value.forEach((item, i) => {
       if (isBind) {
-        const key = keyFromBinding(context.model, item, property.target)
+        const key = keyFromBinding(context, item, property.target)
         if (!key) fail(`${name}/${i}`, `'${String(item)}' does not address a ${property.target.name}.`)
         else bound.push(key)
         return
@@ -189,6 +196,13 @@ function namesAnotherParent(member: CreateOperation, inverse: string, parentKey:
   return inverse in member.values && (parentKey === undefined || member.values[inverse] !== parentKey)
 }
 
+const TYPE_ANNOTATION = '@odata.type'
+
+/** `#entityctl.Order`, or a URL ending so (`…/$metadata#entityctl.Order`): the entity's own type, as we have no derived ones. */
+function namesType(value: unknown, entity: EntityModel): boolean {
+  return typeof value === 'string' && value.slice(value.lastIndexOf('#') + 1) === `${DEFAULT_NAMESPACE}.${entity.name}` && value.includes('#')
+}
+
 /** A property the rules or the plugin compute: virtual, or persisted and kept by a computed rule. */
 function isComputed(entity: EntityModel, name: string): boolean {
   const property = entity.properties.get(name)
@@ -207,9 +221,9 @@ function bindReference(
     record.values[reference.name] = null
     return
   }
-  const key = keyFromBinding(context.model, value, reference.target)
+  const key = keyFromBinding(context, value, reference.target)
   if (!key) {
-    fail(name, `'${String(value)}' does not address a ${reference.target.name}: use "${reference.target.setName}(<Guid>)" or the Guid.`)
+    fail(name, `'${String(value)}' does not address a ${reference.target.name} of this service: use "${reference.target.setName}(<Guid>)", "${context.serviceRoot}${reference.target.setName}(<Guid>)" or the Guid.`)
     return
   }
   record.values[reference.name] = key
@@ -302,13 +316,15 @@ function isKeyOnly(value: unknown): boolean {
 /** Longer than any URL of an entity: such a text is not one, and the pattern below need not scan it. */
 const MAX_BINDING_CHARS = 2048
 
-/** "Customers(<guid>)", "Customers/<guid>", a full URL ending so, or a bare Guid. */
-export function keyFromBinding(model: Model, value: unknown, target: EntityModel): string | undefined {
+/** "Customers(<guid>)", "Customers/<guid>", a URL of this service ending so, or a bare Guid. */
+export function keyFromBinding(context: { readonly model: Model; readonly serviceRoot: string }, value: unknown, target: EntityModel): string | undefined {
   if (typeof value !== 'string' || value.length > MAX_BINDING_CHARS) return undefined
   if (GUID_PATTERN.test(value)) return value.toLowerCase()
+  // An absolute URL names its service: another one's entity is not ours, whatever its path says.
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) && !value.toLowerCase().startsWith(context.serviceRoot.toLowerCase())) return undefined
   const match = /([A-Za-z_][A-Za-z0-9_]*)(?:\((?:Guid=)?'?([0-9a-fA-F-]{36})'?\)|\/([0-9a-fA-F-]{36}))\/?$/.exec(value)
   if (!match) return undefined
-  const entity = model.sets.get(match[1])
+  const entity = context.model.sets.get(match[1])
   const key = (match[2] ?? match[3]).toLowerCase()
   return entity === target && GUID_PATTERN.test(key) ? key : undefined
 }

@@ -29,6 +29,8 @@ export interface WriteBinding {
   readonly query: QueryLimits
   readonly body: BodyLimits
   readonly defaultSelect: DefaultSelect
+  /** The request's service root (`http://host/api/`), which absolute bind URLs must start with. */
+  readonly serviceRoot: string
 }
 
 export type MethodTarget = Extract<Target, { kind: 'method' }>
@@ -189,7 +191,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
   let linkedTo: { property: string; key: string } | undefined
   if (request.kind === 'link') {
     const id = (request.body as Record<string, unknown> | null)?.['@odata.id']
-    const linked = keyFromBinding(binding.model, id, navigation.target)
+    const linked = keyFromBinding(binding, id, navigation.target)
     if (!linked) throw RequestError.invalid(`A link to ${path} is a body {"@odata.id": "${navigation.target.setName}(<Guid>)"}.`, '@odata.id')
     if (navigation.kind === 'reference') {
       ;[holderKey, value, exists] = [key, linked, { entity: navigation.target.name, key: linked }]
@@ -199,7 +201,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
   } else if (navigation.kind === 'reference') {
     ;[holderKey, value] = [key, null]
   } else {
-    const member = keyFromBinding(binding.model, request.member, navigation.target)
+    const member = keyFromBinding(binding, request.member, navigation.target)
     if (!member) throw RequestError.invalid(`Removing a link from ${path} names the member: ?$id=${navigation.target.setName}(<Guid>).`, '$id')
     ;[holderKey, value, linkedTo] = [member, null, { property: reference.name, key }]
   }
@@ -298,7 +300,7 @@ function systemOptionsIn(options: QueryOptionsSyntax): string[] {
 }
 
 function bodyContext(binding: WriteBinding): BodyContext {
-  return { model: binding.model, naming: binding.naming, limits: binding.body }
+  return { model: binding.model, naming: binding.naming, limits: binding.body, serviceRoot: binding.serviceRoot }
 }
 
 /** Entity tags as If-Match lists them (RFC 9110 13.1.1); undefined for none or `*` (any). */

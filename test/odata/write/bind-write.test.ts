@@ -32,6 +32,7 @@ beforeAll(async () => {
     query: { maxTop: 1000, maxNodeCount: 100, maxExpansionDepth: 3 },
     body: { maxEntities: 10, maxCollectionMembers: 5 },
     defaultSelect: 'Key',
+    serviceRoot: 'http://host/api/',
   }
 })
 
@@ -131,6 +132,11 @@ describe('bindWrite: a request → its plan', () => {
           },
         ],
       },
+    ],
+    [
+      "POST with its own @odata.type, and a bind by a URL of this service",
+      () => post('Orders', { '@odata.type': '#entityctl.Order', Number: 9, 'Customer@odata.bind': `http://HOST/api/Customers(${CUSTOMER})` }),
+      { format: 1, operations: [{ kind: 'create', entity: 'Order', values: { Number: 9, Customer: CUSTOMER }, nested: [], members: [] }] },
     ],
     [
       'POST Orders binding existing lines: members by key',
@@ -244,6 +250,9 @@ describe('bindWrite: what it refuses, before anything is written', () => {
     ['one Guid for two deep-inserted lines', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ Guid: LINE, ProductGuid: PRODUCT, Quantity: 1 }, { Guid: LINE.toUpperCase(), ProductGuid: PRODUCT, Quantity: 2 }] }), 'ValidationFailed', /Lines\/1\/Guid.*more than once/],
     ['a deep-inserted line creating an order of its own', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ ProductGuid: PRODUCT, Quantity: 1, Order: { Number: 2, CustomerGuid: CUSTOMER } }] }), 'ValidationFailed', /Lines\/0\/Order.*cannot name another/],
     ['a deep-inserted line bound to another order', () => post('Orders', { Number: 1, CustomerGuid: CUSTOMER, Lines: [{ ProductGuid: PRODUCT, Quantity: 1, 'Order@odata.bind': `Orders(${ORDER})` }] }), 'ValidationFailed', /Lines\/0\/Order/],
+    ['@odata.type of another entity type', () => post('Products', { '@odata.type': '#entityctl.Order', Code: 'X' }), 'ValidationFailed', /@odata.type.*#entityctl.Product/],
+    ['@odata.type of no type of ours', () => post('Products', { '@odata.type': '#Foo.Bar', Code: 'X' }), 'ValidationFailed', /@odata.type/],
+    ['a bind to an entity of another service', () => post('Orders', { Number: 1, 'Customer@odata.bind': `http://evil.example/api/Customers(${CUSTOMER})` }), 'ValidationFailed', /this service/],
     ['a nested create on a PATCH', () => patch('Order', ORDER, { Customer: { Name: 'New' } }), 'ValidationFailed', /validation/i],
     ['more nested entities than MaxBodyEntities', () => post('Orders', { Number: 1, Lines: Array.from({ length: 5 }, () => ({ Quantity: 1 })), Customer: { Name: 'x', Orders: Array.from({ length: 5 }, () => ({ Number: 2 })) } }), 'QueryLimitExceeded', /MaxBodyEntities/],
     ['a parameter of the wrong type', () => callMethod('Products/Reprice', 'POST', { category: 'Tools', percent: 'ten' }), 'InvalidParameter', /percent/],
