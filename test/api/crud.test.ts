@@ -284,6 +284,22 @@ describe('update', () => {
     expect((await write('PATCH', 'W/"7"')).status).toBe(204)
   })
 
+  it('Prefer: return=representation answers PATCH, PUT and POST with the whole entity, and says it applied', async () => {
+    const c = await customer('Represented', { City: 'Rome' })
+    const prefer = { Prefer: 'return=representation' }
+    for (const method of ['PATCH', 'PUT']) {
+      const response = await call(`${api}/Customers(${c.Guid})`, { method, token, body: { Name: 'Represented', City: method }, headers: prefer })
+      expect(response.status, method).toBe(200)
+      expect(response.headers.get('preference-applied')).toBe('return=representation')
+      expect(response.body['@odata.context']).toMatch(/#Customers\/\$entity$/)
+      expect(response.body).toMatchObject({ Guid: c.Guid, Name: 'Represented', City: method, Title: 'Represented' })
+    }
+    const created = await post('Customers', { Name: 'Posted', Country: 'fr' }, prefer)
+    expect(created.status).toBe(200)
+    expect(created.headers.get('preference-applied')).toBe('return=representation')
+    expect(created.body).toMatchObject({ Name: 'Posted', Country: 'FR', Title: 'Posted' })
+  })
+
   it('refuses to change the key', async () => {
     const c = await customer()
     const response = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { Guid: '00000000-0000-4000-8000-000000000001' } })

@@ -89,7 +89,9 @@ describe("a write's context URL, as the read of the same shape names it", () => 
     // The same members too: a $compute value is answered as the read answers it.
     expect(Object.keys(created.body).sort()).toEqual(Object.keys(read.body).sort())
     const patched = await send('PATCH', `Meters(${key})?${options}`, { Reading: 3 }, { Prefer: 'return=representation' })
-    expect(patched.body['@odata.context']).toBe(read.body['@odata.context'])
+    // Asked for its representation, a write without $select answers with the whole entity, not the key (plugins/README.md).
+    if (options.includes('$select')) expect(patched.body['@odata.context']).toBe(read.body['@odata.context'])
+    else expect(patched.body['@odata.context']).not.toContain('Guid')
     if (options.includes('Double')) expect(patched.body.Double).toBe(6)
   })
 

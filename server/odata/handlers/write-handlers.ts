@@ -25,8 +25,9 @@ type CreateParent = NonNullable<Extract<WriteRequest, { kind: 'create' }>['paren
 
 export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: EntityModel, parent?: CreateParent): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(ctx, scope, { kind: 'create', entity, body: requestBody(ctx), options, parent })
   const minimal = prefers(ctx, 'return=minimal')
+  const representation = !minimal && prefers(ctx, 'return=representation')
+  const bound = bind(ctx, scope, { kind: 'create', entity, body: requestBody(ctx), options, representation, parent })
   const key = await write(ctx, scope, bound, !minimal)
   await afterWrite(scope, entity)
   const location = `${serviceRoot(ctx, scope.services)}${entity.setName}(${key})`
@@ -38,19 +39,22 @@ export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: E
     return
   }
   ctx.set('Location', location)
+  if (representation) ctx.set('Preference-Applied', 'return=representation')
 }
 
 export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const bound = bind(ctx, scope, { kind: 'update', entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options })
-  const wantsBody = options.select !== undefined || options.expand !== undefined || prefers(ctx, 'return=representation')
+  const representation = prefers(ctx, 'return=representation')
+  const request = { kind: 'update' as const, entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options, representation }
+  const bound = bind(ctx, scope, request)
+  const wantsBody = options.select !== undefined || options.expand !== undefined || representation
   await write(ctx, scope, bound, wantsBody)
   await afterWrite(scope, entity)
   if (ctx.status !== 200) {
     ctx.status = 204
     return
   }
-  if (prefers(ctx, 'return=representation')) ctx.set('Preference-Applied', 'return=representation')
+  if (representation) ctx.set('Preference-Applied', 'return=representation')
 }
 
 export async function handleDelete(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string): Promise<void> {

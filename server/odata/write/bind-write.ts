@@ -42,6 +42,8 @@ export type WriteRequest =
       readonly entity: EntityModel
       readonly body: unknown
       readonly options: QueryOptionsSyntax
+      /** Prefer: return=representation: without $select, the reply is the whole entity. */
+      readonly representation: boolean
       /** Created through a parent's collection: `POST Customers(k)/Orders` binds the new Order to k. */
       readonly parent?: { readonly navigation: CollectionProperty; readonly key: string }
     }
@@ -54,6 +56,8 @@ export type WriteRequest =
       readonly ifMatch: string
       readonly ifNoneMatch: string
       readonly options: QueryOptionsSyntax
+      /** Prefer: return=representation: without $select, the reply is the whole entity. */
+      readonly representation: boolean
     }
   | { readonly kind: 'delete'; readonly entity: EntityModel; readonly key: string; readonly ifMatch: string; readonly ifNoneMatch: string; readonly options: QueryOptionsSyntax }
   /**
@@ -115,7 +119,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
     case 'create': {
       const { entity, body } = request
       requireSystemWritable(entity)
-      const reply = bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
+      const reply = bindEntityReply(replyBinding(binding, request.representation), entity, request.options, 'a write answers with one entity')
       // Measured before it is walked for what it creates: a body past the limits costs no more than one at them.
       checkBodyLimits(binding.naming, binding.body, entity, body)
       const nested = nestedCreates(binding.naming, entity, body)
@@ -127,7 +131,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
     case 'update': {
       const { entity, key, mode, body } = request
       requireSystemWritable(entity)
-      const reply = bindEntityReply(binding, entity, request.options, 'a write answers with one entity')
+      const reply = bindEntityReply(replyBinding(binding, request.representation), entity, request.options, 'a write answers with one entity')
       const ifMatch = parseIfMatch(request.ifMatch)
       const ifNoneMatch = parseIfNoneMatch(request.ifNoneMatch)
       authorize(access, { kind: 'update', entity, reply: reply.read })
@@ -266,6 +270,15 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
   const given = systemOptionsIn(options)
   if (given.length > 0) throw QueryError.invalid(`${given.join(', ')}: ${target.name} returns ${returns ? 'no entities' : 'nothing'}, so no query option applies to its answer.`, given[0])
   return returns ? { kind: 'value', type: edmName(returns.type) } : { kind: 'none' }
+}
+
+/**
+ * A write asked for its representation answers with the whole entity where $select is absent,
+ * whatever DefaultSelect says of reads: the client asked for the entity, not for its key
+ * (plugins/README.md, "What the rules changed is visible to the client").
+ */
+function replyBinding(binding: WriteBinding, representation: boolean): WriteBinding {
+  return representation ? { ...binding, defaultSelect: 'All' } : binding
 }
 
 /** What a reply without $select projects, for its context URL: the key's public name, or everything (undefined). */

@@ -49,12 +49,13 @@ const entity = (name: string) => model.entities.get(name)!
 const options = (query = '') => parseQueryOptions(query)
 
 function post(set: string, body: unknown, query = '', caller = FULL): BoundWrite {
-  return bindWrite(binding, { kind: 'create', entity: model.sets.get(set)!, body, options: options(query) }, caller)
+  return bindWrite(binding, { kind: 'create', entity: model.sets.get(set)!, body, options: options(query), representation: false }, caller)
 }
 
-function patch(name: string, key: string, body: unknown, headers: { ifMatch?: string; ifNoneMatch?: string; put?: boolean; query?: string } = {}, caller = FULL): BoundWrite {
+function patch(name: string, key: string, body: unknown, headers: { ifMatch?: string; ifNoneMatch?: string; put?: boolean; query?: string; representation?: boolean } = {}, caller = FULL): BoundWrite {
   const mode = headers.put ? ('put' as const) : ('patch' as const)
-  const request = { kind: 'update' as const, entity: entity(name), key, mode, body, ifMatch: headers.ifMatch ?? '', ifNoneMatch: headers.ifNoneMatch ?? '', options: options(headers.query) }
+  const preconditions = { ifMatch: headers.ifMatch ?? '', ifNoneMatch: headers.ifNoneMatch ?? '' }
+  const request = { kind: 'update' as const, entity: entity(name), key, mode, body, ...preconditions, options: options(headers.query), representation: headers.representation ?? false }
   return bindWrite(binding, request, caller)
 }
 
@@ -224,6 +225,16 @@ describe('bindWrite: the reply is bound with the write', () => {
     expect(reply.read.expand.map((e) => e.navigation.name)).toEqual(['Orders'])
     // What its context URL names, as a read with the same options would (OData 4.01 §10).
     expect(reply.projection).toEqual(['Name', 'Orders(Number)'])
+  })
+
+  it('Prefer: return=representation without $select answers with the whole entity, whatever DefaultSelect says', () => {
+    const plain = patch('Customer', CUSTOMER, { City: 'Oslo' })
+    const whole = patch('Customer', CUSTOMER, { City: 'Oslo' }, { representation: true })
+    if (plain.reply.kind !== 'entity' || whole.reply.kind !== 'entity') throw new Error('an entity reply')
+    expect(plain.reply.projection).toEqual(['Guid'])
+    // No select list in the context URL: every property, as $select=* reads it.
+    expect(whole.reply.projection).toEqual([])
+    expect(whole.reply.read.select.length).toBeGreaterThan(plain.reply.read.select.length)
   })
 
   it('a delete and an action without result answer with nothing; a method returning entities with its read', () => {
