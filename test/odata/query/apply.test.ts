@@ -327,7 +327,7 @@ describe('$apply: the addressed collection, pages and /$count', () => {
 
   it('answers each parent with its own members when the same $apply is read under another key', async () => {
     // The second read reuses the first one's statement with its key (read-plan-cache.ts).
-    const [few, many] = [...Cs].sort((a, b) => a.Orders.length - b.Orders.length).filter((c, i, all) => i === 0 || i === all.length - 1)
+    const [few, many] = [...Cs].sort((a, b) => a.Orders.length - b.Orders.length).filter((_, i, all) => i === 0 || i === all.length - 1)
     for (const customer of [many, few]) {
       const response = await server.get(url(`Customers(${customer.Guid})/Orders`, { $apply: 'aggregate($count as N)' }))
       expect(response.status, response.text).toBe(200)
