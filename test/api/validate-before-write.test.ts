@@ -212,8 +212,10 @@ describe('inside a workflow, a refused write changes nothing, there or after the
 })
 
 describe('a reply whose statement fails on the data, which binding cannot foresee', () => {
-  // Each line's Title ('Order … / CODE') fails the cast when the reply's read runs.
-  const failingReply = 'Orders?$expand=Lines($filter=cast(Title,Edm.Int32) eq 1)'
+  // Each line's quantity, multiplied past the range of Edm.Int32, fails when the reply's read
+  // runs: binding cannot see the values (a cast that cannot convert is null, not an error).
+  const failingFilter = 'Quantity mul 2147483647 mul 2147483647 eq 1'
+  const failingReply = `Orders?$expand=Lines($filter=${failingFilter})`
   const order = async (number: number) => {
     const customer = await created('Customers', { Name: `Reply ${number}` })
     const product = await created('Products', { Code: `R${number}`, Name: 'Widget', Price: 1 })
@@ -231,7 +233,7 @@ describe('a reply whose statement fails on the data, which binding cannot forese
   it('the same reply on a PATCH: the error, and the change not saved', async () => {
     const created = await send('POST', 'Orders?$expand=Lines($select=Guid)', await order(880003))
     expect(created.status, created.text).toBe(200)
-    const path = `Orders(${created.body.Guid})?$expand=Lines($filter=cast(Title,Edm.Int32) eq 1)`
+    const path = `Orders(${created.body.Guid})?$expand=Lines($filter=${failingFilter})`
     const read = async () => (await get(`Orders(${created.body.Guid})?$select=OrderDate`)).body
     const before = await read()
     const answer = await send('PATCH', path, { OrderDate: '2020-02-01' })
@@ -253,7 +255,7 @@ describe('a reply whose statement fails on the data, which binding cannot forese
   it("a modify method's too: the error, and its changes not saved, in a workflow or not", async () => {
     const tally = await created('Tallies', { Count: 100, Label: 'not a number' })
     const count = async () => (await get(`Tallies(${tally.Guid})?$select=Count`)).body.Count
-    const failing = `Tallies/BumpAll?$filter=${encodeURIComponent('cast(Label,Edm.Int32) eq 1')}`
+    const failing = `Tallies/BumpAll?$filter=${encodeURIComponent('Count mul 2147483647 mul 2147483647 eq 1')}`
     const workflow = await WorkflowClient.start(api, token)
     expect((await workflow.send('POST', failing)).status).toBe(400)
     expect((await workflow.commit()).status).toBe(200)
