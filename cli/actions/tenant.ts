@@ -62,6 +62,10 @@ export async function remove(
   // somewhere else, a file or a terminal the admin is looking at.
   // A tenant with a connection string of its own keeps its database whatever the options.
   const keepsData = options.keepDatabase || Boolean(tenant.ConnectionString)
+  // A key exported for a database about to be dropped would promise data that is gone.
+  if (options.exportKey && !keepsData) {
+    throw usageError(`--export-key keeps the key of a kept database, but without --keep-database the database of tenant '${name}' is dropped: add --keep-database to keep it, or leave out --export-key.`)
+  }
   const printKey = keepsData && !options.exportKey
   if (printKey && (options.json || !interactive())) {
     const why = options.keepDatabase ? '--keep-database keeps' : `Tenant '${name}' has its own ConnectionString, so its database is kept, with`

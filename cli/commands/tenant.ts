@@ -22,7 +22,7 @@ export function tenantCommand(): Command {
       .description('Remove a tenant and drop its database (asks first). With --keep-database the key must be kept too: --export-key FILE, or on a terminal it is printed.')
       .option('-y, --yes', 'do not ask for confirmation')
       .option('--keep-database', 'remove the tenant from the config but keep its database')
-      .option('--export-key <file>', 'write the tenant\'s EncryptionKey to this file (mode 600) first: `tenant add --encryption-key-file` reattaches the kept database with it'),
+      .option('--export-key <file>', 'with --keep-database: write the tenant\'s EncryptionKey to this file (mode 600) first: `tenant add --encryption-key-file` reattaches the kept database with it'),
   ).action(lazy(actions, 'remove'))
   withJson(
     tenant

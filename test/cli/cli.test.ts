@@ -331,6 +331,11 @@ describe('every command family, with the test PostgreSQL: --json results, errors
     ])
     expect(await fails(1, 'NotFound', 'migrate', '--tenant', 'nowhere')).toContain("No tenant 'nowhere'")
     expect(await fails(2, 'UsageError', 'tenant', 'remove', tenant)).toContain('Pass --yes')
+    // A key file for a database about to be dropped would say the data is kept: refused, nothing removed.
+    const keyFile = join(dir, 'dropped.key')
+    expect(await fails(2, 'UsageError', 'tenant', 'remove', tenant, '--yes', '--export-key', keyFile)).toContain('without --keep-database')
+    expect(existsSync(keyFile)).toBe(false)
+    expect(await ok('tenant', 'list')).toEqual([{ name: tenant, database, state: 'enabled' }])
     expect(await ok('tenant', 'remove', tenant, '--yes')).toEqual({ tenant, removed: true })
   })
 })
