@@ -79,13 +79,18 @@ export async function remove(
   }
   await withAdminContext(command, async ({ config, server }) => {
     const { removeTenant } = await import('../../server/tenancy/tenant-admin.ts')
-    await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false, { announce: configAnnouncer(config.path, server.url) }))
+    const { sharedWith } = await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false, { announce: configAnnouncer(config.path, server.url) }))
     if (printKey) {
       process.stderr.write(`WARNING: the EncryptionKey of tenant '${name}' is printed below and is now in no file. Keep it safe: without it the kept database's encrypted properties are lost. Reattach with \`entityctl tenant add ${name} --encryption-key-file FILE\` (FILE holding this line).\n`)
       process.stdout.write(`${tenant.EncryptionKey}\n`)
     }
-    const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: \`entityctl tenant add ${name} --encryption-key-file ${options.exportKey}\` reattaches it.` : ''
-    printResult(options, { tenant: name, removed: true, ...(keepsData ? { databaseKept: true } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) }, () => `Tenant '${name}' removed.${kept}`)
+    const shared = !keepsData && sharedWith.length > 0 ? ` Its database ${tenant.Database} is kept: tenant ${sharedWith.map((other) => `'${other}'`).join(', ')} uses it.` : ''
+    const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: \`entityctl tenant add ${name} --encryption-key-file ${options.exportKey}\` reattaches it.` : shared
+    printResult(
+      options,
+      { tenant: name, removed: true, ...(keepsData || shared ? { databaseKept: true } : {}), ...(shared ? { sharedWith } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) },
+      () => `Tenant '${name}' removed.${kept}`,
+    )
   })
 }
 

@@ -33,6 +33,21 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return url.toString()
 }
 
+/**
+ * Whether two connection strings name one database: host, port and database name, loopback
+ * spellings taken as one. Users and options do not make another database.
+ */
+export function sameDatabase(a: string, b: string): boolean {
+  const where = (connection: string) => {
+    if (!URL.canParse(connection)) return connection
+    const url = new URL(connection)
+    const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1')
+    const loopback = host === 'localhost' || host === '::1' || host.startsWith('127.')
+    return `${loopback ? 'loopback' : host}:${url.port || 5432}/${decodeURIComponent(url.pathname.slice(1))}`
+  }
+  return where(a) === where(b)
+}
+
 export async function withServerClient<T>(serverUrl: string, work: (client: pg.Client) => Promise<T>, options: { connectTimeoutMs?: number } = {}): Promise<T> {
   const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: options.connectTimeoutMs })
   // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.

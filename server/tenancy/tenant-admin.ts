@@ -4,7 +4,7 @@
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
-import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
+import { createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
 import { migrateTenant } from '../migrations/migrate-tenant.ts'
 import { propertyCipher } from './property-encryption.ts'
 import { newEncryptionKey, rotateEncryptionKey, type RotationReport } from './tenant-keys.ts'
@@ -43,6 +43,13 @@ export async function addTenant(
   }
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists.`)
   const database = `entityctl_${name.replaceAll('-', '_')}`
+  // `x-y` and `x_y` map to one database name; two tenants on one database read each other's
+  // data, and removing either would drop the other's.
+  const [holder] = tenantsUsing(config, serverUrl, databaseUrl(serverUrl, database))
+  if (holder) {
+    const why = holder !== name && holder.replaceAll('-', '_') === name.replaceAll('-', '_') ? ' (- and _ give the same database name)' : ''
+    throw new TenantAdminError(`Database ${database} holds data of tenant '${holder}', which uses it: a tenant needs a database of its own. Choose another name${why}.`)
+  }
   const created = !(await databaseExists(serverUrl, database))
   if (created) await createDatabase(serverUrl, database)
   await migrateDatabase(name, databaseUrl(serverUrl, database), model, false, 'tenant add')
@@ -59,17 +66,35 @@ export async function addTenant(
   return { database, created }
 }
 
-/** `announce` is awaited after the config write: for running instances to let go of the tenant before its database is dropped. */
-export async function removeTenant(config: Config, serverUrl: string, name: string, keepDatabase: boolean, options: { announce?: () => Promise<void> } = {}): Promise<void> {
+/**
+ * `announce` is awaited after the config write: for running instances to let go of the tenant
+ * before its database is dropped. A database another tenant uses is kept: `sharedWith` names them.
+ */
+export async function removeTenant(
+  config: Config,
+  serverUrl: string,
+  name: string,
+  keepDatabase: boolean,
+  options: { announce?: () => Promise<void> } = {},
+): Promise<{ sharedWith: string[] }> {
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
+  const sharedWith = tenantsUsing(config, serverUrl, tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database)).filter((other) => other !== name)
   const file = readConfigFile(config.path)
   if (file.Tenants) delete file.Tenants[name]
   // First out of the config, so that running servers refuse the tenant and close its pool
   // (config-watch.ts) rather than see its connections cut by the drop.
   await writeConfigFile(config.path, file)
   await options.announce?.()
-  if (!keepDatabase && !tenant.ConnectionString) await dropDatabase(serverUrl, tenant.Database)
+  if (!keepDatabase && !tenant.ConnectionString && sharedWith.length === 0) await dropDatabase(serverUrl, tenant.Database)
+  return { sharedWith }
+}
+
+/** The configured tenants whose database is the one `url` names. */
+function tenantsUsing(config: Config, serverUrl: string, url: string): string[] {
+  return [...config.Tenants.values()]
+    .filter((tenant) => sameDatabase(tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database), url))
+    .map((tenant) => tenant.name)
 }
 
 /** Migrates the tenant's database (migrations/migrate-tenant.ts), refusing a change that loses data unless allowed. */

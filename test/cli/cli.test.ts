@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { TEST_DATABASE_URL } from '../support/test-server.ts'
-import { dropDatabase } from '../../server/tenancy/database-server.ts'
+import { databaseUrl, dropDatabase } from '../../server/tenancy/database-server.ts'
 import { FIXTURE_PLUGINS } from '../auth/helpers.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -317,6 +317,29 @@ describe('every command family, with the test PostgreSQL: --json results, errors
     expect(messages[1]).toBe('Missing --username.')
     expect(messages[2]).toContain("No responsibility 'FlyPlanes'")
     expect(messages[5]).toBe(`User 'bob' does not hold responsibility 'ReadNotes' in tenant '${tenant}' (holds: none); a PAT may only use what its owner holds through roles.`)
+  })
+
+  it('tenant: one database per tenant, whatever name or setting maps to it; a shared one is never dropped', { timeout: SLOW }, async () => {
+    // `cli-…` and `cli_…` both map to the database entityctl_cli_….
+    const twin = tenant.replaceAll('-', '_')
+    const settings = () => JSON.parse(readFileSync(config, 'utf8'))
+    const key = settings().Tenants[tenant].EncryptionKey
+    const keyFile = join(dir, 'twin.key')
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 })
+    expect(await fails(1, 'Failed', 'tenant', 'add', twin, '--encryption-key-file', keyFile)).toContain(`Database ${database} holds data of tenant '${tenant}'`)
+    // A tenant's own connection string naming the database a new tenant would get.
+    const third = `${tenant}-third`
+    const file = settings()
+    file.Tenants.elsewhere = { ConnectionString: databaseUrl(TEST_DATABASE_URL, `entityctl_${third.replaceAll('-', '_')}`), EncryptionKey: key }
+    writeFileSync(config, JSON.stringify(file))
+    expect(await fails(1, 'Failed', 'tenant', 'add', third)).toContain("holds data of tenant 'elsewhere'")
+    // Two entries on one database, as written by hand (or before tenant add refused it): removing one keeps the database.
+    delete file.Tenants.elsewhere
+    file.Tenants[twin] = { Database: database, EncryptionKey: key }
+    writeFileSync(config, JSON.stringify(file))
+    expect(await ok('tenant', 'remove', twin, '--yes')).toEqual({ tenant: twin, removed: true, databaseKept: true, sharedWith: [tenant] })
+    expect(await ok('user', 'list', '--tenant', tenant)).toEqual(expect.arrayContaining([expect.objectContaining({ username: 'ada' })]))
+    expect(Object.keys(settings().Tenants)).toEqual([tenant])
   })
 
   it('migrate and tenant remove: a result each, and a failure each', { timeout: SLOW }, async () => {
