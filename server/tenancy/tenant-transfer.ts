@@ -9,7 +9,7 @@ import { createGunzip, createGzip } from 'node:zlib'
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
-import { createDatabase, databaseExists, databaseUrl, dropDatabase } from './database-server.ts'
+import { createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
 import {
   backupLines,
   BackupError,
@@ -203,14 +203,6 @@ function readError(error: unknown, file: string): unknown {
   if (code === 'ENOENT' || code === 'EACCES') return new TenantAdminError(`Cannot read the backup ${file}: ${(error as Error).message}`)
   if (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') return new BackupError(`${file} is not an entityctl tenant backup, or it is damaged (${(error as Error).message}).`)
   return error
-}
-
-function sameDatabase(a: string, b: string): boolean {
-  const key = (u: string) => {
-    const url = new URL(u)
-    return `${url.hostname}:${url.port || 5432}/${decodeURIComponent(url.pathname.slice(1))}`
-  }
-  return key(a) === key(b)
 }
 
 /** The connection string without its password, for messages and results. */
