@@ -21,6 +21,11 @@ export interface AdminContext {
   readonly tenants: TenantRegistry
   /** The tenant's database, or a CliError naming the known tenants. */
   tenant(name: string): Promise<TenantDatabase>
+  /**
+   * Work Ctrl-C must do before the command ends (a restore drops the database it is filling);
+   * the function returned withdraws it, once the work it undoes is done.
+   */
+  onInterrupt(cleanup: () => Promise<unknown>): () => void
 }
 
 export interface ContextOptions {
@@ -35,15 +40,23 @@ export async function withAdminContext<T>(command: Command, work: (context: Admi
   const config = loadConfig(configFileOf(command, { mayCreate: options.mayCreateConfig }))
   // Ctrl-C during the work: close the pools and stop the embedded PostgreSQL this command
   // started, then end with 130 (as a shell reports Ctrl-C), rather than leave them running.
-  const open: Opened = {}
+  const open: Opened = { cleanups: new Set() }
+  let stopping: Promise<never> | undefined
   const interrupted = () => {
     options.progress?.done()
     process.stderr.write('entityctl: interrupted; stopping\n')
-    void Promise.allSettled([open.tenants?.close(), open.server?.stop()]).then(() => process.exit(EXIT.interrupted))
+    // Until the process exits, the work failing under the cleanups is not reported as a failure.
+    stopping = new Promise<never>(() => {})
+    void Promise.allSettled([...open.cleanups].map((cleanup) => cleanup()))
+      .then(() => Promise.allSettled([open.tenants?.close(), open.server?.stop()]))
+      .then(() => process.exit(EXIT.interrupted))
   }
   process.once('SIGINT', interrupted)
   try {
     return await withServer(config, work, options, open)
+  } catch (error) {
+    if (stopping) await stopping
+    throw error
   } finally {
     process.removeListener('SIGINT', interrupted)
   }
@@ -53,6 +66,7 @@ export async function withAdminContext<T>(command: Command, work: (context: Admi
 interface Opened {
   server?: DatabaseServer
   tenants?: TenantRegistry
+  readonly cleanups: Set<() => Promise<unknown>>
 }
 
 async function withServer<T>(config: Config, work: (context: AdminContext) => Promise<T>, options: ContextOptions, open: Opened): Promise<T> {
@@ -91,6 +105,10 @@ async function withServer<T>(config: Config, work: (context: AdminContext) => Pr
           })
         }
         return database
+      },
+      onInterrupt: (cleanup) => {
+        open.cleanups.add(cleanup)
+        return () => open.cleanups.delete(cleanup)
       },
     })
   } catch (error) {

@@ -33,9 +33,11 @@ export async function restore(file: string, options: { as: string; encryptionKey
   const steps = progress(options)
   await withAdminContext(
     command,
-    async ({ config, model, server }) => {
+    async ({ config, model, server, onInterrupt }) => {
       const { restoreTenant } = await import('../../server/tenancy/tenant-transfer.ts')
-      const result = await adminCall(() => restoreTenant(config, model, server.url, resolve(file), options.as, options.encryptionKeyFile, (text) => steps.step(text)))
+      const result = await adminCall(() =>
+        restoreTenant(config, model, server.url, resolve(file), options.as, options.encryptionKeyFile, { progress: (text) => steps.step(text), onInterrupt }),
+      )
       await configAnnouncer(config.path, server.url)()
       steps.done()
       printResult(options, result, () =>

@@ -379,6 +379,9 @@ async function copyTableIn(client: pg.Client, table: BackupTable, lines: AsyncIt
     stream.on('finish', resolve)
     stream.on('error', reject)
   })
+  // The COPY can fail while this waits for the next line (its connection ended): heard here,
+  // and thrown where `finished` is awaited, not as an unhandled rejection that ends the process.
+  finished.catch(() => {})
   // Rows are sent in batches of about 64 KB: a write per row cost more than the COPY itself.
   let batch: Buffer[] = []
   let size = 0
@@ -403,21 +406,27 @@ async function copyTableIn(client: pg.Client, table: BackupTable, lines: AsyncIt
       })
     }
   }
-  for (;;) {
-    const next = await lines.next()
-    if (next.done) {
-      stream.destroy()
-      throw new BackupError(`The backup ends early, in table ${table.name}: the file is incomplete.`)
+  try {
+    for (;;) {
+      const next = await lines.next()
+      if (next.done) throw new BackupError(`The backup ends early, in table ${table.name}: the file is incomplete.`)
+      const line = next.value
+      if (line.length === 2 && line[0] === 0x5c && line[1] === 0x2e) break
+      batch.push(line, NEWLINE)
+      size += line.length + 1
+      rows++
+      if (rows % PROGRESS_ROWS === 0) progress?.(`restoring ${table.name} (${rows} rows)`)
+      if (size >= 65_536) await flush()
     }
-    const line = next.value
-    if (line.length === 2 && line[0] === 0x5c && line[1] === 0x2e) break
-    batch.push(line, NEWLINE)
-    size += line.length + 1
-    rows++
-    if (rows % PROGRESS_ROWS === 0) progress?.(`restoring ${table.name} (${rows} rows)`)
-    if (size >= 65_536) await flush()
+    await flush()
+  } catch (error) {
+    // The input failed (a truncated gzip stream, an interrupted move) or ended early. A COPY
+    // left open keeps the connection waiting for rows, and the rollback queued behind it
+    // would never run: the COPY is failed first, and this waits until the server has ended it.
+    stream.destroy(error as Error)
+    await finished.catch(() => {})
+    throw error
   }
-  await flush()
   stream.end()
   await finished
   return rows

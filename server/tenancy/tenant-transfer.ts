@@ -85,7 +85,7 @@ export async function restoreTenant(
   file: string,
   name: string,
   keyFile: string | undefined,
-  progress?: ProgressReport,
+  options: { progress?: ProgressReport; onInterrupt?: (cleanup: () => Promise<unknown>) => () => void } = {},
 ): Promise<RestoreResult> {
   if (!TENANT_NAME.test(name)) throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists; restore under another name (--as) or remove it first.`)
@@ -93,9 +93,10 @@ export async function restoreTenant(
   // pipe() would not pass on a read error (a missing file): the reader would wait for ever.
   const input = createGunzip()
   pipeline(createReadStream(file), input).catch((error) => input.destroy(error))
+  let header: BackupHeader | undefined
   try {
     const lines = backupLines(input)
-    const header = await readBackupHeader(lines)
+    header = await readBackupHeader(lines)
     checkKey(header, key)
     const database = `entityctl_${name.replaceAll('-', '_')}`
     if (await databaseExists(serverUrl, database)) {
@@ -103,16 +104,23 @@ export async function restoreTenant(
     }
     const url = databaseUrl(serverUrl, database)
     await createDatabase(serverUrl, database)
+    // Interrupted, the restore leaves no database behind unless the tenant is recorded:
+    // the drop ends the restore's connections too.
+    const withdraw = options.onInterrupt?.(async () => {
+      if (!readConfigFile(config.path).Tenants?.[name]) await dropDatabase(serverUrl, database)
+    })
     try {
-      const tables = await restoreInto(url, name, model, key, header, lines, progress)
+      const tables = await restoreInto(url, name, model, key, header, lines, options.progress)
       await recordTenant(config.path, name, { Database: database, EncryptionKey: key })
       return { tenant: name, database, from: header.tenant, tables, rows: tables.reduce((sum, t) => sum + t.rows, 0) }
     } catch (error) {
       await dropDatabase(serverUrl, database)
       throw error
+    } finally {
+      withdraw?.()
     }
   } catch (error) {
-    throw readError(error, file)
+    throw readError(error, file, header !== undefined)
   } finally {
     input.destroy()
   }
@@ -197,10 +205,16 @@ async function recordTenant(path: string, name: string, entry: Record<string, un
   await writeConfigFile(path, file)
 }
 
-/** A read error of the file said with its path; a file that is not gzip is not a backup. */
-function readError(error: unknown, file: string): unknown {
+/**
+ * A read error of the file said with its path; a file that is not gzip is not a backup, and
+ * one that stops being gzip after its header is a damaged or truncated backup.
+ */
+function readError(error: unknown, file: string, headerRead: boolean): unknown {
   const code = (error as NodeJS.ErrnoException)?.code
   if (code === 'ENOENT' || code === 'EACCES') return new TenantAdminError(`Cannot read the backup ${file}: ${(error as Error).message}`)
+  if ((code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') && headerRead) {
+    return new BackupError(`The backup ${file} is damaged or incomplete (${(error as Error).message}): nothing was restored.`)
+  }
   if (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') return new BackupError(`${file} is not an entityctl tenant backup, or it is damaged (${(error as Error).message}).`)
   return error
 }

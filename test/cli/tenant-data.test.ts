@@ -4,18 +4,19 @@
 // A test server holds the source tenant; restored tenants are served by a second server
 // process started on the same config afterwards. Every database made here is dropped.
 
-import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { execFile, spawn, spawnSync } from 'node:child_process'
+import { cpSync, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
+import { gunzipSync, gzipSync } from 'node:zlib'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, DEMO_PLUGINS, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 import { loadConfig } from '../../server/config/load-config.ts'
-import { databaseUrl, dropDatabase } from '../../server/tenancy/database-server.ts'
+import { databaseExists, databaseUrl, dropDatabase } from '../../server/tenancy/database-server.ts'
 import { propertyCipher } from '../../server/tenancy/property-encryption.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -110,7 +111,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await second?.stop()
   await server?.stop()
-  for (const database of [restored, during].map((t) => `entityctl_${t.replaceAll('-', '_')}`).concat(movedDatabase)) await dropDatabase(TEST_DATABASE_URL, database)
+  for (const database of [restored, during, `interrupted-${suffix}`, `cut0-${suffix}`, `cut1-${suffix}`].map((t) => `entityctl_${t.replaceAll('-', '_')}`).concat(movedDatabase)) await dropDatabase(TEST_DATABASE_URL, database)
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -145,6 +146,66 @@ describe('backup and restore', { timeout: SLOW }, () => {
     const missing = await entityctl('tenant', 'restore', join(dir, 'nowhere.entityctl-backup'), '--as', `wrong-${suffix}`, '--encryption-key-file', `${file}.key`)
     expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining(`Cannot read the backup ${join(dir, 'nowhere.entityctl-backup')}`)])
     expect(loadConfig(server.configPath, {}).Tenants.has(`wrong-${suffix}`)).toBe(false)
+  })
+
+  it('refuses a truncated backup, ending and leaving no database or config entry behind', async () => {
+    const file = join(dir, 'source.entityctl-backup')
+    const whole = readFileSync(file)
+    const cuts = [200, Math.floor(whole.length / 2)]
+    const names = cuts.map((_, i) => `cut${i}-${suffix}`)
+    const results = await Promise.all(
+      cuts.map((cut, i) => {
+        const truncated = join(dir, `cut-${cut}.entityctl-backup`)
+        writeFileSync(truncated, whole.subarray(0, whole.length - cut))
+        // It used to wait for ever for the rest of a COPY: a minute is far more than it takes.
+        return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          execFile(join(root, 'bin/entityctl'), ['--config', server.configPath, 'tenant', 'restore', truncated, '--as', names[i], '--encryption-key-file', `${file}.key`], { env: { ...process.env, CI: '1' }, timeout: 60_000, killSignal: 'SIGKILL' }, (error, _stdout, stderr) =>
+            resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),
+          )
+        })
+      }),
+    )
+    for (const [i, result] of results.entries()) {
+      expect([result.code, result.stderr.trim().split('\n').at(-1)]).toEqual([1, expect.stringContaining('is damaged or incomplete')])
+      expect(await databaseExists(TEST_DATABASE_URL, `entityctl_${names[i].replaceAll('-', '_')}`)).toBe(false)
+      expect(loadConfig(server.configPath, {}).Tenants.has(names[i])).toBe(false)
+    }
+  })
+
+  it('drops the database of a restore interrupted with Ctrl-C', async () => {
+    // The backup comes through a pipe that stops after the first table's rows, as a slow disk
+    // would: the restore waits inside a COPY when Ctrl-C comes.
+    const text = gunzipSync(readFileSync(join(dir, 'source.entityctl-backup'))).toString('utf8').split('\n')
+    const firstTable = text.indexOf('\\.') + 2
+    const pipe = join(dir, 'slow.entityctl-backup')
+    expect(spawnSync('mkfifo', [pipe]).status).toBe(0)
+    const name = `interrupted-${suffix}`
+    const child = spawn(join(root, 'bin/entityctl'), ['--config', server.configPath, 'tenant', 'restore', pipe, '--as', name, '--encryption-key-file', join(dir, 'source.entityctl-backup.key')], {
+      env: { ...process.env, CI: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: SLOW,
+    })
+    const writer = createWriteStream(pipe)
+    writer.write(gzipSync(`${text.slice(0, firstTable).join('\n')}\n`))
+    let stderr = ''
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk
+        // The second table's COPY has begun.
+        if ((stderr.match(/restoring /g) ?? []).length >= 2) resolve()
+      })
+    })
+    const database = `entityctl_${name.replaceAll('-', '_')}`
+    expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(true)
+    child.kill('SIGINT')
+    // Node cannot exit while a read of the pipe waits: the pipe is closed a second after Ctrl-C
+    // is heard, by when the command has decided what to leave behind.
+    await until(() => stderr.includes('interrupted'))
+    setTimeout(() => writer.destroy(), 1000)
+    expect(await exited, stderr).toBe(130)
+    expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(false)
+    expect(loadConfig(server.configPath, {}).Tenants.has(name)).toBe(false)
   })
 
   it('takes a backup during concurrent writes that restores to a consistent state', async () => {
@@ -279,6 +340,10 @@ describe('move', { timeout: SLOW }, () => {
     expect([remove.code, remove.stderr]).toEqual([2, expect.stringContaining('has its own ConnectionString')])
   })
 })
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50))
+}
 
 /** Runs entityctl on a pseudo-terminal (util-linux `script`): stdin and stdout are a terminal, as for an admin. */
 function onTerminal(...args: string[]): Promise<{ code: number | null; text: string }> {
