@@ -1,6 +1,7 @@
 // Business rules of the role tree (specification 2.5, decisions.md "Roles and permissions"),
 // called by the write path before a flush and by the CLI:
 //
+//   await lockRoleTree(sql)                                    // until the write commits
 //   await checkRoleParent(sql, role.Guid, role.Parent?.Guid)   // 400 RoleCycle
 //   await checkRoleDeletable(sql, role.Guid)                   // 409 RoleHasChildren
 //
@@ -19,6 +20,20 @@ interface RoleRow {
 
 /** Depth at which a walk up the tree gives up: far beyond any real hierarchy. */
 const MAX_DEPTH = 10_000
+
+/** pg_advisory_xact_lock key of a tenant's role tree: "ectl-rt" as a number, the same on every instance. */
+const ROLE_TREE_LOCK = 0x6563_746c_7274
+
+/**
+ * Holds the tenant's role tree until the caller's transaction ends. The checks below read
+ * parents that a concurrent write may be changing: X under Y and Y under X, each checked
+ * against the other's old parent, both pass and make a cycle. Taken before the checks and
+ * held until the write commits, changes of the tree pass one at a time, each checked
+ * against the tree as the one before left it.
+ */
+export async function lockRoleTree(sql: Sql): Promise<void> {
+  await sql('select pg_advisory_xact_lock($1)', [ROLE_TREE_LOCK])
+}
 
 /**
  * Throws 400 RoleCycle when `newParentGuid` as the parent of `roleGuid` would make the roles

@@ -2,7 +2,9 @@
 // (as a named prepared statement, so PostgreSQL plans each query shape once per connection,
 // unless a heavy read's shape runs long enough to be planned for its values: plan-choice.ts);
 // writes run a unit of work, whose flush runs the business rules and writes everything in
-// one statement (a unit that keeps losing its rows to other writers locks them: write()).
+// one statement (a unit that keeps losing its rows to other writers locks them: write(); one
+// whose rules hold a lock until the write commits, a change of the role tree, flushes in a
+// transaction).
 // Connections are taken and given back by request-connection.ts: in the request's lane,
 // cancelled when its client leaves. A workflow substitutes its own session, so handlers never
 // know whether they run inside one.
@@ -99,7 +101,9 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
               const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), remembered: tenant.remembered })
               try {
                 const result = await work(unit)
-                await unit.flush(options?.readBack?.(result))
+                const readBack = options?.readBack?.(result)
+                if (unit.needsTransaction) await inTransaction(plainSql(client), () => unit.flush(readBack))
+                else await unit.flush(readBack)
                 return result
               } catch (error) {
                 // A refusal that rests on remembered rows stands only while they are stored so.
@@ -130,6 +134,18 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
       }
     },
     read: (work) => withConnection(tenant, cheap, (client) => readOnly(openUnit(tenant, preparedSql(client)), work)),
+  }
+}
+
+/** Runs `work` between BEGIN and COMMIT, or ROLLBACK when it throws. */
+async function inTransaction(plain: Sql, work: () => Promise<void>): Promise<void> {
+  await plain('begin')
+  try {
+    await work()
+    await plain('commit')
+  } catch (error) {
+    await plain('rollback').catch(() => {})
+    throw error
   }
 }
 

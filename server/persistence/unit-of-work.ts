@@ -103,6 +103,12 @@ export interface FlushHook {
   beforeWrite(unit: UnitOfWork): Promise<void>
   /** The parents a change of `changing` on `entity` makes the hook recompute (undefined: the entity goes). */
   prefetch(model: Model, entity: EntityModel, changing?: Iterable<string>): readonly ParentPrefetch[]
+  /**
+   * Whether the hook's checks of the unit's changes hold only under a lock it takes until the
+   * write commits (the role tree's: a check that reads rows other writers may be changing),
+   * so the flush must run in a transaction.
+   */
+  needsTransaction(unit: UnitOfWork): boolean
 }
 
 export interface UnitOptions {
@@ -419,6 +425,11 @@ export class UnitOfWork {
       if (isWriteConflict(error)) this.#forgetRemembered([], true)
       throw error
     }
+  }
+
+  /** Whether the flush must run in a transaction, for the rules' lock to last until the write commits (FlushHook). */
+  get needsTransaction(): boolean {
+    return this.#options.rules.needsTransaction(this)
   }
 
   /** Whether this unit took rows from the remembered ones (its answer then rests on them). */

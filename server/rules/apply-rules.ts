@@ -17,7 +17,7 @@ import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
-import { checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
+import { changesRoleTree, checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
 import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
 
 interface Pending {
@@ -38,6 +38,7 @@ interface Pending {
 export const businessRules: FlushHook = {
   beforeWrite: (unit) => applyRules(unit),
   prefetch: (model, entity, changing) => parentsReachedBy(model, entity, changing),
+  needsTransaction: (unit) => changesRoleTree(unit),
 }
 
 /** Bounds the propagation between entities; a plugin's rules that never settle are a bug. */

@@ -4,7 +4,7 @@
 
 import { RequestError } from '../errors.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
-import { checkRoleDeletable, checkRoleParent } from '../auth/role-rules.ts'
+import { checkRoleDeletable, checkRoleParent, lockRoleTree } from '../auth/role-rules.ts'
 
 interface Touched {
   readonly entry: Entry
@@ -16,10 +16,17 @@ export async function runRoleRules(unit: UnitOfWork, touched: Iterable<Touched>,
   const changedRoles = [...touched].filter((t) => t.entry.entity.name === 'Role' && !t.entry.removed && (t.created || t.changed.has('Parent')))
   const parentOf = (entry: Entry) => (entry.values.Parent as string | null | undefined) ?? null
   const pendingParents = new Map<string, string | null>(changedRoles.map((t) => [t.entry.key, parentOf(t.entry)]))
-  for (const role of changedRoles) await checkRoleParent(unit.sql, role.entry.key, parentOf(role.entry), pendingParents)
   const removedRoles = [...removed].filter((entry) => entry.entity.name === 'Role')
+  // The checks read the tree as committed; it must stay so until this write commits.
+  if (changedRoles.length > 0 || removedRoles.length > 0) await lockRoleTree(unit.sql)
+  for (const role of changedRoles) await checkRoleParent(unit.sql, role.entry.key, parentOf(role.entry), pendingParents)
   const removing = new Set(removedRoles.map((entry) => entry.key))
   for (const role of removedRoles) await checkRoleDeletable(unit.sql, role.key, removing)
+}
+
+/** Whether the unit adds, re-parents or removes a role: its flush then holds the role tree's lock (runRoleRules). */
+export function changesRoleTree(unit: UnitOfWork): boolean {
+  return unit.entries().some((entry) => entry.entity.name === 'Role' && (entry.removed ? entry.state === 'loaded' : entry.state === 'new' || unit.changes(entry).includes('Parent')))
 }
 
 /** A restricting reference (onDelete 'restrict') keeps its target from being deleted: 409. */

@@ -122,6 +122,45 @@ describe('role rules', () => {
   })
 })
 
+describe('concurrent changes of the tree', () => {
+  /** Roles whose walk up the parents comes back to themselves. */
+  async function rolesInCycles(): Promise<string[]> {
+    const { rows } = await db.pool.query<{ Guid: string; Parent_Guid: string | null }>('select "Guid", "Parent_Guid" from "Role"')
+    const parentOf = new Map(rows.map((r) => [r.Guid, r.Parent_Guid]))
+    return rows
+      .filter((role) => {
+        let current = parentOf.get(role.Guid)
+        for (let steps = 0; current && steps <= rows.length; steps++, current = parentOf.get(current)) if (current === role.Guid) return true
+        return false
+      })
+      .map((r) => r.Guid)
+  }
+
+  it('never makes a cycle of two roles re-parented under each other at the same time, over HTTP', async () => {
+    const { accessToken } = await tokens(server)
+    const pairs = await Promise.all(Array.from({ length: 15 }, async (_, i) => [(await addRole(db, `RaceX${i}`)).guid, (await addRole(db, `RaceY${i}`)).guid] as const))
+    const parent = (role: string, to: string) => call(`${server.api}/Roles(${role})`, { method: 'PATCH', token: accessToken, body: { ParentGuid: to } })
+    for (const [x, y] of pairs) {
+      const answers = await Promise.all([parent(x, y), parent(y, x)])
+      // One wins; the other now closes a cycle.
+      expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text).join(' ')).toEqual([204, 400])
+      expect(answers.find((a) => a.status === 400)!.body.error.code).toBe('RoleCycle')
+    }
+    expect(await rolesInCycles()).toEqual([])
+  })
+
+  it('never makes a cycle through the admin commands either (role set-parent)', async () => {
+    for (let i = 0; i < 10; i++) {
+      const [x, y] = [`SetX${i}`, `SetY${i}`]
+      await addRole(db, x)
+      await addRole(db, y)
+      const results = await Promise.allSettled([setRoleParent(db, x, y), setRoleParent(db, y, x)])
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+    }
+    expect(await rolesInCycles()).toEqual([])
+  })
+})
+
 describe('access through the hierarchy', () => {
   it('gives a supervisor role the responsibilities of its grandchild role, and a user of it access at once', async () => {
     await grantResponsibility(db, 'Seniors', 'ReadRoles')
