@@ -62,7 +62,7 @@ export interface RunningServer {
 const LOG_FLUSH_MS = 1000
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const config = loadConfig(options.configPath)
+  const config = loadConfig(options.configPath, process.env, { serving: true })
   // Batched log writes (http/log-lines.ts): a write per request line was a system call per
   // request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
   // JSON lines, but for a person at a terminal (pretty-log.ts).

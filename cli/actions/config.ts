@@ -10,7 +10,7 @@ export function check(options: { json?: boolean }, command: Command): void {
   const path = configFileOf(command)
   let loaded: Config
   try {
-    loaded = loadConfig(path)
+    loaded = loadConfig(path, process.env, { serving: true })
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     const count = `${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}`

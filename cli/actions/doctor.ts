@@ -31,7 +31,7 @@ export async function doctor(options: { json?: boolean }, command: Command): Pro
   const steps = progress(options)
   let config: Config | undefined
   try {
-    config = loadConfig(path)
+    config = loadConfig(path, process.env, { serving: true })
     checks.push({ check: 'config', status: 'ok', detail: `${path}: valid (${config.Tenants.size} tenant${config.Tenants.size === 1 ? '' : 's'})` })
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error

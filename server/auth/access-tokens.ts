@@ -4,7 +4,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { errors, jwtVerify, SignJWT } from 'jose'
-import type { Config } from '../config/load-config.ts'
+import { jwtSigningKey, type Config } from '../config/load-config.ts'
 import { AuthError } from '../errors.ts'
 import { GUID_PATTERN } from '../persistence/guid.ts'
 
@@ -31,9 +31,7 @@ export class AccessTokens {
   readonly #verified = new Map<string, VerifiedToken>()
 
   constructor(jwt: Config['JWT'], isKnownTenant: (tenant: string) => boolean) {
-    if (!jwt.SigningKey) throw new Error('Configuration JWT:SigningKey is required to issue and verify access tokens.')
-    this.#key = Buffer.from(jwt.SigningKey, 'base64url')
-    if (this.#key.length < 32) throw new Error('Configuration JWT:SigningKey must be at least 32 bytes, base64url encoded.')
+    this.#key = jwtSigningKey(jwt)
     this.#issuer = jwt.Issuer
     this.#audience = jwt.Audience
     this.#lifetimeSeconds = Math.max(1, Math.round(jwt.AccessTokenExpirationHours * 3600))

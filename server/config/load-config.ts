@@ -75,8 +75,10 @@ export async function writeConfigFile(path: string, content: Record<string, any>
 /**
  * The validated configuration. Every problem of the file and the environment is found before
  * anything is refused: one ConfigError lists them all (`config check` prints each).
+ * `serving`: also what only serving needs (the key that signs access tokens), as `serve`,
+ * `config check` and `doctor` ask; admin commands run without it (a first `tenant add`).
  */
-export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process.env, options: { serving?: boolean } = {}): Config {
   const raw = applyEnvironment(readConfigFile(path), env)
   const problems: ConfigError[] = []
   /** The value `read` gives, or undefined after recording its problem. */
@@ -97,6 +99,8 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
     config[sectionName] = readSection(sectionName, keys, raw[sectionName] ?? {}, problems)
   }
   attempt(() => checkCors(config.ApiOptions as Record<string, unknown>))
+  attempt(() => checkConnectionString('Database:ConnectionString', (config.Database as Record<string, unknown>).ConnectionString))
+  if (options.serving) attempt(() => jwtSigningKey(config.JWT as Config['JWT']))
   const tenants = new Map<string, TenantConfig>()
   const rawTenants = raw.Tenants ?? {}
   if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) problems.push(new ConfigError('Tenants', 'must be an object of tenant name → settings'))
@@ -120,6 +124,7 @@ function readTenant(name: string, settings: unknown, problems: ConfigError[]): T
     const value = section[key]
     if (value !== undefined && Buffer.from(value, 'base64').length !== 32) throw new ConfigError(`Tenants:${name}:${key}`, 'must be 32 bytes, base64 encoded')
   }
+  checkConnectionString(`Tenants:${name}:ConnectionString`, section.ConnectionString)
   if (problems.length > before) return undefined
   return {
     name,
@@ -151,6 +156,26 @@ function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown,
     }
   }
   return out
+}
+
+/** The key that signs and verifies access tokens, as bytes: base64url, at least 32 of them. */
+export function jwtSigningKey(jwt: Config['JWT']): Uint8Array {
+  if (!jwt.SigningKey) throw new ConfigError('JWT:SigningKey', 'is required to serve: at least 32 random bytes, base64url encoded (install.sh generates one)')
+  const key = Buffer.from(jwt.SigningKey, 'base64url')
+  if (key.length < 32) throw new ConfigError('JWT:SigningKey', `must be at least 32 bytes, base64url encoded, not ${key.length}`)
+  return key
+}
+
+/**
+ * Connection strings are URLs (databaseUrl() and the driver read them so); the value is a
+ * secret, so a problem never quotes it.
+ */
+function checkConnectionString(key: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') return
+  const url = URL.canParse(value) ? new URL(value) : undefined
+  if (!url || !/^postgres(ql)?:$/.test(url.protocol)) {
+    throw new ConfigError(key, 'must be a PostgreSQL connection string: postgres://user:password@host:5432/database')
+  }
 }
 
 /** A page of any site sending the browser's credentials is what CORS exists to prevent. */

@@ -65,21 +65,53 @@ afterAll(async () => {
 describe('config check', { timeout: SLOW }, () => {
   it('lists every problem at once, exit 2, as JSON too', async () => {
     const config = join(dir, 'bad.json')
-    writeFileSync(config, JSON.stringify({ Server: { Port: 'eighty', Bogus: 1 }, Databse: {}, Tenants: { 'Not Valid': {}, acme: { EncryptionKey: 'short' } } }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        Server: { Port: 'eighty', Bogus: 1 },
+        Databse: {},
+        Database: { ConnectionString: 'garbage' },
+        JWT: { SigningKey: 'abc' },
+        Tenants: { 'Not Valid': {}, acme: { EncryptionKey: 'short' } },
+      }),
+    )
     const [human, json] = await Promise.all([entityctl(config, 'config', 'check'), entityctl(config, 'config', 'check', '--json')])
     expect(human.code).toBe(2)
-    expect(human.stderr).toContain(`${config}: 5 problems:`)
+    expect(human.stderr).toContain(`${config}: 7 problems:`)
     const error = json.json().error
     expect(json.code).toBe(2)
     expect(error.code).toBe('ConfigError')
+    // What serve refuses too: a signing key shorter than 32 bytes, a connection string that is no URL.
     expect(error.problems).toEqual([
       expect.stringContaining('Configuration Databse: unknown section'),
       expect.stringContaining('Configuration Server:Bogus: unknown key'),
       'Configuration Server:Port: must be an integer, not "eighty"',
+      'Configuration Database:ConnectionString: must be a PostgreSQL connection string: postgres://user:password@host:5432/database',
+      'Configuration JWT:SigningKey: must be at least 32 bytes, base64url encoded, not 2',
       expect.stringContaining('Configuration Tenants:Not Valid: a tenant name is'),
       'Configuration Tenants:acme:EncryptionKey: must be 32 bytes, base64 encoded',
     ])
     for (const problem of error.problems) expect(human.stderr).toContain(problem)
+  })
+
+  it('refuses what serve refuses: no signing key fails config check and doctor; a malformed connection string names its setting', async () => {
+    const config = join(dir, 'unsigned.json')
+    writeFileSync(config, JSON.stringify({ Server: { LogLevel: 'silent', PluginsDir: DEMO_PLUGINS, Port: 0 }, Database: { ConnectionString: TEST_DATABASE_URL } }))
+    const garbage = join(dir, 'garbage.json')
+    writeFileSync(garbage, JSON.stringify({ Database: { ConnectionString: 'garbage' }, JWT: { SigningKey: randomBytes(32).toString('base64url') } }))
+    const [check, doctor, serve, users] = await Promise.all([
+      entityctl(config, 'config', 'check', '--json'),
+      entityctl(config, 'doctor', '--json'),
+      entityctl(config, 'serve', '--port', '0', '--json'),
+      entityctl(garbage, 'user', 'list', '--tenant', 'acme', '--json'),
+    ])
+    const missingKey = 'Configuration JWT:SigningKey: is required to serve: at least 32 random bytes, base64url encoded (install.sh generates one)'
+    expect([check.code, check.json().error.problems]).toEqual([2, [missingKey]])
+    expect([serve.code, serve.json().error]).toEqual([2, { code: 'ConfigError', message: missingKey }])
+    expect([doctor.code, doctor.json().healthy]).toEqual([1, false])
+    expect(doctor.json().checks).toContainEqual(expect.objectContaining({ check: 'config', status: 'fail', detail: missingKey }))
+    expect([users.code, users.json().error.code]).toEqual([2, 'ConfigError'])
+    expect(users.json().error.message).toContain('Database:ConnectionString: must be a PostgreSQL connection string')
   })
 
   it('refuses a file that cannot be read, naming it (exit 2)', async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../server/config/load-config.ts'
+import { type ConfigError, loadConfig } from '../../server/config/load-config.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'entityctl-config-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -62,6 +62,25 @@ describe('loadConfig', () => {
     expect(config.ApiOptions['Cors:MaxAgeSeconds']).toBe(60)
     expect(config.ApiOptions['Cors:AllowCredentials']).toBe(true)
     expect(loadConfig(file({}), {}).ApiOptions['Cors:AllowedOrigins']).toBe('')
+  })
+
+  it('asks for the signing key only to serve, and refuses a connection string that is no PostgreSQL URL', () => {
+    const unsigned = file({})
+    expect(loadConfig(unsigned, {}).JWT.SigningKey).toBeUndefined()
+    expect(() => loadConfig(unsigned, {}, { serving: true })).toThrow('Configuration JWT:SigningKey: is required to serve')
+    expect(() => loadConfig(file({ JWT: { SigningKey: 'abc' } }), {}, { serving: true })).toThrow('Configuration JWT:SigningKey: must be at least 32 bytes, base64url encoded, not 2')
+    expect(loadConfig(file({ JWT: { SigningKey: Buffer.alloc(32, 1).toString('base64url') } }), {}, { serving: true }).Tenants.size).toBe(0)
+    const problems = (() => {
+      try {
+        loadConfig(file({ Database: { ConnectionString: 'garbage' }, Tenants: { acme: { EncryptionKey: KEY, ConnectionString: 'http://db/acme' } } }), {})
+      } catch (error) {
+        return (error as ConfigError).problems
+      }
+    })()
+    expect(problems).toEqual([
+      'Configuration Database:ConnectionString: must be a PostgreSQL connection string: postgres://user:password@host:5432/database',
+      'Configuration Tenants:acme:ConnectionString: must be a PostgreSQL connection string: postgres://user:password@host:5432/database',
+    ])
   })
 
   it('refuses a file that is not JSON, naming the file', () => {
