@@ -20,6 +20,12 @@ interface Setting {
 export function unreachable(error: unknown, config: Config, tenants: Iterable<string>): CliError | undefined {
   const cause = networkCause(error)
   if (!cause) return undefined
+  // By name: importing database-server.ts here would load pg for every command.
+  if ((error as Error).name === 'CommandLineDatabaseError') {
+    const { option, connection, message } = error as Error & { option: string; connection: string }
+    const where = serverOf(connection)
+    return new CliError(`Cannot reach the database${where ? ` at ${where}` : ''} (${message}). Check ${option}.`, { code: 'DatabaseUnreachable' })
+  }
   const suspects: Setting[] = [...tenants]
     .map((name) => config.Tenants.get(name))
     .filter((tenant) => tenant?.ConnectionString)

@@ -26,6 +26,21 @@ export async function openDatabaseServer(config: Config, logger?: { info(msg: st
   return { url: embedded.connectionString, embedded: true, stop: embedded.stop }
 }
 
+/**
+ * A database a command names on its command line (`tenant move --to`) that failed to answer:
+ * the CLI says which option to check (cli/database-hint.ts), not a setting of the config.
+ */
+export class CommandLineDatabaseError extends Error {
+  readonly option: string
+  readonly connection: string
+  constructor(option: string, connection: string, cause: unknown) {
+    super((cause as Error)?.message ?? String(cause), { cause })
+    this.name = 'CommandLineDatabaseError'
+    this.option = option
+    this.connection = connection
+  }
+}
+
 /** The same server, another database. */
 export function databaseUrl(serverUrl: string, database: string): string {
   const url = new URL(serverUrl)

@@ -9,7 +9,7 @@ import { createGunzip, createGzip } from 'node:zlib'
 import type { Config } from '../config/load-config.ts'
 import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
-import { createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
+import { CommandLineDatabaseError, createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
 import {
   backupLines,
   BackupError,
@@ -155,7 +155,10 @@ export async function moveTenant(config: Config, model: Model, serverUrl: string
   if (!/^postgres(ql)?:$/.test(targetUrl.protocol) || !database) throw new TenantAdminError(`--to must name the target database: postgres://user@host:port/database, not '${redact(target)}'.`)
   if (sameDatabase(source, target)) throw new TenantAdminError(`Tenant '${name}' is already in ${redact(target)}.`)
   const targetServer = databaseUrl(target, 'postgres')
-  const created = !(await databaseExists(targetServer, database))
+  // The first contact with the target: failing here, it is --to that needs checking.
+  const created = !(await databaseExists(targetServer, database).catch((error) => {
+    throw new CommandLineDatabaseError('--to', target, error)
+  }))
   if (created) await createDatabase(targetServer, database)
   else if (await hasTables(target)) throw new TenantAdminError(`${redact(target)} already holds tables; a move needs an empty database.`)
   try {

@@ -228,6 +228,16 @@ describe('a database that cannot be reached', () => {
     expect(serveOwn.json().error.message).toContain(`Check Tenants:acme:ConnectionString in ${own}`)
     expect(human.stderr).toContain('entityctl: Cannot reach the database at 127.0.0.1:1')
   })
+
+  it('names the option of a database given on the command line, without its password', { timeout: SLOW }, async () => {
+    const config = writeConfig('move-down.json', { Tenants: { acme: { EncryptionKey: key() } } })
+    const result = await entityctl(config, 'tenant', 'move', 'acme', '--to', 'postgres://postgres:secret-pw@127.0.0.1:1/acme', '--json')
+    expect([result.code, result.json().error]).toEqual([
+      1,
+      { code: 'DatabaseUnreachable', message: expect.stringMatching(/^Cannot reach the database at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)\. Check --to\.$/) },
+    ])
+    expect(result.stdout).not.toContain('secret-pw')
+  })
 })
 
 describe.skipIf(!existsSync('/usr/bin/script'))('prompts on a terminal', () => {
