@@ -149,7 +149,8 @@ export async function moveTenant(config: Config, model: Model, serverUrl: string
   try {
     targetUrl = new URL(target)
   } catch {
-    throw new TenantAdminError(`--to must be a PostgreSQL connection string (postgres://user@host:port/database), not '${target}'.`)
+    // Not echoed: a value that is not a URL may still hold a password.
+    throw new TenantAdminError('--to must be a PostgreSQL connection string (postgres://user@host:port/database); the value given is not a URL.')
   }
   const database = decodeURIComponent(targetUrl.pathname.slice(1))
   if (!/^postgres(ql)?:$/.test(targetUrl.protocol) || !database) throw new TenantAdminError(`--to must name the target database: postgres://user@host:port/database, not '${redact(target)}'.`)

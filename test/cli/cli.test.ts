@@ -237,6 +237,11 @@ describe('a database that cannot be reached', () => {
       { code: 'DatabaseUnreachable', message: expect.stringMatching(/^Cannot reach the database at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)\. Check --to\.$/) },
     ])
     expect(result.stdout).not.toContain('secret-pw')
+    // A value that is not a URL at all is not echoed either: it may hold a password too.
+    const garbled = await entityctl(config, 'tenant', 'move', 'acme', '--to', 'secret-pw@db-host/acme', '--json')
+    expect(garbled.code).not.toBe(0)
+    expect(garbled.json().error.message).toContain('--to must be a PostgreSQL connection string')
+    expect(garbled.stdout + garbled.stderr).not.toContain('secret-pw')
   })
 })
 
