@@ -180,6 +180,8 @@ export class UnitOfWork {
   readonly #touched = new Set<Entry>()
   /** Entries whose every derived value the flush hook computes again (recomputeAll). */
   readonly #recomputed = new Set<Entry>()
+  /** Where in the request's body new entries were written (`Lines/1`), for the targets of their errors. */
+  readonly #bodyPaths = new WeakMap<Entry, string>()
   /** Entries staged steps changed, as the database holds them (stage()). */
   readonly #stored = new Map<Entry, StoredRow>()
   /**
@@ -252,6 +254,17 @@ export class UnitOfWork {
 
   recomputesAll(entry: Entry): boolean {
     return this.#recomputed.has(entry)
+  }
+
+  /** `entry` came from `path` of the request's body (a deep insert's `Lines/1`): its errors' targets start there. */
+  wroteFrom(entry: Entry, path: string): void {
+    this.#bodyPaths.set(entry, path)
+  }
+
+  /** The target of an error about `property` of `entry`: `Lines/1/Quantity` for a nested new entity. */
+  targetOf(entry: Entry, property: string): string {
+    const path = this.#bodyPaths.get(entry)
+    return path ? `${path}/${property}` : property
   }
 
   /** The entries that may have changed since the last staged step: all of them in a unit that does not stage. */

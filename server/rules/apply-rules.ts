@@ -82,12 +82,12 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
   for (const item of touched.values()) {
     if (item.entry.removed) continue
     const view = scope.view(item.entry)
-    failures.push(...checkFieldConstraints(item.entry.entity, view))
+    for (const failure of checkFieldConstraints(item.entry.entity, view)) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
     const before = item.created ? undefined : originalView(item.entry)
     for (const [property, validate] of item.entry.entity.rules.validations) {
       const verdict = await validate(view, { ...context, before })
       if (verdict !== true) {
-        failures.push({ code: 'ValidationFailed', target: property, message: typeof verdict === 'string' ? verdict : `${property} is not valid` })
+        failures.push({ code: 'ValidationFailed', target: unit.targetOf(item.entry, property), message: typeof verdict === 'string' ? verdict : `${property} is not valid` })
       }
     }
   }

@@ -54,14 +54,21 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
   }
 }
 
-/** The entity and what it creates with it; its key first, then its nested ones' in the body's order. */
-function create(unit: UnitOfWork, entity: EntityModel, operation: CreateOperation): Entry {
+/**
+ * The entity and what it creates with it; its key first, then its nested ones' in the body's
+ * order, each marked with where the body wrote it (`Lines/1`), as the binder's errors name it.
+ */
+function create(unit: UnitOfWork, entity: EntityModel, operation: CreateOperation, path = ''): Entry {
   const record = unit.create(entity, operation.key ?? unit.newGuid())
+  if (path) unit.wroteFrom(record, path)
   Object.assign(record.values, operation.values)
+  const members = new Map<string, number>()
   for (const { property: name, create: nested } of operation.nested) {
     const property = entity.properties.get(name)!
     if (property.kind === 'scalar') continue
-    const child = create(unit, property.target, nested)
+    const index = members.get(name) ?? 0
+    members.set(name, index + 1)
+    const child = create(unit, property.target, nested, `${path ? `${path}/` : ''}${name}${property.kind === 'collection' ? `/${index}` : ''}`)
     if (property.kind === 'reference') record.values[property.name] = child.key
     else child.values[property.inverse.name] = record.key
   }
