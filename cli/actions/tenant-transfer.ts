@@ -55,9 +55,9 @@ export async function move(name: string, options: { to: string; json?: boolean }
   const steps = progress(options)
   await withAdminContext(
     command,
-    async ({ config, model, server }) => {
+    async ({ config, model, server, onInterrupt }) => {
       const { moveTenant } = await import('../../server/tenancy/tenant-transfer.ts')
-      const result = await adminCall(() => moveTenant(config, model, server.url, name, options.to, version, (text) => steps.step(text)))
+      const result = await adminCall(() => moveTenant(config, model, server.url, name, options.to, version, { progress: (text) => steps.step(text), onInterrupt }))
       // Returns once every running instance serves it from its new place (cli/config-announce.ts).
       await configAnnouncer(config.path, server.url)()
       steps.done()

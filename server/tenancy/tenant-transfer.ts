@@ -140,7 +140,16 @@ export interface MoveResult {
  * tables), checks every table, then points the tenant's config entry at it. The old database
  * is kept. Writes made to the tenant during the move are not carried over: stop them first.
  */
-export async function moveTenant(config: Config, model: Model, serverUrl: string, name: string, target: string, entityctl: string, progress?: ProgressReport): Promise<MoveResult> {
+export async function moveTenant(
+  config: Config,
+  model: Model,
+  serverUrl: string,
+  name: string,
+  target: string,
+  entityctl: string,
+  options: { progress?: ProgressReport; onInterrupt?: (cleanup: () => Promise<unknown>) => () => void } = {},
+): Promise<MoveResult> {
+  const { progress } = options
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
   if (tenant.PreviousEncryptionKey) throw new TenantAdminError(`Tenant '${name}' is in the middle of a key rotation; finish it with \`entityctl tenant rotate-key ${name}\` first.`)
@@ -162,6 +171,10 @@ export async function moveTenant(config: Config, model: Model, serverUrl: string
   }))
   if (created) await createDatabase(targetServer, database)
   else if (await hasTables(target)) throw new TenantAdminError(`${redact(target)} already holds tables; a move needs an empty database.`)
+  // Interrupted, the move leaves behind no database it made, unless the tenant points at it already.
+  const withdraw = options.onInterrupt?.(async () => {
+    if (created && readConfigFile(config.path).Tenants?.[name]?.ConnectionString !== target) await dropDatabase(targetServer, database)
+  })
   try {
     // The backup streams straight into the restore: no file, one snapshot of the source.
     const channel = new PassThrough({ highWaterMark: 1 << 20 })
@@ -185,6 +198,8 @@ export async function moveTenant(config: Config, model: Model, serverUrl: string
   } catch (error) {
     if (created) await dropDatabase(targetServer, database).catch(() => {})
     throw error
+  } finally {
+    withdraw?.()
   }
 }
 

@@ -339,6 +339,36 @@ describe('move', { timeout: SLOW }, () => {
     const remove = await entityctl('tenant', 'remove', restored, '--yes')
     expect([remove.code, remove.stderr]).toEqual([2, expect.stringContaining('has its own ConnectionString')])
   })
+
+  it('drops the database it made when Ctrl-C interrupts it, and leaves the tenant where it was', async () => {
+    const previous = tenantUrl(during)
+    const database = `entityctl_move_interrupted_${suffix}`
+    const target = databaseUrl(TEST_DATABASE_URL, database)
+    // A lock on one table of the source holds the move inside its backup when Ctrl-C comes.
+    await withClient(previous, async (locker) => {
+      await locker.query('begin')
+      await locker.query('lock table "Patient" in access exclusive mode')
+      const child = spawn(join(root, 'bin/entityctl'), ['--config', server.configPath, 'tenant', 'move', during, '--to', target], {
+        env: { ...process.env, CI: '1' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: SLOW,
+      })
+      let stderr = ''
+      child.stderr.on('data', (chunk) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+      await until(() => stderr.includes('backing up Patient'))
+      expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(true)
+      child.kill('SIGINT')
+      expect(await exited, stderr).toBe(130)
+      await locker.query('rollback')
+    })
+    try {
+      expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(false)
+      expect(tenantUrl(during)).toBe(previous)
+    } finally {
+      await dropDatabase(TEST_DATABASE_URL, database)
+    }
+  })
 })
 
 async function until(condition: () => boolean): Promise<void> {
