@@ -95,13 +95,12 @@ export interface CountPlan {
 export type ReadPlan = CollectionPlan | EntityPlan | CountPlan
 
 export function planCollectionRead(read: BoundCollectionRead, limits: ReadPlanLimits): CollectionPlan {
-  const size = read.top === undefined && !read.apply ? (limits.pageSize ?? limits.maxTop) : undefined
+  const size = read.top === undefined ? (limits.pageSize ?? limits.maxTop) : undefined
   requireWithinItems(collectionItems(read, limits.maxTop), limits.maxResultItems)
   // With $count=true, an empty page is one row (the count's).
   const rows = (page: number | undefined) => (page === undefined ? undefined : Math.max(page, read.count ? 1 : 0))
   const base = { kind: 'collection', source: read, entity: planEntity(read.read, limits), count: read.count, pathKeys: parentKeys(read) } as const
-  if (read.apply) return { ...base, order: appliedOrder(read), page: { limit: read.top, offset: read.skip }, maxRows: rows(read.top) }
-  const order = sortKeys(read.orderby, read.read.range)
+  const order = read.apply ? appliedOrder(read) : sortKeys(read.orderby, read.read.range)
   if (size !== undefined) {
     return { ...base, order, page: { limit: size + 1, offset: read.skip }, serverPage: { size, nextSkip: read.skip + size }, maxRows: rows(size + 1) }
   }

@@ -29,8 +29,16 @@ export function compileApply(builder: SqlBuilder, plan: CollectionPlan, maxBytes
   const { query, order } = appliedRows(builder, plan.source, scope, plan.order)
   const page = `${plan.page.limit !== undefined ? ` limit ${plan.page.limit}` : ''}${plan.page.offset ? ` offset ${plan.page.offset}` : ''}`
   const count = plan.count ? `select count(*) from (${query}) c` : undefined
-  const items = `select r.j as body from (select s.j from (${query}) s${order ? ` order by ${order}` : ''}${page}) r`
-  return itemRows(items, maxBytes, count)
+  const rows = `select s.j from (${query}) s${order ? ` order by ${order}` : ''}${page}`
+  if (plan.serverPage) {
+    // A server-driven page, as for entities (compile-read.ts): one row more than the page says
+    // whether a next one exists, without its JSON. Numbered in the page's order.
+    const size = plan.serverPage.size
+    const numbered = `select r.j, row_number() over () as n from (${rows}) r`
+    const items = `select case when p.n <= ${size} then p.j end as body, p.n > ${size} as more from (${numbered}) p order by p.n`
+    return itemRows(items, maxBytes, count, ['more'])
+  }
+  return itemRows(`select r.j as body from (${rows}) r`, maxBytes, count)
 }
 
 /** `Orders/$count?$apply=…`: the number of rows the pipeline produced, as text. */

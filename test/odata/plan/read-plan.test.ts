@@ -67,12 +67,12 @@ describe('planCollectionRead: URL → plan', () => {
       'order r0.Guid | limit 2 offset 0 | no next page | rows 2 ; Lines: order r1.Quantity desc, r1.Guid | limit 3 offset 0 | count ; Orders: order r4.Guid | limit 1 offset 0',
     ],
     // After a groupby its properties are the key: they break ties after the client's order (or the pipeline's), nulls as OData sorts them.
-    ['Orders?$apply=groupby((Status),aggregate(Total with sum as Revenue))&$orderby=Revenue desc', 'order @Revenue desc nulls last, @Status nulls first | limit - offset 0 | no next page | rows -'],
+    ['Orders?$apply=groupby((Status),aggregate(Total with sum as Revenue))&$orderby=Revenue desc', 'order @Revenue desc nulls last, @Status nulls first | limit 501 offset 0 | page 500 next 500 | rows 501'],
     [
       'Orders?$apply=groupby((Customer/Country,Status),aggregate($count as N))&$orderby=Status desc,N&$top=50',
       'order @Status desc nulls last, @N nulls first, @Customer/Country nulls first | limit 50 offset 0 | no next page | rows 50',
     ],
-    ['Orders?$apply=groupby((Status),aggregate($count as N))/orderby(N desc)/top(1)', 'order @N desc nulls last, @Status nulls first | limit - offset 0 | no next page | rows -'],
+    ['Orders?$apply=groupby((Status),aggregate($count as N))/orderby(N desc)/top(1)', 'order @N desc nulls last, @Status nulls first | limit 501 offset 0 | page 500 next 500 | rows 501'],
     // A single aggregate row needs no tie-break.
     ['Orders?$apply=aggregate($count as N)&$top=1&$count=true', 'order - | limit 1 offset 0 | no next page | count | rows 1'],
     // Without an aggregation the rows are entities: their order ends in the key, as any read's.

@@ -325,6 +325,24 @@ describe('$apply: the addressed collection, pages and /$count', () => {
     expect(rows).toEqual(byCountThenName)
   })
 
+  it('pages an aggregation without $top by the server, each group once, the last page without a next link', async () => {
+    const path = url('Orders', { $apply: 'groupby((Customer/Name),aggregate($count as N))', $orderby: 'N' })
+    const rows: Row[] = []
+    let next: string | undefined = path
+    let pages = 0
+    while (next) {
+      const response = await server.get(next.replace(/^.*\/api\//, ''), { Prefer: 'odata.maxpagesize=2' })
+      expect(response.status, response.text).toBe(200)
+      expect((response.body.value as Row[]).length).toBeLessThanOrEqual(2)
+      expect(response.headers.get('preference-applied')).toBe('odata.maxpagesize=2')
+      rows.push(...(response.body.value as Row[]))
+      next = response.body['@odata.nextLink']
+      pages++
+    }
+    expect(rows).toEqual(byCountThenName)
+    expect(pages).toBe(Math.ceil(byCountThenName.length / 2))
+  })
+
   it('answers each parent with its own members when the same $apply is read under another key', async () => {
     // The second read reuses the first one's statement with its key (read-plan-cache.ts).
     const [few, many] = [...Cs].sort((a, b) => a.Orders.length - b.Orders.length).filter((_, i, all) => i === 0 || i === all.length - 1)
