@@ -50,6 +50,11 @@ export function parseClientValue(property: ScalarProperty, value: unknown): { va
       const { precision = 18, scale = 2 } = property.decl
       if (fraction.length > scale) return { problem: `allows at most ${scale} decimals` }
       if (whole.replace(/^0+/, '').length > precision - scale) return { problem: `allows at most ${precision - scale} digits before the decimal point` }
+      // Decimals pass through the rules as JavaScript numbers, exact to 15 significant digits.
+      // A string (IEEE754Compatible) with more would be stored rounded: refused instead.
+      if (typeof value === 'string' && Math.abs(number).toFixed(fraction.length) !== `${whole.replace(/^0+(?=\d)/, '')}${fraction ? `.${fraction}` : ''}`) {
+        return { problem: 'has more significant digits than are kept exactly (15)' }
+      }
       return { value: number }
     }
     case 'Double':

@@ -111,6 +111,19 @@ describe("a write's context URL, as the read of the same shape names it", () => 
   })
 })
 
+describe('decimals past what a JavaScript number keeps', () => {
+  it('refuses a string with more than 15 significant digits instead of storing it rounded, and keeps 15', async () => {
+    const refused = await send('POST', 'Meters', { Wide: '1234567890123456.78' }, IEEE754)
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ target: 'Wide', message: expect.stringContaining('more significant digits than are kept exactly (15)') })])
+    const kept = await send('POST', 'Meters?$select=Wide', { Wide: '1234567890123.45' }, IEEE754)
+    expect(kept.status, kept.text).toBe(200)
+    expect(kept.body.Wide).toBe('1234567890123.45')
+    const negative = await send('POST', 'Meters?$select=Wide', { Wide: '-0.50' }, IEEE754)
+    expect(negative.body.Wide).toBe('-0.50')
+  })
+})
+
 describe('virtual decimals on reads', () => {
   it('are strings under IEEE754Compatible=true, computed from the stored decimal as a number', async () => {
     const key = await meter(12.5)

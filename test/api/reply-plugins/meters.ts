@@ -8,6 +8,8 @@ const Meter = entity('Meter', {
     Reading: p.decimal(12, 2),
     // Never stored: computed in Node after the read, from the reading the statement returns.
     Upper: p.decimal(12, 2).virtual(),
+    // Wider than a JavaScript number keeps exactly: values past 15 significant digits are refused.
+    Wide: p.decimal(18, 2),
     Samples: p.many('Sample').via('Meter'),
   },
   computed: { Upper: { from: ['Reading'], value: (meter) => (meter.Reading === null ? null : meter.Reading + 0.25) } },
