@@ -1,7 +1,7 @@
 // Runs a plugin method on a unit of work: on the view of the entity it is bound to, or on its
 // own for a static one, with the context rules get (find, now, today) and the caller. What it
 // changes is the unit's to flush; entities it returns leave as their keys, to be read through
-// the query pipeline.
+// the query pipeline, and a primitive as it is (a Date too: the serializer writes its literal).
 
 import { RequestError } from '../errors.ts'
 import type { EntityModel } from '../model/model.ts'
@@ -30,10 +30,12 @@ export async function runMethod(unit: UnitOfWork, call: MethodCall): Promise<unk
     today: now.toISOString().slice(0, 10),
     user: call.user,
   }
-  if (!key) return keysOf(await method.run({ ...params }, context))
+  const returnsEntities = method.returns !== undefined && method.returns.kind !== 'scalar'
+  const result = (value: unknown) => (returnsEntities ? keysOf(value) : value)
+  if (!key) return result(await method.run({ ...params }, context))
   const [record] = await unit.load([{ entity, key }])
   if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  return keysOf(await method.run(views.view(record), { ...context, params: { ...params }, ...params }))
+  return result(await method.run(views.view(record), { ...context, params: { ...params }, ...params }))
 }
 
 /** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */

@@ -69,8 +69,7 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
     }
     case 'value': {
       const { metadata, ieee754 } = scope.format
-      // Edm.Decimal and Edm.Int64 as strings under IEEE754Compatible=true, as a read writes them.
-      const value = ieee754 && (reply.type === 'Edm.Decimal' || reply.type === 'Edm.Int64') && typeof result === 'number' ? String(result) : (result ?? null)
+      const value = primitiveValue(reply.type, result, ieee754)
       ctx.type = jsonContentType(scope.format)
       ctx.body = JSON.stringify(metadata === 'none' ? { value } : { '@odata.context': `${root}$metadata#${reply.type}`, value })
       return
@@ -78,4 +77,15 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
     case 'none':
       ctx.status = 204
   }
+}
+
+/**
+ * A method's primitive result as a read writes a value of its type: a JS Date (the context's
+ * `now`) as the Edm.Date or Edm.DateTimeOffset literal, not as JSON's `{}`; Edm.Decimal and
+ * Edm.Int64 as strings under IEEE754Compatible=true.
+ */
+function primitiveValue(type: string, result: unknown, ieee754: boolean): unknown {
+  if (result instanceof Date) return type === 'Edm.Date' ? result.toISOString().slice(0, 10) : result.toISOString()
+  if (ieee754 && (type === 'Edm.Decimal' || type === 'Edm.Int64') && typeof result === 'number') return String(result)
+  return result ?? null
 }

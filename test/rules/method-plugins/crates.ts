@@ -1,0 +1,33 @@
+// Methods with every kind of parameter and result that a plain scalar body does not cover:
+// entity-typed parameters, dates returned as JS Dates, enumerations.
+import { entity, method, p, plugin } from 'entityctl/plugin'
+
+const Crate = entity('Crate', {
+  properties: {
+    Code: p.text().required(),
+    Items: p.many('Item').via('Crate'),
+  },
+  methods: {
+    Pick: method.modify('Takes entity-typed parameters', {
+      static: true,
+      params: { target: p.reference('Item').required(), many: p.many('Item') },
+      returns: p.text(),
+    }, ({ target, many }) => JSON.stringify({ target, many })),
+    Seen: method.read('Which items a function was given', {
+      static: true,
+      params: { target: p.reference('Item') },
+      returns: p.text(),
+    }, ({ target }) => String(target)),
+    Moment: method.read('A date-time result, a JS Date', { static: true, returns: p.dateTime() }, () => new Date('2024-03-01T12:00:00Z')),
+    Day: method.read('A date result, a JS Date', { static: true, returns: p.date() }, () => new Date('2024-03-01T00:00:00Z')),
+  },
+})
+
+const Item = entity('Item', {
+  properties: {
+    Name: p.text().required(),
+    Crate: p.reference('Crate'),
+  },
+})
+
+export default plugin({ entities: [Crate, Item] })
