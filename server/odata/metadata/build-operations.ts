@@ -31,6 +31,7 @@ export function buildOperation(entity: EntityModel, name: string, method: Method
     annotations: [],
   }
   const declared = Object.entries(method.params).map(([paramName, decl]) => parameter(entity, name, paramName, decl, context))
+  checkUnique(entity, name, declared.map((p) => p.parameter.name))
   // CSDL wants optional parameters after the others (Core.OptionalParameter).
   const parameters = [...declared.filter((p) => !p.optional), ...declared.filter((p) => p.optional)].map((p) => p.parameter)
   const returnsOwnType = method.returns !== undefined && method.returns.kind !== 'scalar' && method.returns.target === entity.name
@@ -66,6 +67,15 @@ function parameter(
   if (optional) annotations.push(annotate.optionalParameter(literal(decl.default)))
   const type = typeRefOf(decl, context.namespace, enumType)
   return { parameter: { name: publicName, ...type, nullable: decl.kind !== 'collection' && !required, annotations }, optional }
+}
+
+/** Two declared names may meet after casing: X, x → x. */
+function checkUnique(entity: EntityModel, method: string, names: readonly string[]): void {
+  const seen = new Set<string>()
+  for (const name of names) {
+    if (seen.has(name)) throw new PluginError(entity.source, `${entity.name}.methods.${method}.${name}`, 'two parameters have this public name in $metadata')
+    seen.add(name)
+  }
 }
 
 function returnTypeOf(entity: EntityModel, method: string, decl: MethodDecl, context: BuildContext): CsdlOperation['returnType'] {

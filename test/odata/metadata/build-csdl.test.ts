@@ -146,4 +146,10 @@ describe('buildCsdl refuses what CSDL cannot say, naming the plugin', () => {
     const Order = entity('Order', { properties: {}, methods: { Go: method.modify('x', { params: { bindingParameter: p.text() } }, () => undefined) } })
     expect(fails([Order])).toThrow(/reserved/)
   })
+
+  it('two parameters that meet after lower camel casing', () => {
+    const Order = entity('Order', { properties: {}, methods: { Go: method.modify('x', { params: { X: p.text(), x: p.integer() } }, () => undefined) } })
+    expect(fails([Order], false)).not.toThrow()
+    expect(fails([Order], true)).toThrow(/Order\.methods\.Go\.x: two parameters have this public name/)
+  })
 })
