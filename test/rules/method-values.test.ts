@@ -27,3 +27,62 @@ describe('results that are JS Dates', () => {
     expect(response.body.value).toBe('2024-03-01')
   })
 })
+
+describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', () => {
+  let items: string[]
+  const pick = (body: unknown) => call(`${server.api}/Crates/Pick`, { method: 'POST', token, body })
+
+  beforeAll(async () => {
+    items = []
+    for (const Name of ['one', 'two']) items.push((await call(`${server.api}/Items`, { method: 'POST', token, body: { Name } })).body.Guid)
+  })
+
+  it('takes an entity with its key, a reference, an @odata.bind or the bare Guid, and gives the method the Guid', async () => {
+    const [one, two] = items
+    for (const body of [
+      { target: { Guid: one }, many: [{ Guid: two }] },
+      { target: { '@odata.id': `Items(${one})` }, many: [{ '@odata.id': `${server.api}/Items(${two})` }] },
+      { 'target@odata.bind': `Items(${one})`, 'many@odata.bind': [`Items(${two})`] },
+      { target: one, many: [two] },
+    ]) {
+      const response = await pick(body)
+      expect(response.status, JSON.stringify(body)).toBe(200)
+      expect(JSON.parse(response.body.value), JSON.stringify(body)).toEqual({ target: one, many: [two] })
+    }
+  })
+
+  it('refuses what names no entity of the parameter type, naming the parameter', async () => {
+    for (const body of [
+      { target: { Name: 'one' } },
+      { target: { '@odata.id': `Crates(${items[0]})` } },
+      { target: 'not a key' },
+      { target: { Guid: items[0] }, many: { Guid: items[1] } },
+      { target: { Guid: items[0] }, 'target@odata.bind': `Items(${items[0]})` },
+    ]) {
+      const response = await pick(body)
+      expect(response.status, JSON.stringify(body)).toBe(400)
+      expect(response.body.error.code, JSON.stringify(body)).toBe('InvalidParameter')
+    }
+    const missing = await pick({ many: [] })
+    expect(missing.body.error).toMatchObject({ code: 'MissingParameter', target: 'target' })
+  })
+
+  it("takes a function's entity parameter as a Guid, or as JSON in the query string or an alias", async () => {
+    const [one] = items
+    for (const url of [
+      `Crates/Seen(target=${one})`,
+      `Crates/Seen?target=${encodeURIComponent(JSON.stringify({ Guid: one }))}`,
+      `Crates/Seen?target=${encodeURIComponent(JSON.stringify({ '@odata.id': `Items(${one})` }))}`,
+    ]) {
+      const response = await call(`${server.api}/${url}`, { token })
+      expect(response.status, `${url}: ${response.text}`).toBe(200)
+      expect(response.body.value, url).toBe(one)
+    }
+  })
+
+  it('refuses an entity as JSON in a parameter alias, saying so', async () => {
+    const response = await call(`${server.api}/Crates/Seen(target=@t)?@t=${encodeURIComponent(JSON.stringify({ Guid: items[0] }))}`, { token })
+    expect(response.body.error).toMatchObject({ code: 'NotImplemented', target: '@t' })
+    expect(response.body.error.message).toContain('a JSON array or object literal is not supported')
+  })
+})

@@ -1,17 +1,27 @@
 // A method's parameters, bound from where a call gives them: the JSON body (actions), inline
 // in the path (`OpenSince(before=2024-01-01)`) or the query string (functions), parsed by the
 // types the plugin declared. Pure, like the rest of the write binder.
+//
+// An entity-typed parameter (p.reference, p.many) reaches the method as the Guid of each entity
+// it names, given in any form $metadata's entity type allows (OData JSON 18, 4.01 8.5):
+//
+//   "target": {"Guid": "…"}  |  "target": {"@odata.id": "Items(…)"}  |  "target@odata.bind": "Items(…)"
+//   "target": "…" (the bare Guid)  |  "many": [ any of these ]  |  "many@odata.bind": ["Items(…)", …]
+//
+// and a function's, in the query string or a parameter alias, as that JSON: `?target={"Guid":"…"}`.
 
 import { RequestError, ServiceError } from '../../errors.ts'
 import type { MethodDecl, PropertyDecl } from '../../model/declarations.ts'
-import type { ScalarProperty } from '../../model/model.ts'
-import type { NamingPolicy } from '../../model/naming.ts'
+import { KEY, type ScalarProperty } from '../../model/model.ts'
 import { parseClientValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
 import type { ExpressionSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
+import { keyFromBinding, type BodyContext } from './bind-body.ts'
+
+const BIND = '@odata.bind'
 
 export function bindParameters(
-  naming: NamingPolicy,
+  context: BodyContext,
   method: MethodDecl,
   body: unknown,
   inline: readonly PathArgumentSyntax[] | undefined,
@@ -23,13 +33,19 @@ export function bindParameters(
   const input: Record<string, unknown> = {}
   const known = new Set<string>()
   for (const [name, decl] of Object.entries(method.params)) {
-    const publicName = naming.toPublic(name)
+    const publicName = context.naming.toPublic(name)
     known.add(publicName)
     const inlineArg = inline?.find((a) => a.name === publicName)
     let value: unknown
-    if (publicName in fromBody) value = checkValue(name, decl, fromBody[publicName])
-    else if (inlineArg) value = checkValue(name, decl, inlineValue(publicName, inlineArg.value, aliases))
-    else if (custom.has(publicName)) value = fromQueryString(name, decl, custom.get(publicName)!)
+    const bound = `${publicName}${BIND}` in fromBody
+    if (bound && (decl.kind === 'scalar' || publicName in fromBody)) {
+      const problem = decl.kind === 'scalar' ? 'names no entity; give its value' : `is given twice, as ${publicName} and ${publicName}${BIND}`
+      throw new ServiceError('InvalidParameter', `The parameter '${publicName}' ${problem}.`, { target: publicName })
+    }
+    if (publicName in fromBody) value = checkValue(context, name, decl, fromBody[publicName])
+    else if (bound) value = checkValue(context, name, decl, fromBody[`${publicName}${BIND}`])
+    else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, inlineArg.value, aliases))
+    else if (custom.has(publicName)) value = fromQueryString(context, name, decl, custom.get(publicName)!)
     if (value === undefined || value === null) {
       if ('default' in decl && decl.default !== undefined) value = decl.default
       else if (isRequired(decl)) throw new ServiceError('MissingParameter', `The parameter '${publicName}' is required.`, { target: publicName })
@@ -37,7 +53,8 @@ export function bindParameters(
     }
     input[name] = value
   }
-  const given = [...Object.keys(fromBody).filter((name) => !name.startsWith('@')), ...(inline ?? []).map((arg) => arg.name ?? '')]
+  // `many@odata.bind` names the parameter many; other annotations (`@odata.type`) are the client's.
+  const given = [...Object.keys(fromBody).filter((name) => !name.startsWith('@')).map((name) => (name.endsWith(BIND) ? name.slice(0, -BIND.length) : name)), ...(inline ?? []).map((arg) => arg.name ?? '')]
   for (const name of given) {
     if (!known.has(name)) throw new ServiceError('InvalidParameter', `Unknown parameter '${name}'; parameters: ${[...known].join(', ') || '(none)'}.`, { target: name })
   }
@@ -59,7 +76,8 @@ function isRequired(decl: PropertyDecl): boolean {
   return decl.kind !== 'collection' && decl.required
 }
 
-function fromQueryString(name: string, decl: PropertyDecl, text: string): unknown {
+function fromQueryString(context: BodyContext, name: string, decl: PropertyDecl, text: string): unknown {
+  if (decl.kind !== 'scalar' && /^\s*[[{]/.test(text)) return checkValue(context, name, decl, parseJson(name, text))
   let value: unknown = text
   try {
     const parsed = parseParameterValue(text, name)
@@ -68,14 +86,27 @@ function fromQueryString(name: string, decl: PropertyDecl, text: string): unknow
     // An unquoted string ('category=Tools') is accepted as the text it is.
   }
   if (decl.kind === 'scalar' && ['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'].includes(decl.type) && typeof value !== 'string') value = text
-  return checkValue(name, decl, typeof value === 'bigint' ? Number(value) : value)
+  return checkValue(context, name, decl, typeof value === 'bigint' ? Number(value) : value)
 }
 
-function checkValue(name: string, decl: PropertyDecl, value: unknown): unknown {
+function parseJson(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new ServiceError('InvalidParameter', `The parameter '${name}' is not valid JSON.`, { target: name })
+  }
+}
+
+function checkValue(context: BodyContext, name: string, decl: PropertyDecl, value: unknown): unknown {
   if (value === undefined || value === null) return value
-  if (decl.kind !== 'scalar') {
-    if (typeof value !== 'string') throw new ServiceError('InvalidParameter', `The parameter '${name}' expects a Guid.`, { target: name })
-    return value
+  if (decl.kind === 'reference') return entityKey(context, name, decl.target, value)
+  if (decl.kind === 'collection') {
+    if (!Array.isArray(value)) throw new ServiceError('InvalidParameter', `The parameter '${name}' is a collection of ${decl.target}: give a JSON array.`, { target: name })
+    const { maxCollectionMembers } = context.limits
+    if (value.length > maxCollectionMembers) {
+      throw new ServiceError('InvalidParameter', `The parameter '${name}' has ${value.length} members; at most ${maxCollectionMembers} (ApiOptions:MaxCollectionMembers).`, { target: name })
+    }
+    return value.map((item) => entityKey(context, name, decl.target, item))
   }
   const parsed = parseClientValue({ kind: 'scalar', name, type: decl.type, decl, column: name } as unknown as ScalarProperty, value)
   if ('problem' in parsed) throw new ServiceError('InvalidParameter', `The parameter '${name}' ${parsed.problem}.`, { target: name })
@@ -83,4 +114,18 @@ function checkValue(name: string, decl: PropertyDecl, value: unknown): unknown {
     throw new ServiceError('InvalidParameter', `The parameter '${name}' must be one of ${decl.values.join(', ')}.`, { target: name })
   }
   return parsed.value
+}
+
+/**
+ * The Guid of the entity an entity-typed parameter names: the entity with its key, a reference
+ * (`@odata.id`), an `@odata.bind` value or the bare Guid.
+ */
+function entityKey(context: BodyContext, name: string, targetName: string, value: unknown): string {
+  const target = context.model.entities.get(targetName)!
+  const keyName = context.naming.toPublic(KEY)
+  const given = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  const key = keyFromBinding(context, given ? (given['@odata.id'] ?? given[keyName]) : value, target)
+  if (key !== undefined) return key
+  const forms = `{"${keyName}": "<Guid>"}, {"@odata.id": "${target.setName}(<Guid>)"} or the Guid`
+  throw new ServiceError('InvalidParameter', `The parameter '${name}' names a ${target.name}: give ${forms}.`, { target: name })
 }

@@ -156,7 +156,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const { entity, method, name } = target
       const expected = method.kind === 'read' ? 'GET' : 'POST'
       if (request.httpMethod !== expected) throw RequestError.methodNotAllowed(request.httpMethod, request.path, [expected])
-      const params = bindParameters(binding.naming, method, request.httpMethod === 'POST' ? (request.body ?? {}) : {}, target.inline, options.custom, options.aliases)
+      const params = bindParameters(bodyContext(binding), method, request.httpMethod === 'POST' ? (request.body ?? {}) : {}, target.inline, options.custom, options.aliases)
       const reply = bindMethodReply(binding, target, options)
       const ifMatch = target.key ? parseIfMatch(request.ifMatch) : undefined
       // An entity result's reading is authorized with the call, before the method runs.
