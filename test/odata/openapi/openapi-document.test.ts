@@ -2,7 +2,9 @@
 // $metadata names (sets, properties, navigation properties, functions and actions), in both
 // casings. The CSDL side is read from the CSDL JSON $metadata prints, not from buildCsdl().
 
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { loadModel } from '../../../server/model/load-plugins.ts'
 import { namingPolicy } from '../../../server/model/naming.ts'
 import { metadataDocument, type MetadataSource } from '../../../server/odata/metadata/metadata-document.ts'
 import { openApiDocument } from '../../../server/odata/openapi/openapi-document.ts'
@@ -107,5 +109,35 @@ describe('the OpenAPI document', () => {
     for (const path of ['/auth/refresh', '/user/pats', '/user/pats/{id}/revoke', '/roles/tree', '/workflow', '/workflow/commit', '/workflow/abort', '/$metadata']) {
       expect(document.paths[path], path).toBeDefined()
     }
+  })
+})
+
+describe('entity-typed method parameters', () => {
+  it('take in the document the forms the service accepts: the entity with its key, a reference, the Guid, @odata.bind', async () => {
+    const model = await loadModel(fileURLToPath(new URL('../../rules/method-plugins', import.meta.url)))
+    const document = JSON.parse(openApiDocument({ model, naming: namingPolicy(false), config: { ApiOptions: { MaxExpansionDepth: 3 } } }))
+    expect(await openApiErrors(document)).toEqual([])
+    const one = { anyOf: [{ $ref: '#/components/schemas/Item' }, { type: 'object', properties: { '@odata.id': { type: 'string' } }, required: ['@odata.id'] }, { type: 'string', format: 'uuid' }] }
+    const body = document.paths['/Crates/Pick'].post.requestBody.content['application/json'].schema
+    expect(body.properties).toEqual({
+      target: one,
+      'target@odata.bind': { type: 'string' },
+      many: { type: 'array', items: one },
+      'many@odata.bind': { type: 'array', items: { type: 'string' } },
+    })
+    expect(body.required).toBeUndefined()
+    expect(body.allOf).toEqual([{ oneOf: [{ required: ['target'] }, { required: ['target@odata.bind'] }] }])
+    const [target] = document.paths['/Crates/Seen'].get.parameters
+    expect(target).toMatchObject({ name: 'target', in: 'query', required: false, schema: { type: 'string' } })
+  })
+})
+
+describe('optional method parameters (Core.OptionalParameter)', () => {
+  it('are not required: a required one with a default, an entity collection', async () => {
+    const model = await loadModel(fileURLToPath(new URL('../../rules/method-plugins', import.meta.url)))
+    const document = JSON.parse(openApiDocument({ model, naming: namingPolicy(false), config: { ApiOptions: { MaxExpansionDepth: 3 } } }))
+    expect(document.paths['/Crates/Times'].get.parameters).toEqual([{ name: 'n', in: 'query', required: false, schema: { type: 'integer', format: 'int32' } }])
+    expect(document.paths['/Crates/Bump'].post.requestBody.content['application/json'].schema.required).toEqual(['by'])
+    expect(document.paths['/Crates/Pick'].post.requestBody.content['application/json'].schema.allOf).toHaveLength(1)
   })
 })

@@ -19,6 +19,16 @@ const Crate = entity('Crate', {
       returns: p.text(),
     }, ({ target }) => String(target)),
     Moment: method.read('A date-time result, a JS Date', { static: true, returns: p.dateTime() }, () => new Date('2024-03-01T12:00:00Z')),
+    Times: method.read('A required parameter with a default may be left out', {
+      static: true,
+      params: { n: { ...p.integer().required().decl, default: 7 } },
+      returns: p.integer(),
+    }, ({ n }) => n),
+    Bump: method.modify('A required parameter with a default may be left out', {
+      static: true,
+      params: { n: { ...p.integer().required().decl, default: 7 }, by: p.integer().required() },
+      returns: p.integer(),
+    }, ({ n, by }) => n + by),
     Day: method.read('A date result, a JS Date', { static: true, returns: p.date() }, () => new Date('2024-03-01T00:00:00Z')),
   },
 })
