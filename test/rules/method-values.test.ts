@@ -28,6 +28,20 @@ describe('results that are JS Dates', () => {
   })
 })
 
+describe('context URLs of values', () => {
+  it('name the enumeration type $metadata declares as the result', async () => {
+    const response = await call(`${server.api}/Crates/Verdict()`, { token })
+    expect(response.status).toBe(200)
+    expect(response.body).toEqual({ '@odata.context': `${server.api}/$metadata#entityctl.CrateVerdictResult`, value: 'Yes' })
+    const metadata = await call(`${server.api}/$metadata`, { token })
+    expect(metadata.text).toContain('<ReturnType Type="entityctl.CrateVerdictResult"')
+  })
+
+  it('name the Edm type of a primitive result', async () => {
+    expect((await call(`${server.api}/Crates/Times()`, { token })).body).toEqual({ '@odata.context': `${server.api}/$metadata#Edm.Int32`, value: 7 })
+  })
+})
+
 describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', () => {
   let items: string[]
   const pick = (body: unknown) => call(`${server.api}/Crates/Pick`, { method: 'POST', token, body })

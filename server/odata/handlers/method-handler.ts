@@ -71,7 +71,7 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
       const { metadata, ieee754 } = scope.format
       const value = primitiveValue(reply.type, result, ieee754)
       ctx.type = jsonContentType(scope.format)
-      ctx.body = JSON.stringify(metadata === 'none' ? { value } : { '@odata.context': `${root}$metadata#${reply.type}`, value })
+      ctx.body = JSON.stringify(metadata === 'none' ? { value } : { '@odata.context': `${root}$metadata#${reply.declaredType}`, value })
       return
     }
     case 'none':

@@ -49,6 +49,23 @@ export function buildCsdl(model: Model, naming: NamingPolicy, options: CsdlOptio
   return { version: options.version ?? '4.01', references: referencesOf(schema), schema }
 }
 
+const declaredTypes = new WeakMap<Model, Map<boolean, Csdl>>()
+
+/**
+ * The type $metadata declares a method returns, as a value's context URL names it
+ * (OData JSON 10): an enumeration result is `entityctl.OrderStatusResult`, a name the schema
+ * gives (EnumTypes), so it is read from the document, built once per model and casing.
+ */
+export function declaredReturnType(model: Model, naming: NamingPolicy, entity: EntityModel, method: string): string | undefined {
+  let byCasing = declaredTypes.get(model)
+  if (!byCasing) declaredTypes.set(model, (byCasing = new Map()))
+  let csdl = byCasing.get(naming.lowerCamelCase)
+  if (!csdl) byCasing.set(naming.lowerCamelCase, (csdl = buildCsdl(model, naming)))
+  const name = naming.toPublic(method)
+  const binding = `${csdl.schema.namespace}.${entity.name}`
+  return csdl.schema.operations.find((o) => o.name === name && o.parameters[0]?.type === binding)?.returnType?.type
+}
+
 function buildOperations(model: Model, context: BuildContext, names: SchemaNames): CsdlOperation[] {
   // Operations share the schema with the types; overloads (one per binding type) share a
   // name, but an action and a function may not. Names are taken before any enumeration

@@ -11,6 +11,7 @@ import { QueryError, RequestError } from '../../errors.ts'
 import { KEY, type CollectionProperty, type EntityModel, type Model, type ReferenceProperty } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { writePlan, type CreateOperation, type WritePlan } from '../../writes/write-plan.ts'
+import { declaredReturnType } from '../metadata/build-csdl.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
@@ -105,8 +106,8 @@ export type WriteReply =
       readonly projection: readonly string[]
       readonly failsOnData: boolean
     }
-  /** A value a method returns (Edm type name). */
-  | { readonly kind: 'value'; readonly type: string }
+  /** A value a method returns: its Edm type, and the type $metadata declares (an enumeration's name) for its context URL. */
+  | { readonly kind: 'value'; readonly type: string; readonly declaredType: string }
   | { readonly kind: 'none' }
 
 export interface BoundWrite {
@@ -269,7 +270,9 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
   }
   const given = systemOptionsIn(options)
   if (given.length > 0) throw QueryError.invalid(`${given.join(', ')}: ${target.name} returns ${returns ? 'no entities' : 'nothing'}, so no query option applies to its answer.`, given[0])
-  return returns ? { kind: 'value', type: edmName(returns.type) } : { kind: 'none' }
+  if (!returns) return { kind: 'none' }
+  const type = edmName(returns.type)
+  return { kind: 'value', type, declaredType: declaredReturnType(binding.model, binding.naming, target.entity, target.name) ?? type }
 }
 
 /**

@@ -241,7 +241,7 @@ describe('bindWrite: the reply is bound with the write', () => {
     expect(bindWrite(binding, { kind: 'delete', entity: entity('Order'), key: ORDER, ifMatch: '', ifNoneMatch: '', options: options() }, FULL).reply).toEqual({ kind: 'none' })
     expect(callMethod(`Orders(${ORDER})/Close`, 'POST', {}).reply).toEqual({ kind: 'none' })
     expect(callMethod('Tallies/BumpAll', 'POST', {}, '$select=Count').reply.kind).toBe('entities')
-    expect(callMethod('Products/Reprice', 'POST', { category: 'Tools', percent: 10 }).reply).toEqual({ kind: 'value', type: 'Edm.Int32' })
+    expect(callMethod('Products/Reprice', 'POST', { category: 'Tools', percent: 10 }).reply).toEqual({ kind: 'value', type: 'Edm.Int32', declaredType: 'Edm.Int32' })
   })
 })
 

@@ -29,6 +29,7 @@ const Crate = entity('Crate', {
       params: { n: { ...p.integer().required().decl, default: 7 }, by: p.integer().required() },
       returns: p.integer(),
     }, ({ n, by }) => n + by),
+    Verdict: method.read('An enumeration result', { static: true, returns: p.enumeration('Yes', 'No') }, () => 'Yes'),
     Day: method.read('A date result, a JS Date', { static: true, returns: p.date() }, () => new Date('2024-03-01T00:00:00Z')),
   },
 })
