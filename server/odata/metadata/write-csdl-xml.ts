@@ -127,10 +127,11 @@ function annotations(list: readonly CsdlAnnotation[]): XmlElement[] {
 /** Constants go inline as attributes: <Annotation Term="Core.Computed" Bool="true"/>. */
 function constantAttribute(v: CsdlValue): Attribute | undefined {
   switch (v.kind) {
-    case 'Bool':
-    case 'String':
     case 'Int':
     case 'Decimal':
+      return [v.kind, plainNumber(v.value)]
+    case 'Bool':
+    case 'String':
     case 'PropertyPath':
     case 'NavigationPropertyPath':
       return [v.kind, v.value]
@@ -156,8 +157,22 @@ function expression(v: CsdlValue): XmlElement {
         }),
       )
     default:
-      return { name: v.kind, attributes: [], children: [], text: String(v.value) }
+      return { name: v.kind, attributes: [], children: [], text: typeof v.value === 'number' ? plainNumber(v.value) : String(v.value) }
   }
+}
+
+/**
+ * A number as xs:integer and xs:decimal write it, without the exponent JavaScript uses for
+ * large and small ones: 1e21 → 1000000000000000000000, 1e-7 → 0.0000001.
+ */
+function plainNumber(v: number): string {
+  const match = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(String(v))
+  if (!match) return String(v)
+  const [, sign, lead, fraction = '', exponentText] = match
+  const digits = lead + fraction
+  const exponent = Number(exponentText)
+  // JavaScript writes an exponent from 1e21 up, past its 17 significant digits: only zeros follow them.
+  return exponent >= 0 ? sign + digits.padEnd(exponent + 1, '0') : `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`
 }
 
 function print(node: XmlElement, indent: string): string {
