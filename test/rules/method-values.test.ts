@@ -28,6 +28,15 @@ describe('results that are JS Dates', () => {
   })
 })
 
+describe('date parameters', () => {
+  it('reach the method as a given value does, defaults too: YYYY-MM-DD and an ISO date-time', async () => {
+    const defaults = await call(`${server.api}/Crates/Echo()`, { token })
+    expect(JSON.parse(defaults.body.value)).toEqual({ day: '2024-01-31', when: '2024-01-31T10:00:00.000Z' })
+    const given = await call(`${server.api}/Crates/Echo(day=2024-02-01,when=2024-02-01T10:00:00Z)`, { token })
+    expect(JSON.parse(given.body.value)).toEqual({ day: '2024-02-01', when: '2024-02-01T10:00:00.000Z' })
+  })
+})
+
 describe('context URLs of values', () => {
   it('name the enumeration type $metadata declares as the result', async () => {
     const response = await call(`${server.api}/Crates/Verdict()`, { token })

@@ -64,7 +64,7 @@ function parameter(
   // Spec 4.3 rule 2: a parameter is optional when it is nullable or has a default.
   const optional = !required || decl.default !== undefined
   const annotations = [...documentation(decl), ...constraints(decl, enumType)]
-  if (optional) annotations.push(annotate.optionalParameter(literal(decl.default)))
+  if (optional) annotations.push(annotate.optionalParameter(literal(decl, decl.default)))
   const type = typeRefOf(decl, context.namespace, enumType)
   return { parameter: { name: publicName, ...type, nullable: decl.kind !== 'collection' && !required, annotations }, optional }
 }
@@ -101,8 +101,8 @@ function capitalize(name: string): string {
 }
 
 /** A default as Core.OptionalParameter/DefaultValue wants it: the literal a URL would carry. */
-function literal(value: unknown): string | undefined {
+function literal(decl: ParamDecl, value: unknown): string | undefined {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value)
-  if (value instanceof Date) return value.toISOString()
+  if (value instanceof Date) return decl.kind === 'scalar' && decl.type === 'Date' ? value.toISOString().slice(0, 10) : value.toISOString()
   return undefined
 }

@@ -11,9 +11,9 @@
 // and a function's, in the query string or a parameter alias, as that JSON: `?target={"Guid":"…"}`.
 
 import { RequestError, ServiceError } from '../../errors.ts'
-import type { MethodDecl, PropertyDecl } from '../../model/declarations.ts'
+import type { MethodDecl, PropertyDecl, ScalarDecl } from '../../model/declarations.ts'
 import { KEY, type ScalarProperty } from '../../model/model.ts'
-import { parseClientValue } from '../../rules/values.ts'
+import { parseClientValue, toRuleValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
 import type { ExpressionSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
 import { keyFromBinding, type BodyContext } from './bind-body.ts'
@@ -47,7 +47,7 @@ export function bindParameters(
     else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, inlineArg.value, aliases))
     else if (custom.has(publicName)) value = fromQueryString(context, name, decl, custom.get(publicName)!)
     if (value === undefined || value === null) {
-      if ('default' in decl && decl.default !== undefined) value = decl.default
+      if ('default' in decl && decl.default !== undefined) value = defaultOf(name, decl)
       else if (isRequired(decl)) throw new ServiceError('MissingParameter', `The parameter '${publicName}' is required.`, { target: publicName })
       else value = null
     }
@@ -70,6 +70,11 @@ function inlineValue(name: string, value: PathArgumentSyntax['value'], aliases: 
   if (syntax === undefined) return null
   if (syntax.kind !== 'literal') throw new ServiceError('InvalidParameter', `The parameter '${name}' needs a literal value, as in ${name}=2024-01-01.`, { target: name })
   return typeof syntax.value === 'bigint' ? Number(syntax.value) : syntax.value
+}
+
+/** A declared default as a given value reaches the method: a Date default of a date parameter as `YYYY-MM-DD`. */
+function defaultOf(name: string, decl: MethodDecl['params'][string]): unknown {
+  return decl.kind === 'scalar' ? toRuleValue(scalarOf(name, decl), decl.default) : decl.default
 }
 
 function isRequired(decl: PropertyDecl): boolean {
@@ -108,7 +113,7 @@ function checkValue(context: BodyContext, name: string, decl: PropertyDecl, valu
     }
     return value.map((item) => entityKey(context, name, decl.target, item))
   }
-  const parsed = parseClientValue({ kind: 'scalar', name, type: decl.type, decl, column: name } as unknown as ScalarProperty, value)
+  const parsed = parseClientValue(scalarOf(name, decl), value)
   if ('problem' in parsed) throw new ServiceError('InvalidParameter', `The parameter '${name}' ${parsed.problem}.`, { target: name })
   if (decl.values && !decl.values.includes(parsed.value as string)) {
     throw new ServiceError('InvalidParameter', `The parameter '${name}' must be one of ${decl.values.join(', ')}.`, { target: name })
@@ -128,4 +133,9 @@ function entityKey(context: BodyContext, name: string, targetName: string, value
   if (key !== undefined) return key
   const forms = `{"${keyName}": "<Guid>"}, {"@odata.id": "${target.setName}(<Guid>)"} or the Guid`
   throw new ServiceError('InvalidParameter', `The parameter '${name}' names a ${target.name}: give ${forms}.`, { target: name })
+}
+
+/** A scalar parameter as the value conversions of rules/values.ts take a property. */
+function scalarOf(name: string, decl: ScalarDecl): ScalarProperty {
+  return { kind: 'scalar', name, type: decl.type, decl, column: name } as unknown as ScalarProperty
 }

@@ -4,7 +4,8 @@ import { namingPolicy } from '../../../server/model/naming.ts'
 import { buildCsdl } from '../../../server/odata/metadata/build-csdl.ts'
 import { escapeAttribute, writeCsdlXml } from '../../../server/odata/metadata/write-csdl-xml.ts'
 import { demoModel } from './demo-model.ts'
-import { fixtureModel } from './fixture-model.ts'
+import { entity, method, p } from '../../../server/plugin.ts'
+import { fixtureModel, modelOf } from './fixture-model.ts'
 
 // Expected XML is written as the writer indents it: two spaces per level, one element a line.
 const block = (...lines: string[]) => lines.join('\n')
@@ -245,5 +246,27 @@ describe('writeCsdlXml escaping', () => {
       '<Annotation Term="Core.Description" String="Line 1&#10;Line 2 &lt;b&gt;&amp;&lt;/b&gt; &quot;quoted&quot; \'single\'&#9;tab\uFFFDbell"/>',
     )
     expect(fixture).toContain('<Annotation Term="Core.Description" String="A &lt;customer&gt; request &amp; its &quot;state&quot;"/>')
+  })
+})
+
+describe('writeCsdlXml numbers and defaults', () => {
+  it('writes bounds as xs:integer and xs:decimal do, without an exponent', () => {
+    const Box = entity('Box', { properties: { Count: p.integer().min(-5).max(1e21), Score: p.double().min(-1.5).max(1e-7) } })
+    const document = writeCsdlXml(buildCsdl(modelOf({ entities: [Box] }), namingPolicy(false)))
+    expect(document).toContain('<Annotation Term="Validation.Maximum" Int="1000000000000000000000"/>')
+    expect(document).toContain('<Annotation Term="Validation.Maximum" Decimal="0.0000001"/>')
+    expect(document).toContain('<Annotation Term="Validation.Minimum" Decimal="-1.5"/>')
+    expect(document).not.toMatch(/\d[eE][+-]?\d/)
+  })
+
+  it("writes a Date default of a date or date-time parameter as its type's literal", () => {
+    const params = {
+      day: { ...p.date().decl, default: new Date('2024-01-31T00:00:00Z') },
+      when: { ...p.dateTime().decl, default: new Date('2024-01-31T10:00:00Z') },
+    }
+    const Box = entity('Box', { properties: {}, methods: { Go: method.modify('x', { params }, () => undefined) } })
+    const document = writeCsdlXml(buildCsdl(modelOf({ entities: [Box] }), namingPolicy(false)))
+    expect(document).toContain('<PropertyValue Property="DefaultValue" String="2024-01-31"/>')
+    expect(document).toContain('<PropertyValue Property="DefaultValue" String="2024-01-31T10:00:00.000Z"/>')
   })
 })

@@ -29,6 +29,14 @@ const Crate = entity('Crate', {
       params: { n: { ...p.integer().required().decl, default: 7 }, by: p.integer().required() },
       returns: p.integer(),
     }, ({ n, by }) => n + by),
+    Echo: method.read('Echoes its dates', {
+      static: true,
+      params: {
+        day: { ...p.date().decl, default: new Date('2024-01-31T00:00:00Z') },
+        when: { ...p.dateTime().decl, default: new Date('2024-01-31T10:00:00Z') },
+      },
+      returns: p.text(),
+    }, (params) => JSON.stringify(params)),
     Verdict: method.read('An enumeration result', { static: true, returns: p.enumeration('Yes', 'No') }, () => 'Yes'),
     Day: method.read('A date result, a JS Date', { static: true, returns: p.date() }, () => new Date('2024-03-01T00:00:00Z')),
   },
