@@ -72,9 +72,13 @@ function buildOperations(model: Model, context: BuildContext, names: SchemaNames
   // type is named, so a generated name never takes a method's.
   const kindOf = new Map<string, { kind: MethodKind; entity: EntityModel }>()
   for (const entity of model.entities.values()) {
+    // Close and close meet under EnableLowerCamelCase: two overloads with one binding type.
+    const ownNames = new Set<string>()
     for (const [name, method] of entity.methods) {
       const publicName = context.naming.toPublic(name)
       const where = `${entity.name}.methods.${name}`
+      if (ownNames.has(publicName)) throw new PluginError(entity.source, where, `two methods of ${entity.name} have the public name '${publicName}' in $metadata`)
+      ownNames.add(publicName)
       const other = kindOf.get(publicName)
       if (!other && names.has(publicName)) {
         throw new PluginError(entity.source, where, `'${publicName}' is also the name of an entity type; rename the method`)

@@ -147,6 +147,12 @@ describe('buildCsdl refuses what CSDL cannot say, naming the plugin', () => {
     expect(fails([Order])).toThrow(/reserved/)
   })
 
+  it('two methods of one entity that meet after lower camel casing', () => {
+    const Order = entity('Order', { properties: {}, methods: { Close: method.modify('x', () => undefined), close: method.modify('y', () => undefined) } })
+    expect(fails([Order], false)).not.toThrow()
+    expect(fails([Order], true)).toThrow(/Order\.methods\.close: two methods of Order have the public name 'close'/)
+  })
+
   it('two parameters that meet after lower camel casing', () => {
     const Order = entity('Order', { properties: {}, methods: { Go: method.modify('x', { params: { X: p.text(), x: p.integer() } }, () => undefined) } })
     expect(fails([Order], false)).not.toThrow()
