@@ -6,11 +6,15 @@
 // table or constraint (a DBA's report index, a table or a check of their own) is never
 // dropped, only listed as unmanaged.
 //
+// The diff never renames on its own: MikroORM takes a removed column and an added one of the
+// same type for a rename, which would hand the old property's values to an unrelated new one.
+// Only a declared rename keeps data; a guessed one is planned as the drop and the add it is.
+//
 // Order of the plan: the diff (computed as if the renames had not happened yet, so it sees
 // the data where it lies), then the renames, then the names of the managed indexes and
 // constraints that follow a renamed table or column.
 
-import { MikroORM } from '@mikro-orm/postgresql'
+import { DatabaseSchema, MikroORM, SchemaComparator, type SchemaDifference } from '@mikro-orm/postgresql'
 import type pg from 'pg'
 import { SEARCH_COLUMN, type Model } from '../model/model.ts'
 import { entitySchemas, managedIndexNames, MANAGED_COMMENT, type PendingRenames } from '../persistence/entity-schemas.ts'
@@ -125,13 +129,38 @@ async function schemaDiff(model: Model, url: string, renames: PendingRenames): P
     schemaGenerator: { skipTables: [/^_/], ignoreTriggers: true },
   })
   try {
-    const ddl = await orm.schema.getUpdateSchemaSQL({ wrap: false, dropTables: false })
+    // What `orm.schema.getUpdateSchemaSQL` does, with the comparator's guessed renames undone
+    // before the SQL is written.
+    const target = orm.schema.getTargetSchema()
+    const { skipTables } = orm.config.get('schemaGenerator')
+    const current = await DatabaseSchema.create(orm.em.getConnection(), orm.em.getPlatform(), orm.config, undefined, target.getNamespaces(), undefined, skipTables)
+    current.prune(undefined, [])
+    target.prune(undefined, [])
+    const diff = new SchemaComparator(orm.em.getPlatform()).compare(current, target)
+    undoGuessedRenames(diff)
+    const ddl = orm.schema.diffToSQL(diff, { wrap: false, dropTables: false })
     return ddl
       .split(/;\s*\n/)
       .map((s) => s.trim().replace(/;$/, ''))
       .filter((s) => s.length > 0 && !/^set names/i.test(s))
   } finally {
     await orm.close(true)
+  }
+}
+
+/**
+ * Turns the column renames MikroORM's comparator guessed back into a drop and an add. The diff
+ * is computed with the declared renames not yet done (their new properties still map to the
+ * old columns), so every rename in it is a guess: `Score` removed and `Extra` added, both
+ * integers, is not the same property.
+ */
+function undoGuessedRenames(diff: SchemaDifference): void {
+  for (const table of Object.values(diff.changedTables)) {
+    for (const [oldName, column] of Object.entries(table.renamedColumns)) {
+      table.removedColumns[oldName] = table.fromTable.getColumn(oldName)!
+      table.addedColumns[column.name] = column
+      delete table.renamedColumns[oldName]
+    }
   }
 }
 

@@ -246,6 +246,70 @@ describe('migrations with a plan', { timeout: SLOW }, () => {
   })
 })
 
+describe('renames only where the plugin declares them', { timeout: SLOW }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'entityctl-migr-'))
+  const plugins = join(dir, 'plugins')
+  let many: ManyTenants
+  const things = (body: string) => writeFileSync(join(plugins, 'things.ts'), `import { entity, p, plugin } from 'entityctl/plugin'\nexport default plugin({ version: '${body.length}', entities: [${body}] })\n`)
+  const migrate = async (...args: string[]) => {
+    const run = await entityctl(many.configPath, 'migrate', '--json', ...args)
+    return { code: run.code, stderr: run.stderr, tenant: JSON.parse(run.stdout)[0] }
+  }
+  const column = (table: string, name: string) =>
+    inTenant(many, 0, async (c) => (await c.query(`select ${JSON.stringify(name)} as value from ${JSON.stringify(table)}`)).rows.map((row) => row.value))
+
+  beforeAll(async () => {
+    cpSync(DEMO_PLUGINS, plugins, { recursive: true })
+    things(`entity('Thing', { properties: { Score: p.integer() } }), entity('Gadget', { properties: { Size: p.integer() } })`)
+    many = await createManyTenants({ count: 1, serverUrl: testDatabaseUrl(), pluginsDir: plugins })
+    await inTenant(many, 0, async (client) => {
+      await client.query(`insert into "Thing" ("Guid", "Score", "_Version") values (gen_random_uuid(), 7, 1)`)
+      await client.query(`insert into "Gadget" ("Guid", "Size", "_Version") values (gen_random_uuid(), 3, 1)`)
+    })
+  })
+  afterAll(async () => {
+    await many?.remove()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('plans a removed property and an unrelated new one of the same type as a drop and an add, and refuses it while the old one holds values', async () => {
+    things(`entity('Thing', { properties: { Extra: p.integer() } }), entity('Widget', { properties: { Size: p.integer() } })`)
+    const plan = await migrate('--plan')
+    expect(plan.code, plan.stderr).toBe(0)
+    expect(plan.tenant.renames).toEqual([])
+    expect(plan.tenant.sql.join('\n')).not.toMatch(/rename/)
+    expect(plan.tenant.sql).toContain('alter table "Thing" drop column "Score"')
+    expect(plan.tenant.sql).toContain('alter table "Thing" add "Extra" int null')
+    expect(plan.tenant.sql).toContainEqual(expect.stringMatching(/^create table "Widget"/))
+    expect(plan.tenant.losses).toEqual([
+      'table "Gadget" (no plugin declares it any more) with 1 rows would be dropped',
+      'column "Thing"."Score" with 1 values would be dropped',
+    ])
+
+    const refused = await migrate()
+    expect(refused.tenant).toMatchObject({ status: 'refused' })
+    expect(await column('Thing', 'Score')).toEqual([7])
+  })
+
+  it('keeps the values of a declared rename', async () => {
+    things(`entity('Thing', { properties: { Extra: p.integer().renamedFrom('Score') } }), entity('Widget', { renamedFrom: 'Gadget', properties: { Size: p.integer() } })`)
+    const plan = await migrate('--plan')
+    expect(plan.tenant).toMatchObject({ losses: [], renames: ['property Thing.Score → Thing.Extra', 'entity Gadget → Widget'] })
+    const applied = await migrate()
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(await column('Thing', 'Extra')).toEqual([7])
+    expect(await column('Widget', 'Size')).toEqual([3])
+  })
+
+  it('with --allow-data-loss drops the removed property and starts the new one empty', async () => {
+    things(`entity('Thing', { properties: { Bonus: p.integer() } }), entity('Widget', { properties: { Size: p.integer() } })`)
+    const applied = await migrate('--allow-data-loss')
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(applied.tenant).toMatchObject({ status: 'applied', losses: ['column "Thing"."Extra" with 1 values would be dropped'] })
+    expect(await column('Thing', 'Bonus')).toEqual([null])
+  })
+})
+
 /**
  * Two instances started at the same moment on many tenants whose schema is behind the
  * plugins (the case that deadlocked). MIGRATION_TENANTS sets the number (100 for the figure
