@@ -66,7 +66,8 @@ export async function migrate(options: MigrateOptions, command: Command): Promis
         )
       }
       printResult(options, reports, () => (options.plan ? describe(reports) : table(reports.map((r) => ({ tenant: r.tenant, changes: r.statements })), ['tenant', 'changes'])))
-      if (refused.length > 0) process.exitCode = 1
+      // Thrown, not process.exitCode: main ends the process with the exit code of the error.
+      if (refused.length > 0) throw new CliError('A migration was refused.', { silent: true })
     },
     { progress: steps },
   )

@@ -287,6 +287,7 @@ describe('renames only where the plugin declares them', { timeout: SLOW }, () =>
     ])
 
     const refused = await migrate()
+    expect(refused.code).toBe(1)
     expect(refused.tenant).toMatchObject({ status: 'refused' })
     expect(await column('Thing', 'Score')).toEqual([7])
   })
