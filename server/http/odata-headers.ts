@@ -1,6 +1,9 @@
 // Protocol headers every answer carries, and the request checks OData asks for:
 // OData-Version on every response, 415 for a body that is not JSON, OData-MaxVersion
-// honoured (4.01 when the client accepts it, decisions.md "Versioning").
+// honoured (4.01 when the client accepts it, decisions.md "Versioning"). A request written in
+// a version this service does not speak (OData-Version other than 4.0 or 4.01), or accepting
+// only answers below 4.0 (OData-MaxVersion 3.0), cannot be served: 400, as OData 4.01 Part 1
+// §8.2.6 and §8.2.7 ask, and so is a header that is not a version at all.
 //
 // The CSRF handshake of SAP clients (UI5 sends `X-CSRF-Token: Fetch` before its first write,
 // then echoes the token it got) is answered, and the token a write carries is not checked:
@@ -9,7 +12,7 @@
 // The token is a fixed word saying so.
 
 import type { Context, Next } from 'koa'
-import { RequestError, ServiceError } from '../errors.ts'
+import { RequestError } from '../errors.ts'
 
 const BATCH = /\/\$batch\/?$/i
 
@@ -19,17 +22,28 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 export const CSRF_TOKEN = 'unused-bearer-auth'
 
 export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
-  const maxVersion = ctx.get('OData-MaxVersion')
-  ctx.set('OData-Version', maxVersion && Number.parseFloat(maxVersion) >= 4.01 ? '4.01' : '4.0')
+  const maxVersion = versionOf(ctx, 'OData-MaxVersion')
+  if (maxVersion !== undefined && maxVersion < 4) {
+    throw RequestError.invalid(`OData-MaxVersion ${ctx.get('OData-MaxVersion')} is below 4.0; this service speaks 4.0 and 4.01.`)
+  }
+  const version = versionOf(ctx, 'OData-Version')
+  if (version !== undefined && version !== 4 && version !== 4.01) {
+    throw RequestError.invalid(`OData-Version ${ctx.get('OData-Version')} is not supported; this service speaks 4.0 and 4.01.`)
+  }
+  ctx.set('OData-Version', maxVersion !== undefined && maxVersion >= 4.01 ? '4.01' : '4.0')
   if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
   if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
     const type = ctx.get('Content-Type')
     // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
     if (type && !/^application\/json\b/i.test(type) && !(BATCH.test(ctx.path) && /^multipart\/mixed\b/i.test(type))) throw RequestError.unsupportedMediaType(type)
   }
-  const odataVersion = ctx.get('OData-Version')
-  if (odataVersion && Number.parseFloat(odataVersion) > 4.01) {
-    throw new ServiceError('InvalidRequest', `OData-Version ${odataVersion} is not supported; this service speaks 4.0 and 4.01.`)
-  }
   await next()
+}
+
+/** `4.01` of `OData-MaxVersion: 4.01` (the grammar is digits, a dot, digits); undefined when the header is absent or empty. */
+function versionOf(ctx: Context, header: 'OData-Version' | 'OData-MaxVersion'): number | undefined {
+  const value = ctx.get(header).trim()
+  if (value === '') return undefined
+  if (!/^\d+\.\d+$/.test(value)) throw RequestError.invalid(`${header} '${value}' is not a version such as 4.0 or 4.01.`)
+  return Number(value)
 }

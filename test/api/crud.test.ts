@@ -360,6 +360,29 @@ describe('protocol errors', () => {
     expect((await get('Customers')).headers.get('odata-version')).toBe('4.0')
     expect((await get('Customers', { 'OData-MaxVersion': '4.01' })).headers.get('odata-version')).toBe('4.01')
   })
+
+  it('serves the versions it speaks and answers 400 for the others, in OData-Version and OData-MaxVersion alike', async () => {
+    const served: [Record<string, string>, string][] = [
+      [{ 'OData-Version': '4.0', 'OData-MaxVersion': '4.0' }, '4.0'], // UI5
+      [{ 'OData-Version': '4.01' }, '4.0'],
+      [{ 'OData-MaxVersion': '5.0' }, '4.01'],
+    ]
+    for (const [headers, version] of served) {
+      const answer = await get('Customers', headers)
+      expect([answer.status, answer.headers.get('odata-version')], JSON.stringify(headers)).toEqual([200, version])
+    }
+    const refused: [Record<string, string>, string][] = [
+      [{ 'OData-Version': '5.0' }, 'OData-Version 5.0 is not supported; this service speaks 4.0 and 4.01.'],
+      [{ 'OData-Version': '3.0' }, 'OData-Version 3.0 is not supported; this service speaks 4.0 and 4.01.'],
+      [{ 'OData-Version': 'abc' }, "OData-Version 'abc' is not a version such as 4.0 or 4.01."],
+      [{ 'OData-MaxVersion': '3.0' }, 'OData-MaxVersion 3.0 is below 4.0; this service speaks 4.0 and 4.01.'],
+      [{ 'OData-MaxVersion': 'abc' }, "OData-MaxVersion 'abc' is not a version such as 4.0 or 4.01."],
+    ]
+    for (const [headers, message] of refused) {
+      const answer = await get('Customers', headers)
+      expect([answer.status, answer.body?.error], JSON.stringify(headers)).toEqual([400, expect.objectContaining({ code: 'InvalidRequest', message })])
+    }
+  })
 })
 
 describe('$metadata', () => {
