@@ -202,6 +202,17 @@ describe('HEAD', () => {
     expect(entity.headers.get('etag')).toMatch(/^W\/"\d+"$/)
     expect((await get('Customers(00000000-0000-0000-0000-000000000000)', {}, 'HEAD')).status).toBe(404)
   })
+
+  it('answers the headers of a GET on a function, bound or static; an action stays POST only', async () => {
+    for (const path of [`Customers(${ada()})/Revenue()`, 'Orders/OpenSince(before=2100-01-01)?$select=Number']) {
+      const got = await get(path)
+      const head = await get(path, {}, 'HEAD')
+      expect([head.status, head.text, head.headers.get('content-type')], path).toEqual([200, '', got.headers.get('content-type')])
+    }
+    const action = await get(`Customers(${ada()})/Orders`, {}, 'GET')
+    const close = await get(`Orders(${action.body.value[0].Guid})/Close`, {}, 'HEAD')
+    expect([close.status, close.headers.get('allow')]).toEqual([405, 'POST'])
+  })
 })
 
 describe('CSRF token handshake', () => {

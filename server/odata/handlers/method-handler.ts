@@ -12,7 +12,7 @@ import { isReadOnly } from '../../writes/write-plan.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { projectedContextPath, serviceRoot } from '../serializer/urls.ts'
 import type { WriteReply } from '../write/bind-write.ts'
-import { readCollection, readEntity, requireMember } from './read-handler.ts'
+import { headless, readCollection, readEntity, requireMember } from './read-handler.ts'
 import { planActor } from '../../writes/plan-actor.ts'
 import { bind, replyOptions } from './write-handlers.ts'
 import { jsonContentType } from './negotiate.ts'
@@ -51,7 +51,7 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
       const keys = (Array.isArray(result) ? result : []).map((r) => String((r as Record<string, unknown>)[KEY]))
       const body = await readCollection(scope, { ...reply.read, keys }, root + projectedContextPath(reply.entity, reply.projection), ctx)
       ctx.type = jsonContentType(scope.format)
-      ctx.body = body
+      ctx.body = headless(ctx, body)
       return
     }
     case 'entity': {

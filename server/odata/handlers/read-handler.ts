@@ -202,7 +202,7 @@ function matchesNoneOf(ifNoneMatch: string, etag: string): boolean {
 }
 
 /** A HEAD answers the headers of a GET: a streamed body is stopped (its statement with it) and not sent. */
-function headless(ctx: Exchange, body: string | Readable): string | Readable {
+export function headless(ctx: Exchange, body: string | Readable): string | Readable {
   if (ctx.method !== 'HEAD' || typeof body === 'string') return body
   body.destroy()
   return ''

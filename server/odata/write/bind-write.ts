@@ -156,7 +156,9 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const { target, options } = request
       const { entity, method, name } = target
       const expected = method.kind === 'read' ? 'GET' : 'POST'
-      if (request.httpMethod !== expected) throw RequestError.methodNotAllowed(request.httpMethod, request.path, [expected])
+      // A HEAD is the GET of the headers alone (RFC 9110 §9.3.2): a function answers it.
+      const asked = request.httpMethod === 'HEAD' ? 'GET' : request.httpMethod
+      if (asked !== expected) throw RequestError.methodNotAllowed(request.httpMethod, request.path, [expected])
       const params = bindParameters(bodyContext(binding), method, request.httpMethod === 'POST' ? (request.body ?? {}) : {}, target.inline, options.custom, options.aliases)
       const reply = bindMethodReply(binding, target, options)
       const ifMatch = target.key ? parseIfMatch(request.ifMatch) : undefined
