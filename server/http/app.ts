@@ -87,7 +87,15 @@ export function createApp(services: AppServices): Koa<ApiState> {
 function fixedRoutes(router: Router<ApiState>): Middleware<ApiState> {
   const routed = router.routes() as Middleware<ApiState>
   const firstSegments = new Set(router.stack.map((layer) => firstSegment(String(layer.path))))
-  const dispatch: Middleware<ApiState> = (ctx, next) => (firstSegments.has(firstSegment(ctx.path)) ? routed(ctx, next) : next())
+  const dispatch: Middleware<ApiState> = (ctx, next) => {
+    if (!firstSegments.has(firstSegment(ctx.path))) return next()
+    // A fixed route asked with a method it does not take is 405 (decisions.md, Errors), not
+    // handed on to the OData stages, which would look for an entity set named `auth`.
+    const matched = router.match(ctx.path, ctx.method)
+    const allowed = [...new Set(matched.path.flatMap((layer) => layer.methods))]
+    if (!matched.route && allowed.length > 0) throw RequestError.methodNotAllowed(ctx.method, ctx.path, allowed)
+    return routed(ctx, next)
+  }
   // As on the router's own middleware: what test/auth/route-permissions.test.ts lists the routes of.
   return Object.assign(dispatch, { router })
 }

@@ -342,6 +342,22 @@ describe('protocol errors', () => {
     expect(response.headers.get('allow')).toContain('PATCH')
   })
 
+  it('answers 405 with Allow for a method a fixed route does not take, whatever the case of its path', async () => {
+    const cases: [string, string, string][] = [
+      ['GET', 'auth/signin', 'POST'],
+      ['GET', 'workflow', 'POST'],
+      ['DELETE', 'roles/tree', 'HEAD, GET'],
+      ['POST', 'openapi.json', 'HEAD, GET'],
+      ['PUT', 'User/Pats', 'POST, HEAD, GET'],
+    ]
+    for (const [method, path, allow] of cases) {
+      const response = await call(`${api}/${path}`, { method, token, body: method === 'GET' ? undefined : {} })
+      expect([response.status, response.headers.get('allow'), response.body?.error?.code], `${method} ${path}`).toEqual([405, allow, 'MethodNotAllowed'])
+    }
+    // A path beside the fixed ones is still OData's: the Roles set under its alias.
+    expect((await call(`${api}/roles?$top=1`, { token })).status).toBe(200)
+  })
+
   it('answers 415 for a body that is not JSON, and 400 for broken JSON', async () => {
     const xml = await call(`${api}/Customers`, { method: 'POST', token, body: '<a/>', headers: { 'Content-Type': 'application/xml' } })
     expect(xml.status).toBe(415)
