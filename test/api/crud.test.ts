@@ -410,4 +410,30 @@ describe('$metadata', () => {
     expect(json.body.$Version).toBeDefined()
     expect(json.body.entityctl.Customer.Name.$MaxLength).toBe(100)
   })
+
+  it('carries a strong ETag per format and version, answers a matching If-None-Match with 304, and varies on Accept', async () => {
+    const xml = await get('$metadata')
+    const etag = xml.headers.get('etag')!
+    expect(etag).toMatch(/^"[^"]+"$/)
+    expect(xml.headers.get('vary')).toMatch(/\bAccept\b/)
+    expect(xml.headers.get('vary')).toMatch(/\bOData-MaxVersion\b/)
+    expect((await get('$metadata')).headers.get('etag')).toBe(etag)
+    const variants = [
+      (await get('$metadata', { Accept: 'application/json' })).headers.get('etag'),
+      (await get('$metadata?$format=json')).headers.get('etag'),
+      (await get('$metadata', { 'OData-MaxVersion': '4.01' })).headers.get('etag'),
+    ]
+    expect(variants[0]).toBe(variants[1])
+    expect(new Set([etag, variants[0], variants[2]]).size).toBe(3)
+
+    for (const ifNoneMatch of [etag, '*', `"other", ${etag}`]) {
+      const current = await get('$metadata', { 'If-None-Match': ifNoneMatch })
+      expect([current.status, current.text, current.headers.get('etag')], ifNoneMatch).toEqual([304, '', etag])
+    }
+    const stale = await get('$metadata', { 'If-None-Match': '"other"' })
+    expect(stale.status).toBe(200)
+    expect(stale.text).toBe(xml.text)
+    // The JSON document's tag does not revalidate the XML one.
+    expect((await get('$metadata', { 'If-None-Match': variants[0]! })).status).toBe(200)
+  })
 })

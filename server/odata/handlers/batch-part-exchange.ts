@@ -50,6 +50,11 @@ export class PartExchange implements Exchange {
     this.headers.set(name, value)
   }
 
+  vary(field: string): void {
+    const fields = this.headers.get('Vary')
+    this.headers.set('Vary', fields ? `${fields}, ${field}` : field)
+  }
+
   /** As Koa's: the first of `types` the part's Accept names, the first of them without one. */
   accepts(...types: string[]): string | false {
     const accept = this.get('Accept')

@@ -30,6 +30,8 @@ export interface Exchange {
   readonly response: { get(name: string): string | string[] | number | undefined }
   get(name: string): string
   set(name: string, value: string): void
+  /** Adds `field` to the answer's Vary header, as Koa's `ctx.vary`. */
+  vary(field: string): void
   accepts(...types: string[]): string | false
   status: number
   type: string

@@ -33,7 +33,7 @@ import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { RowReadBack } from '../../persistence/session.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
-import { metadataDocument } from '../metadata/metadata-document.ts'
+import { metadataDocument, metadataEtag } from '../metadata/metadata-document.ts'
 import type { Exchange, RequestScope } from './exchange.ts'
 
 export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
@@ -45,10 +45,19 @@ export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<vo
     return
   }
   if (target.kind === 'metadata') {
-    const json = scope.media === 'json'
-    const document = metadataDocument(services, json ? 'json' : 'xml', ctx.response.get('OData-Version') === '4.01' ? '4.01' : '4.0')
-    ctx.type = json ? 'application/json; charset=utf-8' : 'application/xml; charset=utf-8'
-    ctx.body = document
+    const format = scope.media === 'json' ? 'json' : 'xml'
+    const version = ctx.response.get('OData-Version') === '4.01' ? '4.01' : '4.0'
+    // XML and JSON, 4.0 and 4.01 share the URL: a cache keeps one answer per Accept and OData-MaxVersion.
+    ctx.vary('Accept')
+    ctx.vary('OData-MaxVersion')
+    const etag = metadataEtag(services, format, version)
+    ctx.set('ETag', etag)
+    if (matchesNoneOf(ctx.get('If-None-Match'), etag)) {
+      ctx.status = 304
+      return
+    }
+    ctx.type = format === 'json' ? 'application/json; charset=utf-8' : 'application/xml; charset=utf-8'
+    ctx.body = metadataDocument(services, format, version)
     return
   }
   if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
