@@ -436,4 +436,11 @@ describe('$metadata', () => {
     // The JSON document's tag does not revalidate the XML one.
     expect((await get('$metadata', { 'If-None-Match': variants[0]! })).status).toBe(200)
   })
+
+  it('refuses a $format given more than once, as every read does', async () => {
+    for (const path of ['$metadata?$format=json&$format=xml', '?$format=json&$format=json', 'Customers?$format=json&$format=json']) {
+      const answer = await get(path)
+      expect([answer.status, answer.body?.error?.message], path).toEqual([400, expect.stringContaining('$format is given more than once')])
+    }
+  })
 })

@@ -38,7 +38,12 @@ import type { Exchange, RequestScope } from './exchange.ts'
 
 export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
   const { target, services } = scope
-  if (target.kind === 'serviceDocument' || target.kind === 'metadata') authorize(scope.state.access, { kind: 'model' })
+  if (target.kind === 'serviceDocument' || target.kind === 'metadata') {
+    authorize(scope.state.access, { kind: 'model' })
+    // They take no query option but $format; the others are checked as on any read, so that
+    // a $format given twice is refused here too.
+    parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
+  }
   if (target.kind === 'serviceDocument') {
     ctx.type = jsonContentType(scope.format)
     ctx.body = serviceDocument(services.model, serviceRoot(ctx, services))
