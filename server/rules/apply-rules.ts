@@ -136,7 +136,7 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
     // A computed value is the rule's alone: one a method or a client set is computed again.
     const stale = item.created || item.replaced || item.changed.has(name) || rule.from.some((source) => {
       const [head] = source.split('.')
-      return source.includes('.') ? item.navigations.has(head) || item.changed.has(head) : item.changed.has(head)
+      return item.navigations.has(head) || item.changed.has(head)
     })
     if (!stale) continue
     await loadForComputed(unit, scope, entry, rule.from)
@@ -233,8 +233,7 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
  */
 async function loadForComputed(unit: UnitOfWork, scope: ViewScope, entry: Entry, from: readonly string[]): Promise<void> {
   for (const source of from) {
-    const [head, tail] = source.split('.')
-    if (!tail) continue
+    const [head] = source.split('.')
     const navigation = entry.entity.properties.get(head)
     if (!navigation || navigation.kind === 'scalar' || scope.collection(entry, head)) continue
     if (navigation.kind === 'reference') {

@@ -5,7 +5,11 @@
 import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
 import type { ParentPrefetch } from '../persistence/unit-of-work.ts'
 
-/** A computed rule of `dependent` reading `tail` of another entity through `navigation` (`head`). */
+/**
+ * A computed rule of `dependent` reading `tail` of another entity through `navigation` (`head`).
+ * A bare collection (`from: ['Lines']`, `tail` empty) reads its membership: members added,
+ * removed or moved recompute it, changes of their properties do not.
+ */
 export interface Dependency {
   readonly dependent: EntityModel
   readonly navigation: ReferenceProperty | CollectionProperty
@@ -23,9 +27,10 @@ export function dependenciesOn(model: Model, target: EntityModel): readonly Depe
     for (const dependent of model.entities.values()) {
       for (const rule of dependent.rules.computed.values()) {
         for (const source of rule.from) {
-          const [head, tail] = source.split('.')
-          const navigation = tail ? dependent.properties.get(head) : undefined
-          if (!navigation || navigation.kind === 'scalar') continue
+          const [head, tail = ''] = source.split('.')
+          const navigation = dependent.properties.get(head)
+          // A bare reference is one of the dependent's own properties: its change is its own.
+          if (!navigation || navigation.kind === 'scalar' || (navigation.kind === 'reference' && !tail)) continue
           const list = index.get(navigation.target) ?? []
           list.push({ dependent, navigation, head, tail })
           index.set(navigation.target, list)

@@ -1,0 +1,36 @@
+// Computed properties that read through navigations of the staff plugin: a virtual one through
+// a reference (Employee.DeptName from 'Dept.Name'), and one from a bare collection, its
+// membership (Dept.HeadCount from 'Employees').
+
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+
+let server: TestServer
+let token: string
+let api: string
+
+beforeAll(async () => {
+  server = await startTestServer({ pluginsDir: fileURLToPath(new URL('./plugins', import.meta.url)) })
+  token = await server.token()
+  api = server.api
+})
+afterAll(async () => server?.stop())
+
+const post = (path: string, body: unknown) => call(`${api}/${path}`, { method: 'POST', token, body })
+const headCount = async (dept: { Guid: string }) => (await call(`${api}/Depts(${dept.Guid})?$select=HeadCount`, { token })).body.HeadCount
+
+describe('a computed property from a bare collection', () => {
+  it('is recomputed when members are added, moved and deleted', async () => {
+    const sales = (await post('Depts', { Name: 'Sales' })).body
+    const support = (await post('Depts', { Name: 'Support' })).body
+    expect(await headCount(sales)).toBe(0)
+    const ann = (await post('Employees', { Name: 'Ann', DeptGuid: sales.Guid })).body
+    await post('Employees', { Name: 'Bob', DeptGuid: sales.Guid })
+    expect(await headCount(sales)).toBe(2)
+    expect((await call(`${api}/Employees(${ann.Guid})`, { method: 'PATCH', token, body: { DeptGuid: support.Guid } })).status).toBeLessThan(300)
+    expect([await headCount(sales), await headCount(support)]).toEqual([1, 1])
+    expect((await call(`${api}/Employees(${ann.Guid})`, { method: 'DELETE', token })).status).toBe(204)
+    expect([await headCount(sales), await headCount(support)]).toEqual([1, 0])
+  })
+})

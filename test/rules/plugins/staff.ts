@@ -1,0 +1,48 @@
+// Departments and their employees, for the tests of plugin code at run time: rules and methods
+// that never settle or answer wrong values, computed values read through a reference
+// (Employee.DeptName) and from a bare collection (Dept.HeadCount).
+import { entity, method, p, plugin } from 'entityctl/plugin'
+
+const Dept = entity('Dept', {
+  properties: {
+    Name: p.text(),
+    Code: p.text(),
+    HeadCount: p.integer(),
+    Employees: p.many('Employee').via('Dept'),
+  },
+  computed: { HeadCount: { from: ['Employees'], value: (dept) => dept.Employees.length } },
+  methods: {
+    Hangs: method.read('Never answers', { returns: p.integer() }, () => new Promise(() => {})),
+    WrongNumber: method.read('Answers a text for a number', { returns: p.integer() }, () => 'not a number'),
+    WrongEntity: method.read('Answers an employee for a department', { returns: p.reference('Dept') }, async (dept, { find }) => (await find('Employee', { Dept: dept.Guid }))[0]),
+  },
+})
+
+const Employee = entity('Employee', {
+  properties: {
+    Name: p.text(),
+    Note: p.text(),
+    Score: p.integer(),
+    Dept: p.reference('Dept').onDelete('setNull'),
+    DeptName: p.text().virtual(),
+    DeptCode: p.text(),
+  },
+  computed: {
+    DeptName: { from: ['Dept.Name'], value: (employee) => employee.Dept?.Name ?? null },
+    DeptCode: { from: ['Dept.Code'], value: (employee) => employee.Dept?.Code ?? null },
+    Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : 1) },
+  },
+  validations: {
+    Note: async (employee): Promise<true> => {
+      if (employee.Note === 'hang') await new Promise(() => {})
+      return true
+    },
+  },
+  methods: {
+    MoveTo: method.modify('Moves the employee by setting Dept', { params: { dept: p.guid().required() } }, (employee, { dept }) => {
+      employee.Dept = dept
+    }),
+  },
+})
+
+export default plugin({ entities: [Dept, Employee] })
