@@ -42,6 +42,8 @@ export const STATUS_OF_CODE = {
   EncryptionKeyMismatch: 500,
   /** A bug met by one request of a $batch: the others still get their answers. */
   InternalError: 500,
+  /** A plugin's code, not the request, is at fault (a rule or method out of time, a wrong value): said plainly, naming it. */
+  PluginFailed: 500,
   NotImplemented: 501,
   ServiceUnavailable: 503,
   /** A statement ran past ApiOptions:QueryTimeoutSeconds; the request was valid, the service lacked the time. */
@@ -187,6 +189,16 @@ export const RequestError = {
       'The query ran longer than ApiOptions:QueryTimeoutSeconds and was cancelled; narrow it ($filter, $top, fewer $expand or $count) or try again when the service is less busy.',
       { headers: retryAfter(RETRY_BUSY_SECONDS) },
     ),
+}
+
+/**
+ * A plugin's rule or method failed the server, not the client: `what` names it as the plugin
+ * declared it (`method Order.Close`, `computed Order.Total`). 500, so no client retries a bug.
+ */
+export const PluginError = {
+  timedOut: (what: string, ms: number) =>
+    new ServiceError('PluginFailed', `The plugin's ${what} did not finish within ApiOptions:PluginTimeoutSeconds (${ms / 1000} s); the request was undone.`),
+  wrongValue: (what: string, problem: string) => new ServiceError('PluginFailed', `The plugin's ${what} ${problem}; the request was undone.`),
 }
 
 /** Retry-After of a lost or refused database connection: long enough for a restart or failover to begin. */

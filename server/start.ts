@@ -125,12 +125,18 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
       configWatch.close()
-      await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
+      const abandoned = await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
+      if (abandoned > 0) logger.warn({ connections: abandoned }, 'shutting down: requests still in flight after Server:ShutdownTimeoutSeconds were abandoned')
       await scrapes?.close()
       await workflowSweep.stop()
       await housekeeping.stop()
       await services.close()
-      await tenants!.close()
+      // An abandoned request unwinds once its connection is cut (its statement cancelled, its
+      // wait for plugin code ended); one that does not must not keep the process alive.
+      const held = tenants!.inUse()
+      if (!(await settledWithin(tenants!.close(), DRAIN_GRACE_MS))) {
+        logger.warn({ tenants: held }, 'shutting down: database connections still held by abandoned requests are left to close with the process')
+      }
       await database.stop()
       logger.info('stopped')
       clearInterval(logFlush)
@@ -156,26 +162,43 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   })
 }
 
+/** How long the tenants' pools may take to drain once the requests left running were cut. */
+const DRAIN_GRACE_MS = 2000
+
 /**
  * Stops accepting, lets requests in flight finish, and closes keep-alive connections as
  * soon as they fall idle (close() alone would wait for clients to hang up); whatever is
- * still running after the timeout is cut.
+ * still running after the timeout is cut. Resolves with the number of connections cut.
  */
-function closeServer(server: Server, timeoutMs: number): Promise<void> {
+function closeServer(server: Server, timeoutMs: number): Promise<number> {
   return new Promise((resolve) => {
     const reaper = setInterval(() => server.closeIdleConnections(), 50)
     const timer = setTimeout(() => {
       clearInterval(reaper)
-      server.closeAllConnections()
-      resolve()
+      server.getConnections((_error, count) => {
+        server.closeAllConnections()
+        resolve(count ?? 0)
+      })
     }, timeoutMs)
     timer.unref()
     server.close(() => {
       clearTimeout(timer)
       clearInterval(reaper)
-      resolve()
+      resolve(0)
     })
     server.closeIdleConnections()
+  })
+}
+
+/** Whether `work` settled within `ms`; it runs on either way. */
+function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms)
+    timer.unref()
+    work.then(
+      () => resolve(true),
+      () => resolve(true),
+    ).finally(() => clearTimeout(timer))
   })
 }
 

@@ -18,7 +18,9 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       ctx.status = error.status
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
       ctx.body = { error: errorBody(error) }
-      ctx.state.log.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
+      // A 500 the server names (a plugin's fault, a wrong key) is still the operator's to fix.
+      if (error.status === 500) ctx.state.log.error({ status: error.status, code: error.code, message: error.message }, 'request failed')
+      else ctx.state.log.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
     } else {
       ctx.state.log.error({ err: thrown }, 'unhandled error')
       ctx.status = 500

@@ -98,7 +98,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
             const within = options?.within
             if (!within && !locking) {
               // Outside a transaction, loads see committed rows only: they may be remembered, and taken.
-              const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), remembered: tenant.remembered })
+              const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), remembered: tenant.remembered, signal: cheap.signal })
               try {
                 const result = await work(unit)
                 const readBack = options?.readBack?.(result)
@@ -111,7 +111,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
                 throw error
               }
             }
-            const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows) })
+            const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), signal: cheap.signal })
             const plain = plainSql(client)
             await plain('begin')
             try {
@@ -133,7 +133,7 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
         }
       }
     },
-    read: (work) => withConnection(tenant, cheap, (client) => readOnly(openUnit(tenant, preparedSql(client)), work)),
+    read: (work) => withConnection(tenant, cheap, (client) => readOnly(openUnit(tenant, preparedSql(client), { signal: cheap.signal }), work)),
   }
 }
 
@@ -185,8 +185,9 @@ function statementSession(tenant: TenantDatabase, sql: Sql): Session {
 }
 
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
-export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered'> = {}): UnitOfWork {
-  return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, ...options })
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered'> & { signal?: AbortSignal } = {}): UnitOfWork {
+  const { signal, ...unitOptions } = options
+  return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, plugins: { timeoutMs: tenant.pluginTimeoutMs ?? 0, signal }, ...unitOptions })
 }
 
 /** Runs `work` on a unit that must not change anything: nothing is flushed, a change is a 403. */

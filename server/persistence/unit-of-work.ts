@@ -31,6 +31,7 @@ import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cach
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
+import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
 /** One entity of the unit. */
@@ -129,6 +130,8 @@ export interface UnitOptions {
    * outside a transaction, whose loads see committed rows only.
    */
   readonly remembered?: RowCacheScope
+  /** How long the plugin code the unit runs (rules, methods) may keep it waiting (rules/plugin-call.ts); absent: no limit. */
+  readonly plugins?: PluginLimits
 }
 
 /**
@@ -203,6 +206,11 @@ export class UnitOfWork {
     this.sql = options.sql
     this.#pins = options.pins
     this.#now = options.pins?.now ?? new Date()
+  }
+
+  /** How long the unit waits for one call of plugin code (rules/plugin-call.ts). */
+  get pluginLimits(): PluginLimits {
+    return this.#options.plugins ?? NO_PLUGIN_LIMITS
   }
 
   /** The clock of the unit's rules. */

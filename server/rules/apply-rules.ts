@@ -17,6 +17,7 @@ import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
+import { awaitPlugin } from './plugin-call.ts'
 import { changesRoleTree, checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
 import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
 
@@ -85,7 +86,7 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
     for (const failure of checkFieldConstraints(item.entry.entity, view)) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
     const before = item.created ? undefined : originalView(item.entry)
     for (const [property, validate] of item.entry.entity.rules.validations) {
-      const verdict = await validate(view, { ...context, before })
+      const verdict = await awaitPlugin(`validation ${item.entry.entity.name}.${property}`, validate(view, { ...context, before }), unit.pluginLimits)
       if (verdict !== true) {
         failures.push({ code: 'ValidationFailed', target: unit.targetOf(item.entry, property), message: typeof verdict === 'string' ? verdict : `${property} is not valid` })
       }
@@ -123,7 +124,7 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
   if (item.created) {
     for (const [name, makeDefault] of meta.rules.defaults) {
       if (isEmpty(view[name])) {
-        const value = await makeDefault(view, context)
+        const value = await awaitPlugin(`default ${meta.name}.${name}`, makeDefault(view, context), unit.pluginLimits)
         if (!isEmpty(value)) set(name, value)
       }
     }

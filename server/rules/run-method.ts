@@ -9,6 +9,7 @@ import { KEY } from '../model/model.ts'
 import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, entryOf } from './entity-view.ts'
 import { findViews } from './find.ts'
+import { awaitPlugin } from './plugin-call.ts'
 
 export interface MethodCall {
   readonly entity: EntityModel
@@ -30,12 +31,14 @@ export async function runMethod(unit: UnitOfWork, call: MethodCall): Promise<unk
     today: now.toISOString().slice(0, 10),
     user: call.user,
   }
+  const what = `method ${entity.name}.${call.method}`
+  const limits = unit.pluginLimits
   const returnsEntities = method.returns !== undefined && method.returns.kind !== 'scalar'
   const result = (value: unknown) => (returnsEntities ? keysOf(value) : value)
-  if (!key) return result(await method.run({ ...params }, context))
+  if (!key) return result(await awaitPlugin(what, method.run({ ...params }, context), limits))
   const [record] = await unit.load([{ entity, key }])
   if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  return result(await method.run(views.view(record), { ...context, params: { ...params }, ...params }))
+  return result(await awaitPlugin(what, method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits))
 }
 
 /** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */

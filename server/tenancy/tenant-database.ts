@@ -27,6 +27,8 @@ export interface TenantDatabase {
   readonly plans: PlanChoice
   /** Rows writes loaded or wrote, remembered for the next writes (persistence/row-cache.ts); absent: none. */
   readonly remembered?: RowCacheScope
+  /** How long one call of plugin code may keep a request waiting (rules/plugin-call.ts); 0 or absent: no limit. */
+  readonly pluginTimeoutMs?: number
   close(): Promise<void>
 }
 
@@ -44,6 +46,8 @@ export interface TenantDatabaseOptions {
   readonly budget?: ConnectionBudget
   /** Database:PlanForValuesAfterMs (persistence/plan-choice.ts); absent or 0: every statement plans generically. */
   readonly planForValuesAfterMs?: number
+  /** ApiOptions:PluginTimeoutSeconds (rules/plugin-call.ts); absent or 0: none. */
+  readonly pluginTimeoutMs?: number
   /** This database's share of the rows the instance remembers (persistence/row-cache.ts); absent: none. */
   readonly remembered?: RowCacheScope
   /** Told when a connection of the pool breaks while idle or in use (default: not told). */
@@ -105,6 +109,7 @@ export async function openTenantDatabase(
     heavyReads: new HeavyReadLane(options.poolSize - 1),
     plans: new PlanChoice(options.planForValuesAfterMs ?? 0),
     remembered: options.remembered,
+    pluginTimeoutMs: options.pluginTimeoutMs,
     async close() {
       if (!pool.ending) await pool.end()
     },

@@ -224,6 +224,11 @@ export class TenantRegistry {
     return uses
   }
 
+  /** The tenants some request is using now. */
+  inUse(): string[] {
+    return [...this.#open].filter(([, open]) => open.users > 0).map(([tenant]) => tenant)
+  }
+
   async close(): Promise<void> {
     this.#closed = true
     clearInterval(this.#sweeper)
@@ -235,6 +240,7 @@ export class TenantRegistry {
       database: openTenantDatabase(tenant, this.urlOf(settings), this.#model, {
         poolSize: this.#poolSize,
         statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
+        pluginTimeoutMs: this.#config.ApiOptions.PluginTimeoutSeconds * 1000,
         acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
         planForValuesAfterMs: this.#config.Database.PlanForValuesAfterMs,
         cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),

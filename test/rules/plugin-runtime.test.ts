@@ -1,0 +1,77 @@
+// Plugin code at run time: a rule or method that never settles is given up after
+// ApiOptions:PluginTimeoutSeconds (or when its client goes), its connection given back and its
+// work undone, and a shutdown does not wait for it beyond Server:ShutdownTimeoutSeconds.
+
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { serveProcess } from '../support/serve-process.ts'
+
+const PLUGINS = fileURLToPath(new URL('./plugins', import.meta.url))
+const POOL_SIZE = 2
+
+let server: TestServer
+let token: string
+let api: string
+let dept: { Guid: string }
+
+beforeAll(async () => {
+  server = await startTestServer({
+    pluginsDir: PLUGINS,
+    config: { ApiOptions: { PluginTimeoutSeconds: 1 }, Database: { PoolSizePerTenant: POOL_SIZE, AcquireTimeoutSeconds: 2 } },
+  })
+  token = await server.token()
+  api = server.api
+  dept = (await call(`${api}/Depts`, { method: 'POST', token, body: { Name: 'Research', Code: 'R' } })).body
+})
+afterAll(async () => server?.stop())
+
+describe('plugin code that never settles', () => {
+  it('fails a method after PluginTimeoutSeconds with 500 naming it, and gives its connection back', async () => {
+    // More calls than the tenant has connections: each must give its own back.
+    const answers = await Promise.all(Array.from({ length: POOL_SIZE + 1 }, () => call(`${api}/Depts(${dept.Guid})/Hangs()`, { token })))
+    for (const answer of answers) {
+      expect(answer.status).toBe(500)
+      expect(answer.body.error).toMatchObject({ code: 'PluginFailed', message: expect.stringContaining('method Dept.Hangs did not finish within ApiOptions:PluginTimeoutSeconds (1 s)') })
+    }
+    expect((await call(`${api}/Depts(${dept.Guid})?$select=Name`, { token })).status).toBe(200)
+  })
+
+  it('fails a validation after PluginTimeoutSeconds and saves nothing', async () => {
+    const answer = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Stuck', Note: 'hang' } })
+    expect(answer.status).toBe(500)
+    expect(answer.body.error).toMatchObject({ code: 'PluginFailed', message: expect.stringContaining('validation Employee.Note') })
+    expect((await call(`${api}/Employees?$filter=Name eq 'Stuck'`, { token })).body.value).toEqual([])
+  })
+})
+
+describe('entityctl serve with plugin code that never settles and no PluginTimeoutSeconds', () => {
+  it('gives the connection back when the client goes, and stops after ShutdownTimeoutSeconds', async () => {
+    const served = await serveProcess(server.configPath, {
+      ApiOptions__PluginTimeoutSeconds: '0',
+      Server__ShutdownTimeoutSeconds: '1',
+      Database__PoolSizePerTenant: String(POOL_SIZE),
+      Database__AcquireTimeoutSeconds: '2',
+    })
+    try {
+      const bearer = token
+      const hangs = `${served.api}/Depts(${dept.Guid})/Hangs()`
+      const leaving = Array.from({ length: POOL_SIZE }, () => new AbortController())
+      const calls = leaving.map((client) => fetch(hangs, { headers: { Authorization: `Bearer ${bearer}` }, signal: client.signal }).catch(() => undefined))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      for (const client of leaving) client.abort()
+      await Promise.all(calls)
+      expect((await call(`${served.api}/Depts(${dept.Guid})?$select=Name`, { token: bearer })).status).toBe(200)
+
+      void fetch(hangs, { headers: { Authorization: `Bearer ${bearer}` } }).catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const signalled = Date.now()
+      served.process.kill('SIGTERM')
+      expect(await served.exited).toBe(0)
+      expect(Date.now() - signalled).toBeLessThan(8000)
+      expect(served.lines).toContainEqual(expect.objectContaining({ level: 40, connections: expect.any(Number), msg: expect.stringContaining('were abandoned') }))
+    } finally {
+      served.process.kill('SIGKILL')
+    }
+  })
+})
