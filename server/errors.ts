@@ -198,7 +198,7 @@ export const RequestError = {
 export const PluginError = {
   timedOut: (what: string, ms: number) =>
     new ServiceError('PluginFailed', `The plugin's ${what} did not finish within ApiOptions:PluginTimeoutSeconds (${ms / 1000} s); the request was undone.`),
-  wrongValue: (what: string, problem: string) => new ServiceError('PluginFailed', `The plugin's ${what} ${problem}; the request was undone.`),
+  fault: (what: string, problem: string) => new ServiceError('PluginFailed', `The plugin's ${what} ${problem}.`),
 }
 
 /** Retry-After of a lost or refused database connection: long enough for a restart or failover to begin. */

@@ -34,3 +34,16 @@ describe('a computed property from a bare collection', () => {
     expect([await headCount(sales), await headCount(support)]).toEqual([1, 0])
   })
 })
+
+describe('a virtual computed property read through a reference', () => {
+  it('sees the referenced values in a read, the reply of a write and an expand', async () => {
+    const research = (await post('Depts', { Name: 'Research', Code: 'RES' })).body
+    const created = await call(`${api}/Employees?$select=DeptName,DeptCode`, { method: 'POST', token, body: { Name: 'Cyd', DeptGuid: research.Guid }, headers: { Prefer: 'return=representation' } })
+    expect(created.body).toMatchObject({ DeptName: 'Research', DeptCode: 'RES' })
+    expect((await call(`${api}/Employees(${created.body.Guid})?$select=DeptName`, { token })).body.DeptName).toBe('Research')
+    const expanded = await call(`${api}/Depts(${research.Guid})?$select=Name&$expand=Employees($select=DeptName)`, { token })
+    expect(expanded.body.Employees).toEqual([expect.objectContaining({ DeptName: 'Research' })])
+    const alone = (await post('Employees', { Name: 'Dee' })).body
+    expect((await call(`${api}/Employees(${alone.Guid})?$select=DeptName`, { token })).body.DeptName).toBeNull()
+  })
+})

@@ -3,7 +3,7 @@
 //   MaxTop (a $top above it), MaxExpansionDepth (nested $expand), MaxNodeCount (see countNodes).
 
 import { QueryError } from '../../errors.ts'
-import type { EntityModel, ScalarProperty } from '../../model/model.ts'
+import type { CollectionProperty, EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import { KEY, searchableProperties } from '../../model/model.ts'
 import type {
   ComputeItemSyntax,
@@ -147,16 +147,23 @@ export function bindEntityRead(
   const selectItems: BoundSelectItem[] = []
   const virtuals: BoundSelectItem[] = []
   const needs = new Map<string, BoundSelectItem>()
+  const navigationNeeds = new Map<string, { navigation: ReferenceProperty | CollectionProperty; properties: Map<string, ScalarProperty> }>()
   for (const property of chosen.values()) {
     const item = { property, publicName: context.naming.toPublic(property.name) }
     if (property.column) selectItems.push(item)
     else {
       virtuals.push(item)
       for (const source of entity.rules.computed.get(property.name)?.from ?? []) {
-        const dependency = entity.properties.get(source)
+        const [head, tail] = source.split('.')
+        const dependency = entity.properties.get(head)
         if (dependency?.kind === 'scalar' && dependency.column && !chosen.has(source)) {
           needs.set(source, { property: dependency, publicName: context.naming.toPublic(dependency.name) })
         }
+        if (!dependency || dependency.kind === 'scalar') continue
+        let need = navigationNeeds.get(head)
+        if (!need) navigationNeeds.set(head, (need = { navigation: dependency, properties: new Map([[KEY, dependency.target.properties.get(KEY) as ScalarProperty]]) }))
+        const read = tail ? dependency.target.properties.get(tail) : undefined
+        if (read?.kind === 'scalar' && read.column) need.properties.set(tail, read)
       }
     }
   }
@@ -165,6 +172,7 @@ export function bindEntityRead(
     select: selectItems,
     virtuals,
     needs: [...needs.values()],
+    ...(navigationNeeds.size ? { navigationNeeds: [...navigationNeeds.values()].map(({ navigation, properties }) => ({ navigation, properties: [...properties.values()] })) } : {}),
     expand: bindExpands(context, entity, expands, defaultSelect, depth, root),
     etag: true,
     ...(computedItems.length ? { computed: computedItems } : {}),

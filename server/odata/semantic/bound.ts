@@ -147,6 +147,15 @@ export interface BoundSelectItem {
   readonly publicName: string
 }
 
+/**
+ * A navigation a virtual property's rule reads: the referenced entity, or the members, with
+ * the stored properties its `from` names (and Guid), as rules see them on a write.
+ */
+export interface BoundNavigationNeed {
+  readonly navigation: ReferenceProperty | CollectionProperty
+  readonly properties: readonly ScalarProperty[]
+}
+
 /** What to read of one entity set (the top level, or an expanded navigation). */
 export interface BoundEntityRead {
   readonly range: Range
@@ -154,6 +163,8 @@ export interface BoundEntityRead {
   /** Virtual properties asked for: computed in Node after the query, from `needs`. */
   readonly virtuals: readonly BoundSelectItem[]
   readonly needs: readonly BoundSelectItem[]
+  /** Related entities virtual properties read (`from: ['Dept.Name']`), carried for them as `needs` are. */
+  readonly navigationNeeds?: readonly BoundNavigationNeed[]
   readonly expand: readonly BoundExpand[]
   readonly etag: boolean
   /** Entity references only (`$ref`, `$expand=Orders/$ref`): each entity as its `@odata.id`. */

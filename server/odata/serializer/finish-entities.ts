@@ -5,6 +5,7 @@
 // made here follow the negotiated format as the statement's do: under IEEE754Compatible=true
 // a decimal is a string, whether PostgreSQL wrote it or a plugin computed it.
 
+import { PluginError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import type { PropertyCipher } from '../../tenancy/property-encryption.ts'
 import type { BoundEntityRead, BoundSelectItem } from '../semantic/bound.ts'
@@ -46,10 +47,17 @@ function finishEntity(row: Record<string, any>, read: BoundEntityRead, finishing
     for (const item of read.select) input[item.property.name] = ruleInput(row[item.publicName], item.property)
     for (const item of read.needs) input[item.property.name] = row[`@needs.${item.property.name}`]
     for (const item of read.needs) delete row[`@needs.${item.property.name}`]
+    for (const { navigation, properties } of read.navigationNeeds ?? []) {
+      const related = row[`@needs.${navigation.name}`]
+      delete row[`@needs.${navigation.name}`]
+      const decrypted = (entity: Record<string, unknown>) => decryptedRelated(entity, properties, cipher)
+      input[navigation.name] = Array.isArray(related) ? related.map(decrypted) : related && decrypted(related)
+    }
     const now = new Date()
     for (const item of read.virtuals) {
-      const rule = entity.rules.computed.get(item.property.name)!
-      const value = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: async () => [] }) ?? null
+      const name = item.property.name
+      const rule = entity.rules.computed.get(name)!
+      const value = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: () => findUnavailable(entity, name) }) ?? null
       row[item.publicName] = written(value, item.property, finishing)
     }
   }
@@ -59,6 +67,25 @@ function finishEntity(row: Record<string, any>, read: BoundEntityRead, finishing
     if (Array.isArray(value)) for (const child of value) finishEntity(child, expand.read, finishing)
     else if (value) finishEntity(value, expand.read, finishing)
   }
+}
+
+/** A related entity a virtual property reads, its encrypted values decrypted. */
+function decryptedRelated(related: Record<string, unknown>, properties: readonly ScalarProperty[], cipher: PropertyCipher | undefined): Record<string, unknown> {
+  for (const property of properties) {
+    if (!property.decl.encrypted) continue
+    if (!cipher) throw new Error('encrypted property read without the tenant cipher')
+    related[property.name] = cipher.decrypt(related[property.name] as string)
+  }
+  return related
+}
+
+/**
+ * A virtual property is computed while the answer is written, outside any unit of work: its
+ * rule reads what its `from` names, and searching other entities is refused by name rather
+ * than answered with nothing.
+ */
+function findUnavailable(entity: EntityModel, property: string): never {
+  throw PluginError.fault(`computed ${entity.name}.${property}`, 'called find, which a virtual property cannot use: name what it reads in from')
 }
 
 /**

@@ -29,7 +29,7 @@
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { VERSION_COLUMN } from '../../model/model.ts'
 import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, PlannedExpand, SortKey } from '../plan/read-plan.ts'
-import type { BoundCollectionRead, BoundExpression, ParentLink } from '../semantic/bound.ts'
+import type { BoundCollectionRead, BoundExpression, BoundNavigationNeed, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply, compileAppliedCount } from './compile-apply.ts'
 import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
@@ -207,6 +207,7 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
   for (const item of read.select) members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
   for (const item of read.needs) members.push({ name: `@needs.${item.property.name}`, json: toJson(columnJson(alias, item.property, false)) })
+  for (const need of read.navigationNeeds ?? []) members.push({ name: `@needs.${need.navigation.name}`, json: navigationNeedJson(builder, alias, need) })
   for (const item of read.computed ?? []) members.push({ name: item.alias, json: toJson(computedJson(builder, item.expression, format.ieee754)) })
   if (format.metadata === 'full') members.push(...navigationLinks(builder.json, read.range.entity, alias))
   for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
@@ -245,6 +246,20 @@ function computedJson(builder: SqlBuilder, expression: BoundExpression, ieee754:
   const joined = joins.sql() ? `(select ${value} from (select) v ${joins.sql()})` : value
   if (ieee754 && expression.type === 'decimal') return `(${joined})::text`
   return jsonValue(joined, expression.type)
+}
+
+/**
+ * What a virtual property's rule reads through a navigation, as a JSON object (a reference) or
+ * an array of them in Guid order (a collection), with the properties its `from` names:
+ *   from: ['Dept.Name']  →  coalesce((select '{"Guid":' || … || '}' from "Dept" j0 where j0."Guid" = t0."Dept_Guid"), 'null')
+ */
+function navigationNeedJson(builder: SqlBuilder, parentAlias: string, need: BoundNavigationNeed): string {
+  const { navigation } = need
+  const alias = builder.joinAlias()
+  const row = jsonObject(need.properties.map((property) => ({ name: property.name, json: toJson(columnJson(alias, property, false)) })))
+  const table = `${ident(navigation.target.table)} ${alias}`
+  if (navigation.kind === 'reference') return `coalesce((select ${row} from ${table} where ${alias}."Guid" = ${parentAlias}.${ident(navigation.column)}), 'null')`
+  return `(select ${jsonArray(row, `${alias}."Guid"`)} from ${table} where ${alias}.${ident(navigation.inverse.column)} = ${parentAlias}."Guid")`
 }
 
 function columnJson(alias: string, property: ScalarProperty, ieee754: boolean): string {
