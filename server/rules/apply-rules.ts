@@ -17,7 +17,7 @@ import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
-import { awaitPlugin } from './plugin-call.ts'
+import { awaitPlugin, pluginValue } from './plugin-call.ts'
 import { changesRoleTree, checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
 import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
 
@@ -115,7 +115,10 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
   const meta = entry.entity
   const view = scope.view(entry)
   const changed = new Set<string>()
-  const set = (name: string, value: unknown) => {
+  /** Sets what the rule `what` gave `name`, checked against the property's type. */
+  const set = (name: string, given: unknown, what: string) => {
+    const property = meta.properties.get(name)
+    const value = property?.kind === 'scalar' ? pluginValue(what, `${meta.name}.${name}`, property.decl, given) : given
     if (sameValue(entry.values[name], value)) return
     entry.values[name] = value
     changed.add(name)
@@ -124,13 +127,14 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
   if (item.created) {
     for (const [name, makeDefault] of meta.rules.defaults) {
       if (isEmpty(view[name])) {
-        const value = await awaitPlugin(`default ${meta.name}.${name}`, makeDefault(view, context), unit.pluginLimits)
-        if (!isEmpty(value)) set(name, value)
+        const what = `default ${meta.name}.${name}`
+        const value = await awaitPlugin(what, makeDefault(view, context), unit.pluginLimits)
+        if (!isEmpty(value)) set(name, value, what)
       }
     }
   }
   for (const [name, correct] of meta.rules.corrections) {
-    if (item.changed.has(name) && !isEmpty(view[name])) set(name, correct(view[name], view))
+    if (item.changed.has(name) && !isEmpty(view[name])) set(name, correct(view[name], view), `correction ${meta.name}.${name}`)
   }
   for (const name of computedOrder(meta)) {
     const rule = meta.rules.computed.get(name)!
@@ -144,7 +148,7 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
     const property = meta.properties.get(name)!
     const value = rule.value(view, context)
     if (property.kind !== 'scalar' || property.decl.virtual) continue
-    set(name, value)
+    set(name, value, `computed ${meta.name}.${name}`)
   }
   return changed
 }

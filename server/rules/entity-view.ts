@@ -1,10 +1,14 @@
 // What rules and methods see of an entity: a plain-looking object over its entry in the unit
 // of work. Scalars read as JSON-like values (decimals as numbers, dates as 'YYYY-MM-DD'),
 // references as views of the loaded target ({ Guid } when not loaded), collections as
-// arrays of views. Writing a scalar writes the entry, so the flush sees the change.
+// arrays of views. Writing a scalar (or a reference, as its Guid or the entity) writes the
+// entry, so the flush sees the change.
 
-import type { Model } from '../model/model.ts'
+import { PluginError } from '../errors.ts'
+import type { EntityModel, Model } from '../model/model.ts'
+import { GUID_PATTERN } from '../persistence/guid.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
+import { pluginValue } from './plugin-call.ts'
 import { toRuleValue } from './values.ts'
 
 const ENTRY = Symbol('entry')
@@ -65,10 +69,15 @@ function viewOf(scope: ViewScope, entry: Entry): EntityView {
     },
     set(_target, key, value) {
       const property = typeof key === 'string' ? meta.properties.get(key) : undefined
-      if (property?.kind !== 'scalar' || property.decl.virtual) {
-        throw new TypeError(`${meta.name}.${String(key)} cannot be set here: only stored scalar properties are writable from rules and methods`)
+      const what = `code setting ${meta.name}.${String(key)}`
+      if (property?.kind === 'reference') {
+        entry.values[property.name] = referenceKey(what, property.target, value)
+        return true
       }
-      entry.values[property.foreignKeyOf?.name ?? property.name] = value
+      if (property?.kind !== 'scalar' || property.decl.virtual) {
+        throw PluginError.fault(what, 'set what rules and methods cannot: stored scalar properties and references are writable, collections and virtual properties are not')
+      }
+      entry.values[property.foreignKeyOf?.name ?? property.name] = pluginValue(what, `${meta.name}.${property.name}`, property.decl, value)
       return true
     },
     has: (_target, key) => typeof key === 'string' && meta.properties.has(key),
@@ -76,6 +85,18 @@ function viewOf(scope: ViewScope, entry: Entry): EntityView {
     getOwnPropertyDescriptor: (_target, key) =>
       typeof key === 'string' && meta.properties.has(key) ? { enumerable: true, configurable: true } : undefined,
   })
+}
+
+/** A reference set from code, as its Guid (or the entity, or null), the way find takes one. */
+function referenceKey(what: string, target: EntityModel, value: unknown): string | null {
+  if (value === null || value === undefined) return null
+  const related = typeof value === 'object' ? entryOf(value) : undefined
+  if (related) {
+    if (related.entity === target) return related.key
+    throw PluginError.fault(what, `set an entity of ${related.entity.name}, but the reference is to ${target.name}`)
+  }
+  if (typeof value === 'string' && GUID_PATTERN.test(value)) return value.toLowerCase()
+  throw PluginError.fault(what, `set ${JSON.stringify(value)?.slice(0, 60)}: a reference takes a ${target.name}, its Guid or null`)
 }
 
 /** The entry behind a view. */

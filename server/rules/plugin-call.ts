@@ -6,6 +6,8 @@
 // whatever it does later touches a unit of work nobody flushes.
 
 import { PluginError } from '../errors.ts'
+import type { ScalarDecl } from '../model/declarations.ts'
+import { parseClientValue } from './values.ts'
 
 /** How long one call of plugin code may keep a request waiting. */
 export interface PluginLimits {
@@ -44,4 +46,20 @@ export async function awaitPlugin<T>(what: string, result: T | PromiseLike<T>, l
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
+
+/**
+ * A value plugin code gives a property (`subject`) or a method's result, as the unit stores it.
+ * One that does not fit the declared type is the plugin's fault, named as such: left to
+ * PostgreSQL it came back as a client's 400, or passed unnoticed into an answer. A decimal is
+ * rounded to its scale first, as PostgreSQL rounds it (arithmetic gives 0.30000000000000004).
+ */
+export function pluginValue(what: string, subject: string, decl: ScalarDecl, value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  let given = value
+  if (value instanceof Date && !Number.isNaN(value.getTime())) given = decl.type === 'Date' ? value.toISOString().slice(0, 10) : value.toISOString()
+  if (decl.type === 'Decimal' && typeof value === 'number' && Number.isFinite(value)) given = Number(value.toFixed(decl.scale ?? 2))
+  const checked = parseClientValue({ type: decl.type, decl }, given)
+  if ('problem' in checked) throw PluginError.fault(what, `gave a wrong value for ${subject}, which ${checked.problem}`)
+  return checked.value
 }

@@ -3,13 +3,14 @@
 // changes is the unit's to flush; entities it returns leave as their keys, to be read through
 // the query pipeline, and a primitive as it is (a Date too: the serializer writes its literal).
 
-import { RequestError } from '../errors.ts'
+import { PluginError, RequestError } from '../errors.ts'
+import type { PropertyDecl } from '../model/declarations.ts'
 import type { EntityModel } from '../model/model.ts'
 import { KEY } from '../model/model.ts'
 import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, entryOf } from './entity-view.ts'
 import { findViews } from './find.ts'
-import { awaitPlugin } from './plugin-call.ts'
+import { awaitPlugin, pluginValue } from './plugin-call.ts'
 
 export interface MethodCall {
   readonly entity: EntityModel
@@ -33,18 +34,34 @@ export async function runMethod(unit: UnitOfWork, call: MethodCall): Promise<unk
   }
   const what = `method ${entity.name}.${call.method}`
   const limits = unit.pluginLimits
-  const returnsEntities = method.returns !== undefined && method.returns.kind !== 'scalar'
-  const result = (value: unknown) => (returnsEntities ? keysOf(value) : value)
-  if (!key) return result(await awaitPlugin(what, method.run({ ...params }, context), limits))
+  if (!key) return resultOf(what, method.returns, await awaitPlugin(what, method.run({ ...params }, context), limits))
   const [record] = await unit.load([{ entity, key }])
   if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  return result(await awaitPlugin(what, method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits))
+  return resultOf(what, method.returns, await awaitPlugin(what, method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits))
 }
 
-/** Entity results are carried out of the unit of work as keys, then read through the query pipeline. */
-function keysOf(result: unknown): unknown {
-  const keyOf = (item: object) => ({ [KEY]: entryOf(item)?.key ?? (item as Record<string, unknown>)[KEY] })
-  if (Array.isArray(result)) return result.map((item) => (item && typeof item === 'object' ? keyOf(item) : item))
-  if (result && typeof result === 'object') return keyOf(result)
-  return result
+/**
+ * The method's result as its declaration says: a scalar of its type, or entities of its
+ * target, carried out of the unit of work as keys, then read through the query pipeline.
+ * Anything else is the plugin's fault, not an answer to pass on.
+ */
+function resultOf(what: string, returns: PropertyDecl | undefined, result: unknown): unknown {
+  if (!returns) return undefined
+  if (returns.kind === 'scalar') return pluginValue(what, 'its result', returns, result)
+  const keyOf = (item: unknown) => {
+    const entry = item && typeof item === 'object' ? entryOf(item) : undefined
+    if (entry?.entity.name === returns.target) return { [KEY]: entry.key }
+    // An object that only names a key ({ Guid }) is read as one of the target, as before.
+    const named = !entry && item && typeof item === 'object' ? (item as Record<string, unknown>)[KEY] : undefined
+    if (typeof named === 'string') return { [KEY]: named }
+    const given = entry ? `an entity of ${entry.entity.name}` : JSON.stringify(item)?.slice(0, 60)
+    throw PluginError.fault(what, `returned ${given}, but declares returns: ${declared(returns)}`)
+  }
+  if (returns.kind === 'reference') return result === null || result === undefined ? null : keyOf(result)
+  if (!Array.isArray(result)) throw PluginError.fault(what, `returned ${JSON.stringify(result)?.slice(0, 60)}, but declares returns: ${declared(returns)}`)
+  return result.map(keyOf)
+}
+
+function declared(returns: Exclude<PropertyDecl, { kind: 'scalar' }>): string {
+  return returns.kind === 'reference' ? `p.reference('${returns.target}')` : `p.many('${returns.target}')`
 }

@@ -30,7 +30,7 @@ export function toRuleValue(property: ScalarProperty, value: unknown): unknown {
  * Parses a client's JSON value for a property. Returns the value to store or a message
  * saying why it is not acceptable (the caller gathers them into one ValidationFailed).
  */
-export function parseClientValue(property: ScalarProperty, value: unknown): { value: unknown } | { problem: string } {
+export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>, value: unknown): { value: unknown } | { problem: string } {
   if (value === null) return { value: null }
   const type = property.type
   const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${JSON.stringify(value)?.slice(0, 60)}` })

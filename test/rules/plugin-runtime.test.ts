@@ -75,3 +75,32 @@ describe('entityctl serve with plugin code that never settles and no PluginTimeo
     }
   })
 })
+
+describe('a wrong value from plugin code', () => {
+  const failure = (what: string, problem: string) => ({ code: 'PluginFailed', message: expect.stringMatching(new RegExp(`^The plugin's ${what} .*${problem}`)) })
+
+  it('is a 500 naming the method when a result is not of its declared type', async () => {
+    const number = await call(`${api}/Depts(${dept.Guid})/WrongNumber()`, { token })
+    expect(number.status).toBe(500)
+    expect(number.body.error).toMatchObject(failure('method Dept.WrongNumber', 'expects an integer'))
+    await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Eve', DeptGuid: dept.Guid } })
+    const entity = await call(`${api}/Depts(${dept.Guid})/WrongEntity()`, { token })
+    expect(entity.status).toBe(500)
+    expect(entity.body.error).toMatchObject(failure('method Dept.WrongEntity', "returned an entity of Employee, but declares returns: p.reference\\('Dept'\\)"))
+  })
+
+  it('is a 500 naming the computed rule, not a 400 blaming the client', async () => {
+    for (const [note, problem] of [['bad score', 'not "abc"'], ['huge score', 'not 1000000000000']]) {
+      const answer = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Fay', Note: note } })
+      expect(answer.status).toBe(500)
+      expect(answer.body.error).toMatchObject(failure('computed Employee.Score', `Employee.Score, which expects an integer \\(32-bit\\), ${problem}`))
+    }
+    expect((await call(`${api}/Employees?$filter=Name eq 'Fay'`, { token })).body.value).toEqual([])
+  })
+
+  it('lets a method set a reference to a Guid, as the guide gives references', async () => {
+    const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Gus' } })).body
+    expect((await call(`${api}/Employees(${employee.Guid})/MoveTo`, { method: 'POST', token, body: { dept: dept.Guid } })).status).toBe(204)
+    expect((await call(`${api}/Employees(${employee.Guid})?$select=DeptGuid,DeptName`, { token })).body).toMatchObject({ DeptGuid: dept.Guid, DeptName: 'Research' })
+  })
+})
