@@ -98,6 +98,13 @@ describe('a wrong value from plugin code', () => {
     expect((await call(`${api}/Employees?$filter=Name eq 'Fay'`, { token })).body.value).toEqual([])
   })
 
+  it('is a 500 naming a virtual computed rule, not a wrong answer', async () => {
+    const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Hal', Note: 'bad badge' } })).body
+    const answer = await call(`${api}/Employees(${employee.Guid})?$select=Badge`, { token })
+    expect(answer.status).toBe(500)
+    expect(answer.body.error).toMatchObject(failure('computed Employee.Badge', 'expects an integer \\(32-bit\\), not "B-1"'))
+  })
+
   it('lets a method set a reference to a Guid, as the guide gives references', async () => {
     const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Gus' } })).body
     expect((await call(`${api}/Employees(${employee.Guid})/MoveTo`, { method: 'POST', token, body: { dept: dept.Guid } })).status).toBe(204)

@@ -7,6 +7,7 @@
 
 import { PluginError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
+import { pluginValue } from '../../rules/plugin-call.ts'
 import type { PropertyCipher } from '../../tenancy/property-encryption.ts'
 import type { BoundEntityRead, BoundSelectItem } from '../semantic/bound.ts'
 
@@ -57,8 +58,8 @@ function finishEntity(row: Record<string, any>, read: BoundEntityRead, finishing
     for (const item of read.virtuals) {
       const name = item.property.name
       const rule = entity.rules.computed.get(name)!
-      const value = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: () => findUnavailable(entity, name) }) ?? null
-      row[item.publicName] = written(value, item.property, finishing)
+      const value = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: () => findUnavailable(entity, name) })
+      row[item.publicName] = written(pluginValue(`computed ${entity.name}.${name}`, `${entity.name}.${name}`, item.property.decl, value), item.property, finishing)
     }
   }
   for (const item of encrypted) if (read.select.includes(item)) row[item.publicName] = written(row[item.publicName], item.property, finishing)

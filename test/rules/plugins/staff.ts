@@ -26,10 +26,12 @@ const Employee = entity('Employee', {
     Dept: p.reference('Dept').onDelete('setNull'),
     DeptName: p.text().virtual(),
     DeptCode: p.text(),
+    Badge: p.integer().virtual(),
   },
   computed: {
     DeptName: { from: ['Dept.Name'], value: (employee) => employee.Dept?.Name ?? null },
     DeptCode: { from: ['Dept.Code'], value: (employee) => employee.Dept?.Code ?? null },
+    Badge: { from: ['Note'], value: (employee) => (employee.Note === 'bad badge' ? 'B-1' : 1) },
     Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : 1) },
   },
   validations: {
