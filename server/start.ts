@@ -13,9 +13,7 @@ import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
 import { loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
-import { PluginError, withDeclarationPosition } from './model/plugin-error.ts'
-import { metadataDocument, type MetadataSource } from './odata/metadata/metadata-document.ts'
-import { openApiDocument } from './odata/openapi/openapi-document.ts'
+import { printPublishedDocuments } from './odata/published-documents.ts'
 import type { Model } from './model/model.ts'
 import { openDatabaseServer, type DatabaseServer } from './tenancy/database-server.ts'
 import { TenantRegistry } from './tenancy/tenant-registry.ts'
@@ -63,21 +61,6 @@ export interface RunningServer {
 }
 
 const LOG_FLUSH_MS = 1000
-
-/**
- * Prints $metadata and the OpenAPI document now (they are kept for the requests): what only
- * they check of a plugin, under the configured casing (a reserved parameter name, names that
- * meet after EnableLowerCamelCase), stops the start naming the plugin's file and line, rather
- * than answering 500 to every request for them.
- */
-function printPublishedDocuments(source: MetadataSource): void {
-  try {
-    metadataDocument(source, 'xml')
-    openApiDocument(source)
-  } catch (error) {
-    throw error instanceof PluginError ? withDeclarationPosition(error) : error
-  }
-}
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig(options.configPath, process.env, { serving: true })

@@ -75,7 +75,11 @@ async function plugins(config: Config): Promise<Check> {
   const folder = projectPath(config.Server.PluginsDir)
   try {
     const { loadModel } = await import('../../server/model/load-plugins.ts')
+    const { namingPolicy } = await import('../../server/model/naming.ts')
+    const { printPublishedDocuments } = await import('../../server/odata/published-documents.ts')
     const model = await loadModel(folder)
+    // What serve checks at its start beyond loading: the documents the plugins publish.
+    printPublishedDocuments({ model, naming: namingPolicy(config.ApiOptions.EnableLowerCamelCase), config })
     return { check: 'plugins', status: 'ok', detail: `${folder}: ${model.entities.size} entities` }
   } catch (error) {
     const message = ((error as { summary?: string }).summary ?? (error as Error).message).split('\n')[0]

@@ -169,4 +169,12 @@ describe('doctor', { timeout: SLOW }, () => {
     const plugins = result.json().checks.find((c: { check: string }) => c.check === 'plugins')
     expect(plugins).toMatchObject({ status: 'fail', detail: expect.stringMatching(/library\.ts:7:24: .*did you mean required\?/) })
   })
+
+  it('reports a plugin that loads but whose $metadata serve would refuse at its start', async () => {
+    const config = writeConfig('reserved.json', { Server: { PluginsDir: fileURLToPath(new URL('./fixtures/broken-plugins/reserved', import.meta.url)) } })
+    const result = await entityctl(config, 'doctor', '--json')
+    expect(result.code).toBe(1)
+    const plugins = result.json().checks.find((c: { check: string }) => c.check === 'plugins')
+    expect(plugins).toMatchObject({ status: 'fail', detail: expect.stringMatching(/shop\.ts:9:\d+: .*'bindingParameter' is reserved/) })
+  })
 })
