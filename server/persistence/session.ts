@@ -112,19 +112,13 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
               }
             }
             const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), signal: cheap.signal })
-            const plain = plainSql(client)
-            await plain('begin')
-            try {
+            return inTransaction(plainSql(client), async () => {
               if (locking) await unit.lock(contended)
               const result = await work(unit)
               await unit.flush(within ? undefined : options?.readBack?.(result))
               if (within) await within(statementSession(tenant, sql), result)
-              await plain('commit')
               return result
-            } catch (error) {
-              await plain('rollback').catch(() => {})
-              throw error
-            }
+            })
           })
         } catch (error) {
           if (!metAnotherWrite(error)) throw error
@@ -138,11 +132,12 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
 }
 
 /** Runs `work` between BEGIN and COMMIT, or ROLLBACK when it throws. */
-async function inTransaction(plain: Sql, work: () => Promise<void>): Promise<void> {
+async function inTransaction<T>(plain: Sql, work: () => Promise<T>): Promise<T> {
   await plain('begin')
   try {
-    await work()
+    const result = await work()
     await plain('commit')
+    return result
   } catch (error) {
     await plain('rollback').catch(() => {})
     throw error
