@@ -33,7 +33,7 @@ import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { RowReadBack } from '../../persistence/session.ts'
 import type { Readable } from 'node:stream'
 import { serviceDocument } from '../serializer/service-document.ts'
-import { metadataDocument, metadataEtag } from '../metadata/metadata-document.ts'
+import { printedDocument } from '../metadata/metadata-document.ts'
 import type { Exchange, RequestScope } from './exchange.ts'
 
 export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<void> {
@@ -55,14 +55,14 @@ export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<vo
     // XML and JSON, 4.0 and 4.01 share the URL: a cache keeps one answer per Accept and OData-MaxVersion.
     ctx.vary('Accept')
     ctx.vary('OData-MaxVersion')
-    const etag = metadataEtag(services, format, version)
-    ctx.set('ETag', etag)
-    if (matchesNoneOf(ctx.get('If-None-Match'), etag)) {
+    const document = printedDocument(services, format, version)
+    ctx.set('ETag', document.etag)
+    if (matchesNoneOf(ctx.get('If-None-Match'), document.etag)) {
       ctx.status = 304
       return
     }
     ctx.type = format === 'json' ? 'application/json; charset=utf-8' : 'application/xml; charset=utf-8'
-    ctx.body = metadataDocument(services, format, version)
+    ctx.body = document.text
     return
   }
   if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')

@@ -23,7 +23,7 @@ export interface MetadataSource {
   readonly config: { readonly ApiOptions: { readonly MaxExpansionDepth: number } }
 }
 
-interface PrintedDocument {
+export interface PrintedDocument {
   readonly text: string
   /** Strong: the same bytes for the same tag. */
   readonly etag: string
@@ -36,12 +36,8 @@ export function metadataDocument(source: MetadataSource, format: MetadataFormat,
   return printedDocument(source, format, version).text
 }
 
-/** The ETag of the document `metadataDocument` gives for the same arguments. */
-export function metadataEtag(source: MetadataSource, format: MetadataFormat, version: CsdlVersion = '4.01'): string {
-  return printedDocument(source, format, version).etag
-}
-
-function printedDocument(source: MetadataSource, format: MetadataFormat, version: CsdlVersion): PrintedDocument {
+/** The document with its ETag, printed once per variant. */
+export function printedDocument(source: MetadataSource, format: MetadataFormat, version: CsdlVersion = '4.01'): PrintedDocument {
   const maxExpansionDepth = source.config.ApiOptions.MaxExpansionDepth
   const key = `${format} ${version} ${source.naming.lowerCamelCase} ${maxExpansionDepth}`
   let documents = printed.get(source.model)
