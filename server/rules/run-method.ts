@@ -1,7 +1,7 @@
 // Runs a plugin method on a unit of work: on the view of the entity it is bound to, or on its
 // own for a static one, with the context rules get (find, now, today) and the caller. What it
 // changes is the unit's to flush; entities it returns leave as their keys, to be read through
-// the query pipeline, and a primitive as it is (a Date too: the serializer writes its literal).
+// the query pipeline, and a primitive as its declared type's value (a Date as its literal).
 
 import { PluginError, RequestError } from '../errors.ts'
 import type { PropertyDecl } from '../model/declarations.ts'

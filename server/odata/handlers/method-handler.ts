@@ -80,12 +80,11 @@ async function respond(ctx: Exchange, scope: RequestScope, reply: WriteReply, re
 }
 
 /**
- * A method's primitive result as a read writes a value of its type: a JS Date (the context's
- * `now`) as the Edm.Date or Edm.DateTimeOffset literal, not as JSON's `{}`; Edm.Decimal and
- * Edm.Int64 as strings under IEEE754Compatible=true.
+ * A method's primitive result as a read writes a value of its type (run-method.ts has already
+ * made a JS Date its Edm literal): Edm.Decimal and Edm.Int64 as strings under
+ * IEEE754Compatible=true.
  */
 function primitiveValue(type: string, result: unknown, ieee754: boolean): unknown {
-  if (result instanceof Date) return type === 'Edm.Date' ? result.toISOString().slice(0, 10) : result.toISOString()
   if (ieee754 && (type === 'Edm.Decimal' || type === 'Edm.Int64') && typeof result === 'number') return String(result)
   return result ?? null
 }
