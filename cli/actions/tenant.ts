@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { existsSync } from 'node:fs'
-import { loadConfig, readConfigFile, TENANT_NAME, writeConfigFile } from '../../server/config/load-config.ts'
+import { defaultDatabase, loadConfig, readConfigFile, TENANT_NAME, writeConfigFile } from '../../server/config/load-config.ts'
 import { configFileOf } from '../config-file.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
@@ -21,7 +21,7 @@ export async function add(given: string | undefined, options: { json?: boolean; 
     command,
     async ({ config, model, server }) => {
       const creating = !existsSync(config.path)
-      steps.step(`creating database entityctl_${name.replaceAll('-', '_')} and its schema`)
+      steps.step(`creating database ${defaultDatabase(name)} and its schema`)
       const { addTenant } = await import('../../server/tenancy/tenant-admin.ts')
       const result = await adminCall(() => addTenant(config, model, server.url, name, { encryptionKey }))
       // Returns once every running instance serves it (cli/config-announce.ts).

@@ -128,7 +128,7 @@ function readTenant(name: string, settings: unknown, problems: ConfigError[]): T
   if (problems.length > before) return undefined
   return {
     name,
-    Database: section.Database ?? `entityctl_${name.replaceAll('-', '_')}`,
+    Database: section.Database ?? defaultDatabase(name),
     ConnectionString: section.ConnectionString ?? '',
     EncryptionKey: section.EncryptionKey,
     ...(section.PreviousEncryptionKey ? { PreviousEncryptionKey: section.PreviousEncryptionKey } : {}),
@@ -156,6 +156,11 @@ function readSection(where: string, keys: Record<string, KeySpec>, raw: unknown,
     }
   }
   return out
+}
+
+/** The database a tenant gets when its settings name none: `entityctl_<name>`, - as _ (so `x-y` and `x_y` meet). */
+export function defaultDatabase(tenant: string): string {
+  return `entityctl_${tenant.replaceAll('-', '_')}`
 }
 
 /** The key that signs and verifies access tokens, as bytes: base64url, at least 32 of them. */

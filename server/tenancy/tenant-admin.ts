@@ -2,7 +2,7 @@
 // entry), remove, migrate. The config file is the tenant registry (decisions.md "Tenants").
 
 import type { Config } from '../config/load-config.ts'
-import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
+import { defaultDatabase, readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
 import { migrateTenant } from '../migrations/migrate-tenant.ts'
@@ -42,7 +42,7 @@ export async function addTenant(
     throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   }
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists.`)
-  const database = `entityctl_${name.replaceAll('-', '_')}`
+  const database = defaultDatabase(name)
   // `x-y` and `x_y` map to one database name; two tenants on one database read each other's
   // data, and removing either would drop the other's.
   const [holder] = tenantsUsing(config, serverUrl, databaseUrl(serverUrl, database))

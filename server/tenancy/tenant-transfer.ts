@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
 import type { Config } from '../config/load-config.ts'
-import { readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
+import { defaultDatabase, readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
 import { CommandLineDatabaseError, createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
 import {
@@ -98,7 +98,7 @@ export async function restoreTenant(
     const lines = backupLines(input)
     header = await readBackupHeader(lines)
     checkKey(header, key)
-    const database = `entityctl_${name.replaceAll('-', '_')}`
+    const database = defaultDatabase(name)
     if (await databaseExists(serverUrl, database)) {
       throw new TenantAdminError(`Database ${database} already exists (kept data of an earlier tenant '${name}'?): a restore needs a new database. Reattach it with \`tenant add ${name} --encryption-key-file\`, or drop it first.`)
     }
