@@ -43,13 +43,7 @@ export async function addTenant(
   }
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists.`)
   const database = defaultDatabase(name)
-  // `x-y` and `x_y` map to one database name; two tenants on one database read each other's
-  // data, and removing either would drop the other's.
-  const [holder] = tenantsUsing(config, serverUrl, databaseUrl(serverUrl, database))
-  if (holder) {
-    const why = holder !== name && holder.replaceAll('-', '_') === name.replaceAll('-', '_') ? ' (- and _ give the same database name)' : ''
-    throw new TenantAdminError(`Database ${database} holds data of tenant '${holder}', which uses it: a tenant needs a database of its own. Choose another name${why}.`)
-  }
+  refuseDatabaseInUse(config, serverUrl, name, database)
   const created = !(await databaseExists(serverUrl, database))
   if (created) await createDatabase(serverUrl, database)
   await migrateDatabase(name, databaseUrl(serverUrl, database), model, false, 'tenant add')
@@ -88,6 +82,18 @@ export async function removeTenant(
   await options.announce?.()
   if (!keepDatabase && !tenant.ConnectionString && sharedWith.length === 0) await dropDatabase(serverUrl, tenant.Database)
   return { sharedWith }
+}
+
+/**
+ * `x-y` and `x_y` map to one database name; two tenants on one database would read each
+ * other's data, and removing either would drop the other's. So a new tenant (added or
+ * restored) is refused a database a configured tenant uses.
+ */
+export function refuseDatabaseInUse(config: Config, serverUrl: string, name: string, database: string): void {
+  const [holder] = tenantsUsing(config, serverUrl, databaseUrl(serverUrl, database))
+  if (!holder) return
+  const why = holder !== name && holder.replaceAll('-', '_') === name.replaceAll('-', '_') ? ' (- and _ give the same database name)' : ''
+  throw new TenantAdminError(`Database ${database} holds data of tenant '${holder}', which uses it: a tenant needs a database of its own. Choose another name${why}.`)
 }
 
 /** The configured tenants whose database is the one `url` names. */

@@ -22,7 +22,7 @@ import {
   type TableSummary,
 } from './tenant-backup.ts'
 import { keyFingerprint, readKeyFile, writeKeyFile } from './tenant-keys.ts'
-import { migrateDatabase, TenantAdminError, verifyEncryptionKey } from './tenant-admin.ts'
+import { migrateDatabase, refuseDatabaseInUse, TenantAdminError, verifyEncryptionKey } from './tenant-admin.ts'
 
 /** Level 1: a third of the size uncompressed; level 6 saved 2 % more for more CPU (measured: git log of this line). */
 const GZIP_LEVEL = 1
@@ -89,6 +89,7 @@ export async function restoreTenant(
 ): Promise<RestoreResult> {
   if (!TENANT_NAME.test(name)) throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists; restore under another name (--as) or remove it first.`)
+  refuseDatabaseInUse(config, serverUrl, name, defaultDatabase(name))
   const key = await readKeyFile(keyFile ?? `${file}.key`)
   // pipe() would not pass on a read error (a missing file): the reader would wait for ever.
   const input = createGunzip()

@@ -141,6 +141,9 @@ describe('backup and restore', { timeout: SLOW }, () => {
     expect(wrong.stderr).toContain('does not hold the key this backup')
     const existing = await entityctl('tenant', 'restore', file, '--as', restored)
     expect([existing.code, existing.stderr]).toEqual([1, expect.stringContaining(`Tenant '${restored}' already exists`)])
+    // `restored-…` and `restored_…` share a database name: the message names the tenant that holds it.
+    const twin = await entityctl('tenant', 'restore', file, '--as', restored.replaceAll('-', '_'))
+    expect([twin.code, twin.stderr]).toEqual([1, expect.stringContaining(`holds data of tenant '${restored}', which uses it: a tenant needs a database of its own. Choose another name (- and _ give the same database name).`)])
     const notBackup = await entityctl('tenant', 'restore', server.configPath, '--as', `wrong-${suffix}`, '--encryption-key-file', `${file}.key`)
     expect([notBackup.code, notBackup.stderr]).toEqual([1, expect.stringContaining('is not an entityctl tenant backup')])
     const missing = await entityctl('tenant', 'restore', join(dir, 'nowhere.entityctl-backup'), '--as', `wrong-${suffix}`, '--encryption-key-file', `${file}.key`)
