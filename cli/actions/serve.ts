@@ -5,6 +5,7 @@ import { loadConfig, projectPath } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import type { Model } from '../../server/model/model.ts'
 import { startServer } from '../../server/start.ts'
+import { watchForStalls } from '../../server/stall-watchdog.ts'
 import { configFileOf } from '../config-file.ts'
 import { unreachable } from '../database-hint.ts'
 
@@ -40,6 +41,7 @@ export async function serve(options: { port?: number; host?: string; watch?: boo
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
   guardProcess(logger)
+  watchEventLoop(logger, server.config.ApiOptions.PluginTimeoutSeconds)
   if (!options.watch) return
 
   // serve --watch: a changed plugin file loads the plugins anew; only a model that loads
@@ -88,6 +90,19 @@ function guardProcess(logger: () => Logger): void {
   })
   process.on('uncaughtException', (error) => {
     exitAfterLog(logger(), 1, () => logger().fatal({ err: error }, 'uncaught exception, exiting'))
+  })
+}
+
+/**
+ * Plugin code in an endless loop blocks every request of every tenant, and no timer can end
+ * it: past ApiOptions:PluginTimeoutSeconds the watchdog stops it and the process exits 1
+ * naming where it was stuck, for the supervisor to start a clean one (stall-watchdog.ts).
+ */
+function watchEventLoop(logger: () => Logger, limitSeconds: number): void {
+  if (limitSeconds <= 0) return
+  watchForStalls(limitSeconds * 1000, ({ blockedMs, stack }) => {
+    const msg = `the event loop was blocked for ${(blockedMs / 1000).toFixed(1)} s (over ApiOptions:PluginTimeoutSeconds), at ${stack[0] ?? 'an unknown place'}: exiting`
+    exitAfterLog(logger(), 1, () => logger().fatal({ blockedMs, stack }, msg))
   })
 }
 

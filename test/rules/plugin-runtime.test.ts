@@ -1,6 +1,7 @@
 // Plugin code at run time: a rule or method that never settles is given up after
 // ApiOptions:PluginTimeoutSeconds (or when its client goes), its connection given back and its
-// work undone, and a shutdown does not wait for it beyond Server:ShutdownTimeoutSeconds.
+// work undone, and a shutdown does not wait for it beyond Server:ShutdownTimeoutSeconds; one
+// that never returns (an endless loop) ends the process, which names where it was stuck.
 
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -70,6 +71,35 @@ describe('entityctl serve with plugin code that never settles and no PluginTimeo
       expect(await served.exited).toBe(0)
       expect(Date.now() - signalled).toBeLessThan(8000)
       expect(served.lines).toContainEqual(expect.objectContaining({ level: 40, connections: expect.any(Number), msg: expect.stringContaining('were abandoned') }))
+    } finally {
+      served.process.kill('SIGKILL')
+    }
+  })
+})
+
+describe('entityctl serve with plugin code that never returns', () => {
+  it('stops it after PluginTimeoutSeconds, logs where it was and exits 1, having saved nothing', async () => {
+    const served = await serveProcess(server.configPath, { ApiOptions__PluginTimeoutSeconds: '1' })
+    try {
+      const stuck = call(`${served.api}/Employees`, { method: 'POST', token, body: { Name: 'Spinner', Note: 'endless' } }).catch((error: Error) => error)
+      expect(await served.exited).toBe(1)
+      expect(await stuck).toBeInstanceOf(Error)
+      const fatal = served.lines.find((line) => line.level === 60)
+      expect(fatal).toMatchObject({ msg: expect.stringMatching(/^the event loop was blocked for \d+\.\d s \(over ApiOptions:PluginTimeoutSeconds\), at endless \(file:.*\/staff\.ts:\d+:\d+\): exiting$/) })
+      expect((fatal!.stack as string[]).some((frame) => frame.startsWith('value ('))).toBe(true)
+      expect((await call(`${api}/Employees?$filter=Name eq 'Spinner'`, { token })).body.value).toEqual([])
+    } finally {
+      served.process.kill('SIGKILL')
+    }
+  })
+
+  it('kills itself when the wait is outside JavaScript, saying so on stderr', async () => {
+    const served = await serveProcess(server.configPath, { ApiOptions__PluginTimeoutSeconds: '1' })
+    try {
+      void call(`${served.api}/Depts(${dept.Guid})/Sleeps()`, { token }).catch(() => undefined)
+      expect(await served.exited).toBeNull()
+      expect(served.process.signalCode).toBe('SIGKILL')
+      expect(JSON.parse(served.stderr().trim().split('\n').at(-1)!)).toMatchObject({ level: 60, msg: 'the event loop stayed blocked and could not be freed: killing the process' })
     } finally {
       served.process.kill('SIGKILL')
     }

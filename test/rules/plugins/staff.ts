@@ -1,6 +1,7 @@
 // Departments and their employees, for the tests of plugin code at run time: rules and methods
-// that never settle or answer wrong values, computed values read through a reference
+// that never settle, never return or answer wrong values, computed values read through a reference
 // (Employee.DeptName) and from a bare collection (Dept.HeadCount).
+import { execFileSync } from 'node:child_process'
 import { entity, method, p, plugin } from 'entityctl/plugin'
 
 const Dept = entity('Dept', {
@@ -13,10 +14,20 @@ const Dept = entity('Dept', {
   computed: { HeadCount: { from: ['Employees'], value: (dept) => dept.Employees.length } },
   methods: {
     Hangs: method.read('Never answers', { returns: p.integer() }, () => new Promise(() => {})),
+    // Blocked outside JavaScript, where nothing can interrupt it.
+    Sleeps: method.read('Waits for a slow program', { returns: p.integer() }, () => Number(execFileSync('sleep', ['15']).length)),
     WrongNumber: method.read('Answers a text for a number', { returns: p.integer() }, () => 'not a number'),
     WrongEntity: method.read('Answers an employee for a department', { returns: p.reference('Dept') }, async (dept, { find }) => (await find('Employee', { Dept: dept.Guid }))[0]),
   },
 })
+
+/** 1, or never returns for the note 'endless': a rule's loop its author did not see end. */
+function endless(note: string | null): number {
+  while (note === 'endless') {
+    // spins, as a loop over data that never changes does
+  }
+  return 1
+}
 
 const Employee = entity('Employee', {
   properties: {
@@ -32,7 +43,7 @@ const Employee = entity('Employee', {
     DeptName: { from: ['Dept.Name'], value: (employee) => employee.Dept?.Name ?? null },
     DeptCode: { from: ['Dept.Code'], value: (employee) => employee.Dept?.Code ?? null },
     Badge: { from: ['Note'], value: (employee) => (employee.Note === 'bad badge' ? 'B-1' : 1) },
-    Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : 1) },
+    Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : endless(employee.Note)) },
   },
   validations: {
     Note: async (employee): Promise<true> => {
