@@ -18,16 +18,18 @@ const { heartbeat, limitMs, beatMs } = workerData as { heartbeat: Int32Array; li
 /** How long the main thread gets to pause, and then to take the stall and exit, before it is killed. */
 const GRACE_MS = 5_000
 
+// Counted in this thread's own ticks, not by the clock: a process suspended whole (a laptop
+// asleep, a paused VM) stops both threads, and must not look blocked when it wakes.
 let lastBeat = Atomics.load(heartbeat, 0)
-let lastChange = Date.now()
+let stillTicks = 0
 const watch = setInterval(() => {
   const beat = Atomics.load(heartbeat, 0)
   if (beat !== lastBeat) {
     lastBeat = beat
-    lastChange = Date.now()
-  } else if (Date.now() - lastChange >= limitMs) {
+    stillTicks = 0
+  } else if (++stillTicks * beatMs >= limitMs) {
     clearInterval(watch)
-    void unblock(Date.now() - lastChange)
+    void unblock(stillTicks * beatMs)
   }
 }, beatMs)
 

@@ -10,6 +10,7 @@
 //
 //   watchForStalls(30_000, (stall) => { log(stall); exit(1) })
 
+import inspector from 'node:inspector'
 import { Worker } from 'node:worker_threads'
 
 /** Where the main thread was when the watchdog stopped it: the innermost frames first. */
@@ -26,9 +27,11 @@ const BEAT_MS = 250
  * Starts the watchdog; `onStall` runs on the main thread once the loop has been unblocked,
  * and must end the process. When the loop cannot be unblocked (the thread is stuck outside
  * JavaScript), the worker writes the stall to stderr and kills the process itself. Returns a
- * function that stops watching.
+ * function that stops watching. Not while a debugger may be attached (`--inspect`).
  */
 export function watchForStalls(limitMs: number, onStall: (stall: Stall) => void): () => void {
+  // A developer's debugger (--inspect) pauses the thread at breakpoints for as long as it likes.
+  if (inspector.url()) return () => {}
   const heartbeat = new Int32Array(new SharedArrayBuffer(4))
   const beat = setInterval(() => Atomics.add(heartbeat, 0, 1), BEAT_MS)
   beat.unref()
