@@ -45,13 +45,17 @@ const ROUTES: Record<string, string> = {
   'HEAD,GET /api/explorer/:asset': 'explorer assets: open, a fixed list of static files, reaches no entity',
 }
 
-/** The demo's role tree (install.sh) and who holds what; `pat` is clerk's PAT scoped to CloseOrders. */
+/**
+ * The demo's role tree (install.sh) and who holds what; `pat` is clerk's PAT scoped to CloseOrders,
+ * `customersPat` manager's scoped to MaintainCustomers (it creates customers, and may not change orders).
+ */
 const PRINCIPALS: Record<string, readonly string[]> = {
   clerk: ['TakeOrders', 'CloseOrders'],
   manager: ['MaintainCustomers', 'TakeOrders', 'CloseOrders', 'MaintainProducts'],
   keeper: ['MaintainProducts'],
   auditor: ['ReadReports'],
   pat: ['CloseOrders'],
+  customersPat: ['MaintainCustomers'],
 }
 
 interface Need {
@@ -133,6 +137,13 @@ beforeAll(async () => {
   })
   expect(pat.status, pat.text).toBe(200)
   credentials.pat = basic(pat.body.secret)
+  const customersPat = await send(credentials.manager, 'POST', 'user/pats', {
+    name: 'customers',
+    expirationDays: 1,
+    responsibilityIds: [await guidOf('Responsibilities', "Name eq 'MaintainCustomers'")],
+  })
+  expect(customersPat.status, customersPat.text).toBe(200)
+  credentials.customersPat = basic(customersPat.body.secret)
   credentials.admin = { Authorization: `Bearer ${admin}` }
 
   // One entity of each set, every reference set, for the reads.
@@ -315,6 +326,7 @@ function odataRoutes(model: Model): Route[] {
           delete member[`${inverse}@odata.bind`]
           return { ...(await body()), [nav]: [member] }
         }
+        const binding = async () => ({ ...(await body()), [`${nav}@odata.bind`]: [`${target.setName}(${await fresh(target)})`] })
         list.push(
           { name: `${set}(k)/${nav}/$count`, set, method: 'GET', path: () => `${set}(${k})/${nav}/$count`, needs: both },
           { name: `${set}?$filter=${nav}/any()`, set, method: 'GET', path: () => `${set}?$filter=${nav}/any()`, needs: both },
@@ -323,6 +335,8 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$compute=${nav}/$count`, set, method: 'GET', path: () => `${set}?$compute=${nav}/$count as Related`, needs: both },
           { name: `${set}?$expand=${nav}($filter=…)`, set, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
           { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
+          // Binding an existing member moves it to the new parent: a change of the member, as POST …/$ref is.
+          { name: `POST ${set} binding an existing ${nav}`, set, method: 'POST', path: () => set, body: binding, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }], refused },
         )
       }
     }

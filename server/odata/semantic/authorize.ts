@@ -6,6 +6,7 @@
 //                   needs read on Order and on Customer), and on every entity that $expand,
 //                   $select paths, and the paths of $filter, $orderby, $compute and $apply go through;
 //   a create        create on the entity, and on every entity nested in the body (deep insert);
+//                   update on every existing entity it binds into a collection (it changes its parent);
 //   an update       update; a delete: delete;
 //   a method        execute:<name>, and for an entity result what reading that result needs;
 //   a write's reply what its $expand reaches (the written entity itself is shown to its writer).
@@ -28,11 +29,18 @@ export interface Need {
   readonly by: string
 }
 
-/** An entity a create's body creates besides the one posted (deep insert), and where in the body. */
-export interface NestedCreate {
+/** An entity a create's body writes besides the one posted, and where in the body. */
+export interface NestedWrite {
   readonly entity: EntityModel
-  /** Where the nested entity is in the body, as in "Lines/0". */
+  /** Where the nested entity is in the body, as in "Lines/0" or "Lines@odata.bind/0". */
   readonly path: string
+}
+
+export interface NestedWrites {
+  /** Entities created with it (deep insert). */
+  readonly created: NestedWrite[]
+  /** Existing entities bound into its collections (`Orders@odata.bind`): each one's reference to its parent changes. */
+  readonly bound: NestedWrite[]
 }
 
 export type BoundRead = BoundCollectionRead | BoundEntityByKey
@@ -45,7 +53,7 @@ export type AuthorizationRequest =
   | { readonly kind: 'read'; readonly read: BoundRead }
   /** Every row of an entity outside the OData routes (GET /api/roles/tree). */
   | { readonly kind: 'readAll'; readonly entity: EntityModel; readonly by: string }
-  | { readonly kind: 'create'; readonly entity: EntityModel; readonly nested: readonly NestedCreate[]; readonly reply: BoundEntityRead }
+  | { readonly kind: 'create'; readonly entity: EntityModel; readonly nested: NestedWrites; readonly reply: BoundEntityRead }
   | { readonly kind: 'update'; readonly entity: EntityModel; readonly reply: BoundEntityRead }
   | { readonly kind: 'delete'; readonly entity: EntityModel }
   | { readonly kind: 'execute'; readonly entity: EntityModel; readonly method: string; readonly result?: BoundRead }
@@ -83,7 +91,9 @@ export function needsOf(request: AuthorizationRequest): Need[] {
       break
     case 'create':
       need(request.entity, 'create', `Creating ${request.entity.setName}`)
-      for (const nested of request.nested) need(nested.entity, 'create', `Creating ${nested.entity.setName} (deep insert at ${nested.path})`)
+      for (const nested of request.nested.created) need(nested.entity, 'create', `Creating ${nested.entity.setName} (deep insert at ${nested.path})`)
+      // Binding an existing member moves it to the new parent: a change of its reference, as a $ref link is.
+      for (const bound of request.nested.bound) need(bound.entity, 'update', `Binding ${bound.entity.setName} (at ${bound.path})`)
       entityReadNeeds(request.reply, need)
       break
     case 'update':

@@ -15,7 +15,7 @@ import { parseClientValue } from '../../rules/values.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import type { CreateOperation } from '../../writes/write-plan.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
-import type { NestedCreate } from '../semantic/authorize.ts'
+import type { NestedWrites } from '../semantic/authorize.ts'
 
 export type WriteMode = 'create' | 'patch' | 'put'
 
@@ -275,21 +275,30 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The entities a create's body creates besides the posted one (deep insert), found as assign()
- * finds them, for authorize.ts to check before anything is written:
- *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }  →  [{ OrderLine, "Lines/0" }]
+ * What a create's body writes besides the posted entity, found as assign() finds them, for
+ * authorize.ts to check before anything is written: the entities it creates (deep insert), and
+ * the existing ones it binds into a collection, whose reference to their parent it changes.
+ *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }          →  created: [{ OrderLine, "Lines/0" }]
+ *   { "Name": "Ada", "Orders@odata.bind": ["Orders(…)"] }  →  bound: [{ Order, "Orders@odata.bind/0" }]
  */
-export function nestedCreates(naming: NamingPolicy, entity: EntityModel, body: unknown, path = ''): NestedCreate[] {
+export function nestedWrites(naming: NamingPolicy, entity: EntityModel, body: unknown, path = ''): NestedWrites {
   const at = (name: string) => (path ? `${path}/${name}` : name)
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return []
+  const found: NestedWrites = { created: [], bound: [] }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return found
   const properties = publicProperties(entity, naming)
-  const found: NestedCreate[] = []
   const nested = (target: EntityModel, value: unknown, where: string) => {
-    found.push({ entity: target, path: where })
-    found.push(...nestedCreates(naming, target, value, where))
+    found.created.push({ entity: target, path: where })
+    const inner = nestedWrites(naming, target, value, where)
+    found.created.push(...inner.created)
+    found.bound.push(...inner.bound)
   }
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (name.includes('@')) continue // annotations, and binds of existing entities
+    if (name.endsWith(BIND)) {
+      const property = properties.get(propertyNameOf(name))
+      if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((_, i) => found.bound.push({ entity: property.target, path: at(`${name}/${i}`) }))
+      continue
+    }
+    if (name.includes('@')) continue // annotations
     const property = properties.get(name)
     if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, at(name))
     if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, at(`${name}/${i}`)))

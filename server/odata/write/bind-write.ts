@@ -20,7 +20,7 @@ import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } f
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { applyList, selectList } from '../serializer/urls.ts'
-import { bindCreateBody, bindUpdateBody, checkBodyLimits, keyFromBinding, nestedCreates, type BodyContext, type BodyLimits } from './bind-body.ts'
+import { bindCreateBody, bindUpdateBody, checkBodyLimits, keyFromBinding, nestedWrites, type BodyContext, type BodyLimits } from './bind-body.ts'
 import { bindParameters } from './bind-parameters.ts'
 
 /** What binding a write needs of the service: the model, its naming, the limits. */
@@ -123,8 +123,8 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const reply = bindEntityReply(replyBinding(binding, request.representation), entity, request.options, 'a write answers with one entity')
       // Measured before it is walked for what it creates: a body past the limits costs no more than one at them.
       checkBodyLimits(binding.naming, binding.body, entity, body)
-      const nested = nestedCreates(binding.naming, entity, body)
-      for (const created of nested) requireSystemWritable(created.entity)
+      const nested = nestedWrites(binding.naming, entity, body)
+      for (const written of [...nested.created, ...nested.bound]) requireSystemWritable(written.entity)
       authorize(access, { kind: 'create', entity, nested, reply: reply.read })
       const created = bindCreateBody(bodyContext(binding), entity, body)
       return { plan: writePlan([request.parent ? throughParent(binding, created, request.parent) : created]), reply }
