@@ -37,9 +37,11 @@ export const WorkflowError = {
         'The workflow stays open: abort it and start again from the current data.',
       { details },
     ),
-  /** A stored request fails when replayed: validation stays a validation failure, anything else is a conflict. */
+  /** A stored request fails when replayed: a permission its user lost since and validation stay what they are, anything else is a conflict. */
   noLongerApplies: (request: RequestRef, error: ServiceError) =>
-    error.code === 'ValidationFailed'
+    error.code === 'Forbidden'
+      ? new ServiceError('Forbidden', `${capitalised(describe(request))} is no longer allowed: ${error.message}`)
+      : error.code === 'ValidationFailed'
       ? new ServiceError('ValidationFailed', `${capitalised(describe(request))} now fails validation: ${error.message}`, {
           details: error.details,
           omittedDetails: error.omittedDetails,

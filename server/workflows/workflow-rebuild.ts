@@ -12,6 +12,9 @@
 //                    workflow found. A request costs its own work plus work proportional to
 //                    the rows the workflow holds.
 //
+// The commit writes with the access its caller holds now: each plan's permissions are demanded
+// again (authorize.ts planNeeds), as a delete's cascades are.
+//
 // Either way, the rows a request changes must still carry the versions it found on its first
 // run, or someone changed them outside the workflow: 409 naming them. A request that fails now
 // (validation, a row gone) fails the rebuild, named by its index.
@@ -26,6 +29,7 @@ import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
 import { SqlParameters } from '../persistence/sql-parameters.ts'
 import type { LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
+import { planNeeds } from '../odata/semantic/authorize.ts'
 import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
 import { WorkflowError } from './workflow-errors.ts'
@@ -47,6 +51,7 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     unit.pin({ now: request.at, newGuid: () => guids.shift() ?? newGuid(request.at.getTime()) })
     try {
       for (const plan of request.plans) {
+        for (const need of planNeeds(tenant.model, plan)) actor.demand(need.entity, need.permission, need.by)
         await applyPlan(unit, plan, actor)
         await unit.stage()
       }

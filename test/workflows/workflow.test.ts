@@ -7,6 +7,7 @@ import { ADMIN, call, startTestServer, type TestServer } from '../support/test-s
 import { saveSalesData, WorkflowClient, type SalesData } from './helpers.ts'
 
 const OTHER = { username: 'other', password: 'other-password-1', fullAccess: true }
+const CLERK = { username: 'clerk', password: 'clerk-password-1' }
 const MAX_REQUESTS = 30
 
 let server: TestServer
@@ -14,7 +15,7 @@ let token: string
 let api: string
 
 beforeAll(async () => {
-  server = await startTestServer({ tenants: ['t1', 't2'], users: [ADMIN, OTHER], config: { Workflow: { MaxRequests: MAX_REQUESTS } } })
+  server = await startTestServer({ tenants: ['t1', 't2'], users: [ADMIN, OTHER, CLERK], config: { Workflow: { MaxRequests: MAX_REQUESTS } } })
   token = await server.token()
   api = server.api
 })
@@ -181,6 +182,35 @@ describe('ownership', () => {
   it('is 404 for an unknown workflow id', async () => {
     const unknown = new WorkflowClient(api, token, '0190a0c0-0000-7000-8000-000000000000')
     expect((await unknown.get('Customers')).body.error.code).toBe('WorkflowNotFound')
+  })
+})
+
+describe('access', () => {
+  it('commits with the access its user holds at the commit: a role taken away since refuses it, 403, the workflow still open', async () => {
+    const data = await saveSalesData(api, token, 400)
+    const post = async (path: string, body: unknown) => {
+      const answer = await call(`${api}/${path}`, { method: 'POST', token, body })
+      expect(answer.status, answer.text).toBe(200)
+      return answer.body.Guid as string
+    }
+    const only = async (set: string, filter: string) => (await get(`${set}?$select=Guid&$filter=${filter}`)).body.value[0].Guid as string
+    const role = await post('Roles', { Name: 'Workflow clerk' })
+    await post('RoleResponsibilities', { 'Role@odata.bind': `Roles(${role})`, 'Responsibility@odata.bind': `Responsibilities(${await only('Responsibilities', "Name eq 'TakeOrders'")})` })
+    const grant = { 'Role@odata.bind': `Roles(${role})`, 'User@odata.bind': `Users(${await only('Users', `Username eq '${CLERK.username}'`)})` }
+    const link = await post('UserRoles', grant)
+    const clerk = await WorkflowClient.start(api, await server.token(server.tenants[0], CLERK.username, CLERK.password))
+    expect((await clerk.send('PATCH', `Orders(${data.order})`, { Number: 401 })).status).toBe(204)
+    expect((await call(`${api}/UserRoles(${link})`, { method: 'DELETE', token })).status).toBe(204)
+
+    const refused = await clerk.commit()
+    expect(refused.status, refused.text).toBe(403)
+    expect(refused.body.error.code).toBe('Forbidden')
+    expect(refused.body.error.message).toContain('needs the update permission on Order')
+    expect((await get(`Orders(${data.order})?$select=Number`)).body.Number).toBe(400)
+
+    await post('UserRoles', grant)
+    expect((await clerk.commit()).status).toBe(200)
+    expect((await get(`Orders(${data.order})?$select=Number`)).body.Number).toBe(401)
   })
 })
 

@@ -9,7 +9,8 @@
 //                   update on every existing entity it binds into a collection (it changes its parent);
 //   an update       update; a delete: delete;
 //   a method        execute:<name>, and for an entity result what reading that result needs;
-//   a write's reply what its $expand reaches (the written entity itself is shown to its writer).
+//   a write's reply what its $expand reaches (the written entity itself is shown to its writer);
+//   a workflow's commit what each stored plan's writes need, again, with the access of then.
 // A caller with full access passes every check. The switches are exhaustive: a new kind of
 // request, or a new node of the bound tree, does not compile until it says what it needs.
 // test/auth/route-permissions.test.ts sends every route as principals lacking each permission.
@@ -18,7 +19,8 @@ import type { AccessContext } from '../../auth/access-context.ts'
 import { can } from '../../auth/access-context.ts'
 import { AuthError } from '../../errors.ts'
 import type { Permission } from '../../model/declarations.ts'
-import type { EntityModel, ReferenceProperty } from '../../model/model.ts'
+import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
+import type { CreateOperation, WritePlan } from '../../writes/write-plan.ts'
 import type { BoundApplyStage, BoundCollectionRead, BoundEntityByKey, BoundEntityRead, BoundExpression, BoundOrderby } from './bound.ts'
 
 /** One permission a request needs, and what in the request needs it (the 403 names both). */
@@ -109,6 +111,47 @@ export function needsOf(request: AuthorizationRequest): Need[] {
       break
     default:
       unknownKind(request)
+  }
+  return needs
+}
+
+/**
+ * What applying a stored write plan needs, as the request that planned it needed: a workflow's
+ * commit writes with the access its caller holds then, which may have lost what allowed a
+ * request when it was sent (a role taken away since). Read methods change nothing: the commit
+ * does not need them again.
+ */
+export function planNeeds(model: Model, plan: WritePlan): Need[] {
+  const needs: Need[] = []
+  const need = (name: string, permission: Permission, by: (entity: EntityModel) => string) => {
+    const entity = model.entities.get(name)
+    if (entity) needs.push({ entity, permission, by: by(entity) })
+  }
+  const create = (operation: CreateOperation) => {
+    need(operation.entity, 'create', (entity) => `Creating ${entity.setName}`)
+    for (const nested of operation.nested) create(nested.create)
+    for (const member of operation.members) {
+      const collection = model.entities.get(operation.entity)?.properties.get(member.property)
+      if (collection?.kind === 'collection') need(collection.target.name, 'update', (entity) => `Binding ${entity.setName}`)
+    }
+  }
+  for (const operation of plan.operations) {
+    switch (operation.kind) {
+      case 'create':
+        create(operation)
+        break
+      case 'update':
+        need(operation.entity, 'update', (entity) => `Changing ${entity.setName}`)
+        break
+      case 'delete':
+        need(operation.entity, 'delete', (entity) => `Deleting ${entity.setName}`)
+        break
+      case 'call':
+        if (!operation.readOnly) need(operation.entity, `execute:${operation.method}`, (entity) => `Calling ${entity.setName}/${operation.method}`)
+        break
+      default:
+        unknownKind(operation)
+    }
   }
   return needs
 }
