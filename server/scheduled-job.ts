@@ -35,9 +35,6 @@ export interface ScheduledJob<T> {
 
 export function scheduleJob<T>(services: JobServices, name: string, work: JobWork<T>): ScheduledJob<T> {
   const { config, logger } = services
-  if (!cron.validate(config.Housekeeping.Schedule)) {
-    throw new Error(`Configuration Housekeeping:Schedule: '${config.Housekeeping.Schedule}' is not a valid cron expression.`)
-  }
   const deployment = deploymentOf([...config.Tenants.values()].map((tenant) => services.tenants.urlOf(tenant)))
   let running: Promise<T> | undefined
   const runOn = (every: boolean) =>

@@ -6,8 +6,8 @@
 // the right, the first address that is not a trusted proxy is the client: every entry to
 // its right was written by a proxy we trust, every entry to its left may be made up.
 
-import { BlockList, isIP } from 'node:net'
-import { ConfigError } from '../config/load-config.ts'
+import { type BlockList, isIP } from 'node:net'
+import { trustedProxyList } from '../config/trusted-proxies.ts'
 
 export type ClientAddressOf = (socketAddress: string | undefined, forwardedFor: string | undefined) => string
 
@@ -35,24 +35,6 @@ export function clientAddressResolver(trustedProxies: string): ClientAddressOf {
 export function addressCounterKey(address: string): string {
   if (isIP(address) !== 6) return address
   return `${expandIPv6(address).slice(0, 4).join(':')}::/64`
-}
-
-function trustedProxyList(setting: string): BlockList | undefined {
-  const entries = setting.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  if (entries.length === 0) return undefined
-  const list = new BlockList()
-  for (const entry of entries) {
-    const [address, prefix, ...rest] = entry.split('/')
-    const family = isIP(address)
-    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32))
-    if (family === 0 || rest.length > 0 || !validPrefix) {
-      throw new ConfigError('Server:TrustedProxies', `"${entry}" is not an IP address or CIDR range (e.g. 10.0.0.0/8, ::1)`)
-    }
-    const type = family === 6 ? 'ipv6' : 'ipv4'
-    if (prefix === undefined) list.addAddress(address, type)
-    else list.addSubnet(address, Number(prefix), type)
-  }
-  return list
 }
 
 function isTrusted(list: BlockList, address: string): boolean {

@@ -6,7 +6,9 @@ import { existsSync, readFileSync } from 'node:fs'
 import { writeFile, rename } from 'node:fs/promises'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import cron from 'node-cron'
 import { SECTIONS, TENANT_KEYS, type KeySpec } from './schema.ts'
+import { trustedProxyList } from './trusted-proxies.ts'
 
 export const PROJECT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -99,6 +101,9 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
     config[sectionName] = readSection(sectionName, keys, raw[sectionName] ?? {}, problems)
   }
   attempt(() => checkCors(config.ApiOptions as Record<string, unknown>))
+  attempt(() => checkTimeouts(config.Server as Config['Server']))
+  attempt(() => trustedProxyList((config.Server as Config['Server']).TrustedProxies ?? ''))
+  attempt(() => checkSchedule(config.Housekeeping as Config['Housekeeping']))
   attempt(() => checkConnectionString('Database:ConnectionString', (config.Database as Record<string, unknown>).ConnectionString))
   if (options.serving) attempt(() => jwtSigningKey(config.JWT as Config['JWT']))
   const tenants = new Map<string, TenantConfig>()
@@ -188,6 +193,19 @@ function checkCors(options: Record<string, unknown>): void {
   const origins = String(options['Cors:AllowedOrigins']).split(',').map((origin) => origin.trim())
   if (options['Cors:AllowCredentials'] === true && origins.includes('*')) {
     throw new ConfigError('ApiOptions:Cors:AllowCredentials', "cannot be true while Cors:AllowedOrigins is '*'; list the origins")
+  }
+}
+
+/** The head of a request is part of it: its timeout cannot be the longer one. */
+function checkTimeouts(server: Config['Server']): void {
+  if (server.HeadersTimeoutSeconds > server.RequestTimeoutSeconds) {
+    throw new ConfigError('Server:HeadersTimeoutSeconds', `must not exceed Server:RequestTimeoutSeconds (${server.RequestTimeoutSeconds})`)
+  }
+}
+
+function checkSchedule(housekeeping: Config['Housekeeping']): void {
+  if (typeof housekeeping.Schedule === 'string' && !cron.validate(housekeeping.Schedule)) {
+    throw new ConfigError('Housekeeping:Schedule', `'${housekeeping.Schedule}' is not a valid cron expression (e.g. '17 * * * *': minute 17 of every hour)`)
   }
 }
 

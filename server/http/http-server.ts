@@ -22,7 +22,6 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Config } from '../config/load-config.ts'
-import { ConfigError } from '../config/load-config.ts'
 import { ServiceError, type ErrorCode } from '../errors.ts'
 import { errorBody } from './error-boundary.ts'
 
@@ -33,9 +32,6 @@ const DROP_WARNING_MS = 10_000
 
 export function createHttpServer(handler: RequestListener, config: Config, logger: Logger): Server {
   const { HeadersTimeoutSeconds, RequestTimeoutSeconds, KeepAliveTimeoutSeconds, MaxHeaderBytes, MaxConnections } = config.Server
-  if (HeadersTimeoutSeconds > RequestTimeoutSeconds) {
-    throw new ConfigError('Server:HeadersTimeoutSeconds', `must not exceed Server:RequestTimeoutSeconds (${RequestTimeoutSeconds})`)
-  }
   const headersTimeout = Math.round(HeadersTimeoutSeconds * 1000)
   const server = createServer(
     {

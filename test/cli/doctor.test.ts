@@ -114,6 +114,19 @@ describe('config check', { timeout: SLOW }, () => {
     expect(users.json().error.message).toContain('Database:ConnectionString: must be a PostgreSQL connection string')
   })
 
+  it('refuses what only serve read before: a proxy list, a cron schedule, timeouts out of order (exit 2, every one named)', async () => {
+    const config = writeConfig('serve-reads.json', { Server: { TrustedProxies: 'proxy.local', HeadersTimeoutSeconds: 30, RequestTimeoutSeconds: 10 }, Housekeeping: { Schedule: 'hourly' } })
+    const [check, serve] = await Promise.all([entityctl(config, 'config', 'check', '--json'), entityctl(config, 'serve', '--port', '0', '--json')])
+    const problems = [
+      'Configuration Server:HeadersTimeoutSeconds: must not exceed Server:RequestTimeoutSeconds (10)',
+      'Configuration Server:TrustedProxies: "proxy.local" is not an IP address or CIDR range (e.g. 10.0.0.0/8, ::1)',
+      "Configuration Housekeeping:Schedule: 'hourly' is not a valid cron expression (e.g. '17 * * * *': minute 17 of every hour)",
+    ]
+    expect([check.code, check.json().error.problems]).toEqual([2, problems])
+    expect([serve.code, serve.json().error.code]).toEqual([2, 'ConfigError'])
+    for (const problem of problems) expect(serve.json().error.message).toContain(problem)
+  })
+
   it('refuses a file that cannot be read, naming it (exit 2)', async () => {
     const missing = join(dir, 'nowhere.json')
     const result = await entityctl(missing, 'doctor', '--json')

@@ -52,6 +52,10 @@ describe('loadConfig', () => {
     [{ Tenants: { Acme: { EncryptionKey: KEY } } }, {}, 'Tenants:Acme: a tenant name is lower-case'],
     [{ Tenants: { acme: {} } }, {}, 'Tenants:acme:EncryptionKey: is required'],
     [{ Tenants: { acme: { EncryptionKey: 'short' } } }, {}, 'Tenants:acme:EncryptionKey: must be 32 bytes'],
+    // What serve reads beyond a key's type: refused with the rest, so config check refuses it as serve does.
+    [{ Server: { HeadersTimeoutSeconds: 200 } }, {}, 'Server:HeadersTimeoutSeconds: must not exceed Server:RequestTimeoutSeconds (120)'],
+    [{ Server: { TrustedProxies: '10.0.0.0/8, proxy.local' } }, {}, 'Server:TrustedProxies: "proxy.local" is not an IP address or CIDR range'],
+    [{}, { Housekeeping__Schedule: 'hourly' }, "Housekeeping:Schedule: 'hourly' is not a valid cron expression"],
   ])('refuses %j %j naming the key', (content, env, message) => {
     expect(() => loadConfig(file(content), env as NodeJS.ProcessEnv)).toThrow(message)
   })
