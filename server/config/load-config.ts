@@ -103,6 +103,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
   attempt(() => checkCors(config.ApiOptions as Record<string, unknown>))
   attempt(() => checkTimeouts(config.Server as Config['Server']))
   attempt(() => trustedProxyList((config.Server as Config['Server']).TrustedProxies ?? ''))
+  attempt(() => checkPublicUrl((config.Server as Config['Server']).PublicUrl))
   attempt(() => checkSchedule(config.Housekeeping as Config['Housekeeping']))
   attempt(() => checkConnectionString('Database:ConnectionString', (config.Database as Record<string, unknown>).ConnectionString))
   if (options.serving) attempt(() => jwtSigningKey(config.JWT as Config['JWT']))
@@ -200,6 +201,15 @@ function checkCors(options: Record<string, unknown>): void {
 function checkTimeouts(server: Config['Server']): void {
   if (server.HeadersTimeoutSeconds > server.RequestTimeoutSeconds) {
     throw new ConfigError('Server:HeadersTimeoutSeconds', `must not exceed Server:RequestTimeoutSeconds (${server.RequestTimeoutSeconds})`)
+  }
+}
+
+/** Responses carry it as the start of every @odata.context, nextLink and Location: it must be an absolute http(s) URL. */
+function checkPublicUrl(value: string | undefined): void {
+  if (!value) return
+  const url = URL.canParse(value) ? new URL(value) : undefined
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash) {
+    throw new ConfigError('Server:PublicUrl', `must be an absolute http or https URL without query or fragment (e.g. https://api.example.com), not '${value}'`)
   }
 }
 

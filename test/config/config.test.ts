@@ -56,6 +56,8 @@ describe('loadConfig', () => {
     [{ Server: { HeadersTimeoutSeconds: 200 } }, {}, 'Server:HeadersTimeoutSeconds: must not exceed Server:RequestTimeoutSeconds (120)'],
     [{ Server: { TrustedProxies: '10.0.0.0/8, proxy.local' } }, {}, 'Server:TrustedProxies: "proxy.local" is not an IP address or CIDR range'],
     [{}, { Housekeeping__Schedule: 'hourly' }, "Housekeeping:Schedule: 'hourly' is not a valid cron expression"],
+    [{ Server: { PublicUrl: 'api.example.com' } }, {}, "Server:PublicUrl: must be an absolute http or https URL without query or fragment (e.g. https://api.example.com), not 'api.example.com'"],
+    [{}, { Server__PublicUrl: 'ftp://api.example.com' }, 'Server:PublicUrl: must be an absolute http or https URL'],
   ])('refuses %j %j naming the key', (content, env, message) => {
     expect(() => loadConfig(file(content), env as NodeJS.ProcessEnv)).toThrow(message)
   })
