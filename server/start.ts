@@ -33,6 +33,7 @@ import { AccessTokens } from './auth/access-tokens.ts'
 import { SignInThrottle } from './auth/sign-in-throttle.ts'
 import { ReadPlanCache } from './odata/plan/read-plan-cache.ts'
 import { listenForScrapes, type MetricsListener } from './metrics/metrics-listener.ts'
+import { listenError } from './listen-error.ts'
 
 export interface StartOptions {
   readonly configPath?: string
@@ -138,9 +139,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new Error(`Port ${port} on ${host} is already in use; choose another with --port.`) : error),
-    )
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, { port: '--port', host: 'Server:Host (or --host)' })))
     server.listen(port, host, () => resolve())
   })
 }

@@ -229,6 +229,16 @@ describe('a database that cannot be reached', () => {
     expect(human.stderr).toContain('entityctl: Cannot reach the database at 127.0.0.1:1')
   })
 
+  it('does not take a host to listen on that does not resolve for a database that cannot be reached', { timeout: SLOW }, async () => {
+    const config = writeConfig('listen-host.json', {})
+    const [api, metrics] = await Promise.all([
+      entityctl(config, 'serve', '--port', '0', '--host', 'nowhere.invalid', '--json'),
+      run(['--config', config, 'serve', '--port', '0', '--json'], { Server__MetricsPort: '9', Server__MetricsHost: '192.0.2.1' }),
+    ])
+    expect([api.code, api.json().error]).toEqual([1, { code: 'Failed', message: expect.stringMatching(/^Cannot listen on nowhere\.invalid: it is not an address of this machine \((ENOTFOUND|EAI_AGAIN)\); check Server:Host \(or --host\)\.$/) }])
+    expect(metrics.json().error.message).toBe('Cannot listen on 192.0.2.1: it is not an address of this machine (EADDRNOTAVAIL); check Server:MetricsHost.')
+  })
+
   it('names the option of a database given on the command line, without its password', { timeout: SLOW }, async () => {
     const config = writeConfig('move-down.json', { Tenants: { acme: { EncryptionKey: key() } } })
     const result = await entityctl(config, 'tenant', 'move', 'acme', '--to', 'postgres://postgres:secret-pw@127.0.0.1:1/acme', '--json')
