@@ -11,7 +11,7 @@
 
 import type { Server } from 'node:http'
 import pino, { type Logger } from 'pino'
-import { loadConfig, projectPath, type Config } from './config/load-config.ts'
+import { ConfigError, loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
 import { printPublishedDocuments } from './odata/published-documents.ts'
 import type { Model } from './model/model.ts'
@@ -65,6 +65,7 @@ const LOG_FLUSH_MS = 1000
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig(options.configPath, process.env, { serving: true })
+  const port = options.port ?? portOf(process.env.PORT) ?? config.Server.Port
   // Batched log writes (http/log-lines.ts): a write per request line was a system call per
   // request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
   // JSON lines, but for a person at a terminal (pretty-log.ts).
@@ -85,7 +86,6 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const services = createServices({ config, model, tenants, logger, metrics, schemaGate })
     const app = createApp(services)
     const server = createHttpServer(app.callback(), config, logger)
-    const port = options.port ?? (process.env.PORT ? Number(process.env.PORT) : config.Server.Port)
     const host = options.host ?? config.Server.Host
     // Before the API's listener, so that a failure here leaves nothing listening.
     if (metrics) scrapes = await listenForScrapes(metrics, config.Server.MetricsHost, config.Server.MetricsPort, logger)
@@ -135,6 +135,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await database.stop()
     throw error
   }
+}
+
+/** $PORT, which overrides Server:Port (as --port does); refused like a config key when it is no port. */
+function portOf(variable: string | undefined): number | undefined {
+  if (variable === undefined || variable.trim() === '') return undefined
+  const port = Number(variable)
+  if (!/^\s*\d+\s*$/.test(variable) || port > 65535) throw new ConfigError('PORT', `must be a port from 0 to 65535 (it overrides Server:Port), not '${variable}'`)
+  return port
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -108,6 +108,12 @@ describe('usage and configuration errors exit 2', () => {
     expect(results[5].stderr).toContain("error: unknown option '--bogus'")
   })
 
+  it('refuses a $PORT that is no port, naming it, before anything starts', { timeout: SLOW }, async () => {
+    const config = writeConfig('port-variable.json', {})
+    const result = await run(['--config', config, 'serve', '--json'], { PORT: 'eighty' })
+    expect([result.code, result.json().error]).toEqual([2, { code: 'ConfigError', message: "Configuration PORT: must be a port from 0 to 65535 (it overrides Server:Port), not 'eighty'" }])
+  })
+
   it('refuses a config file that does not exist, naming it, for every command that reads it', { timeout: SLOW }, async () => {
     const missing = join(dir, 'nowhere', 'entityctl.json')
     // Were the file not required, these would run on defaults: the test PostgreSQL, not the embedded one.
