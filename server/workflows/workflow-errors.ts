@@ -13,7 +13,8 @@ export interface RequestRef {
 const describe = (request: RequestRef) => `request ${request.index} of the workflow (${request.method} ${request.path})`
 
 export const WorkflowError = {
-  headers: (problem: string) => new ServiceError('InvalidRequest', problem, { target: 'Workflow-Id' }),
+  /** `header`: the one at fault, as the error's target. */
+  headers: (problem: string, header: 'Workflow-Id' | 'Workflow-Index' = 'Workflow-Id') => new ServiceError('InvalidRequest', problem, { target: header }),
   /** The same answer for an unknown id and for someone else's workflow: it does not exist for them. */
   notFound: (id: string, why = 'it was never created here, or it belongs to someone else') =>
     new ServiceError('WorkflowNotFound', `Workflow ${id} does not exist: ${why}.`, { target: 'Workflow-Id' }),

@@ -190,9 +190,11 @@ function workflowHeaders(ctx: ApiContext): WorkflowHeaders | undefined {
   const id = ctx.get('Workflow-Id').trim()
   const index = ctx.get('Workflow-Index').trim()
   if (!id && !index) return undefined
-  if (!id || !index) throw WorkflowError.headers('Workflow-Id and Workflow-Index go together: send both inside a workflow, neither outside.')
+  if (!id || !index) {
+    throw WorkflowError.headers('Workflow-Id and Workflow-Index go together: send both inside a workflow, neither outside.', id ? 'Workflow-Index' : 'Workflow-Id')
+  }
   if (!GUID_PATTERN.test(id)) throw WorkflowError.headers(`Workflow-Id '${id}' is not a workflowId: POST /api/workflow gives one.`)
-  if (!/^[0-9]{1,9}$/.test(index) || Number(index) < 1) throw WorkflowError.headers(`Workflow-Index '${index}' must be an integer from 1.`)
+  if (!/^[0-9]{1,9}$/.test(index) || Number(index) < 1) throw WorkflowError.headers(`Workflow-Index '${index}' must be an integer from 1.`, 'Workflow-Index')
   return { id: id.toLowerCase(), index: Number(index) }
 }
 

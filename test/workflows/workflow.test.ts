@@ -279,17 +279,18 @@ describe('index rules', () => {
     expect((await workflow.get('Customers')).body.error.code).toBe('WorkflowNotFound')
   })
 
-  it('needs both headers, well formed', async () => {
+  it('needs both headers, well formed, and names the one at fault as the target', async () => {
     const workflow = await start()
-    const malformed: Record<string, string>[] = [
-      { 'Workflow-Id': workflow.id },
-      { 'Workflow-Index': '1' },
-      { 'Workflow-Id': 'nope', 'Workflow-Index': '1' },
-      { 'Workflow-Id': workflow.id, 'Workflow-Index': '0' },
+    const malformed: [Record<string, string>, string][] = [
+      [{ 'Workflow-Id': workflow.id }, 'Workflow-Index'],
+      [{ 'Workflow-Index': '1' }, 'Workflow-Id'],
+      [{ 'Workflow-Id': 'nope', 'Workflow-Index': '1' }, 'Workflow-Id'],
+      [{ 'Workflow-Id': workflow.id, 'Workflow-Index': '0' }, 'Workflow-Index'],
+      [{ 'Workflow-Id': workflow.id, 'Workflow-Index': 'first' }, 'Workflow-Index'],
     ]
-    for (const headers of malformed) {
+    for (const [headers, target] of malformed) {
       const answer = await call(`${api}/Customers`, { token, headers })
-      expect(answer.status).toBe(400)
+      expect([answer.status, answer.body.error.code, answer.body.error.target]).toEqual([400, 'InvalidRequest', target])
     }
     expect((await call(`${api}/workflow/commit`, { method: 'POST', token })).status).toBe(400)
     await workflow.abort()
