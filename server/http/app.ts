@@ -21,7 +21,7 @@ import { openApiRoute } from '../odata/openapi/openapi-route.ts'
 import { explorerRoutes } from '../explorer/explorer-routes.ts'
 import { workflowRoutes, workflowStage } from '../workflows/workflow-routes.ts'
 import type { WorkflowServices } from '../workflows/workflow-services.ts'
-import { healthRoutes } from './health.ts'
+import { healthRoutes, PROBE_PATHS } from './health.ts'
 import { Readiness } from './readiness.ts'
 import type { SchemaGate } from '../migrations/schema-gate.ts'
 
@@ -72,6 +72,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   app.use(fixedRoutes(routes))
   app.use(underApi(authenticate(services), workflowStage(services), odataRoute(services)))
   app.use(async (ctx) => {
+    if (PROBE_PATHS.has(ctx.path)) throw RequestError.methodNotAllowed(ctx.method, ctx.path, ['GET', 'HEAD'])
     throw RequestError.notFound(`No resource at ${ctx.path}; the service root is /api/.`)
   })
   return app

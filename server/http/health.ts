@@ -8,10 +8,13 @@
 import type { Context, Next } from 'koa'
 import type { Readiness } from './readiness.ts'
 
+export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz'])
+
 export function healthRoutes(readiness: Readiness) {
   return async function health(ctx: Context, next: Next): Promise<void> {
     const path = ctx.path
-    if ((path !== '/healthz' && path !== '/readyz') || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next()
+    // Another method goes on, to be answered 405 where errors are answered (app.ts).
+    if (!PROBE_PATHS.has(path) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next()
     ctx.set('Cache-Control', 'no-store')
     if (path === '/healthz') {
       ctx.body = { status: 'ok' }

@@ -65,6 +65,13 @@ describe('health and readiness, metrics off (the defaults)', () => {
     expect(answer.body).toEqual({ status: 'ok' })
   })
 
+  it('answers another method on a probe 405 with Allow, not 404', async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      const answer = await call(`${server.url}${path}`, { method: 'POST' })
+      expect([answer.status, answer.headers.get('allow'), answer.body.error.code]).toEqual([405, 'GET, HEAD', 'MethodNotAllowed'])
+    }
+  })
+
   it('GET /readyz answers 200 with nothing unavailable', async () => {
     const answer = await call(`${server.url}/readyz`)
     expect(answer.status).toBe(200)
