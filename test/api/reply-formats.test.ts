@@ -55,6 +55,11 @@ describe("a write's reply, in the negotiated format", () => {
     expect(full.status, full.text).toBe(200)
     expect(full.headers.get('content-type')).toContain('odata.metadata=full')
     expect(full.body).toMatchObject({ '@odata.type': '#entityctl.Meter', '@odata.id': `Meters(${key})`, Reading: '3.00', Upper: '3.25' })
+    // A virtual value is typed as a stored one, and written among the structural properties.
+    const keys = Object.keys(full.body)
+    expect(keys.slice(keys.indexOf('Upper') - 1, keys.indexOf('Upper') + 1)).toEqual(['Upper@odata.type', 'Upper'])
+    expect(full.body['Upper@odata.type']).toBe('#Decimal')
+    expect(keys.indexOf('Upper')).toBeLessThan(keys.indexOf('Samples@odata.navigationLink'))
     expect(full.body).toEqual((await send('GET', `Meters(${key})?$select=Reading,Upper&$expand=Samples`, undefined, FULL)).body)
   })
 

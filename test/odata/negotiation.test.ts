@@ -121,6 +121,30 @@ describe('odata.metadata', () => {
     expect(again.body.Number).toBe(1)
   })
 
+  it('full: the type of each value its JSON does not tell, right before it (OData JSON 4.5.3)', async () => {
+    const select = 'Number,OrderDate,Status,Total,Title,Next'
+    const answer = await get(`Orders?$select=${select}&$compute=Number add 1 as Next&$expand=Customer($select=Name,CreditLimit)`, { Accept: 'application/json;odata.metadata=full' })
+    expect(answer.status, answer.text).toBe(200)
+    const order = answer.body.value[0]
+    expect(order).toMatchObject({
+      'Guid@odata.type': '#Guid',
+      'Number@odata.type': '#Int32',
+      'OrderDate@odata.type': '#Date',
+      'Status@odata.type': '#entityctl.OrderStatus',
+      'Total@odata.type': '#Decimal',
+      'Next@odata.type': '#Int32',
+    })
+    // A JSON string is an Edm.String unless said otherwise: Title (a String) needs no type.
+    expect(order).not.toHaveProperty('Title@odata.type')
+    expect(answer.body.value[0].Customer).toMatchObject({ 'Guid@odata.type': '#Guid', 'CreditLimit@odata.type': '#Decimal' })
+    expect(answer.body.value[0].Customer).not.toHaveProperty('Name@odata.type')
+    // Each annotation immediately precedes its value, as the streaming format requires.
+    const keys = Object.keys(order)
+    for (const key of keys.filter((k) => k.endsWith('@odata.type') && !k.startsWith('@'))) {
+      expect(keys[keys.indexOf(key) + 1]).toBe(key.slice(0, -'@odata.type'.length))
+    }
+  })
+
   it('refuses an unknown metadata level with 406', async () => {
     const answer = await get('Customers', { Accept: 'application/json;odata.metadata=most' })
     expect(answer.status).toBe(406)

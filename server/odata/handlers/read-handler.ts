@@ -27,7 +27,7 @@ import { KEY, type EntityModel } from '../../model/model.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { DEFAULT_FORMAT, jsonContentType, preferredPageSize, type JsonFormat } from './negotiate.ts'
 import type { JsonOutput } from '../sql/sql-builder.ts'
-import { DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
+import { declaredPropertyType, DEFAULT_NAMESPACE as NAMESPACE } from '../metadata/build-csdl.ts'
 import { BATCH_ROWS, collectionAnswer, tooLarge } from './collection-answer.ts'
 import type { RowCursor, TextRow } from '../../persistence/row-cursor.ts'
 import type { RowReadBack } from '../../persistence/session.ts'
@@ -127,7 +127,13 @@ function planLimits(scope: RequestScope): ReadPlanLimits {
 
 /** How the statement writes its JSON: the negotiated format, and the names full metadata needs. */
 function jsonOutput(scope: RequestScope): JsonOutput {
-  return { format: scope.format, typeName: (entity) => `${NAMESPACE}.${entity.name}`, publicName: scope.services.naming.toPublic }
+  const { model, naming } = scope.services
+  return {
+    format: scope.format,
+    typeName: (entity) => `${NAMESPACE}.${entity.name}`,
+    publicName: naming.toPublic,
+    propertyType: (property) => declaredPropertyType(model, naming, property.entity, property.name) ?? 'Edm.String',
+  }
 }
 
 /** What a read without $select projects, for its context URL: the key's public name, or everything. */

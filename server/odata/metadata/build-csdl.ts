@@ -49,21 +49,37 @@ export function buildCsdl(model: Model, naming: NamingPolicy, options: CsdlOptio
   return { version: options.version ?? '4.01', references: referencesOf(schema), schema }
 }
 
-const declaredTypes = new WeakMap<Model, Map<boolean, Csdl>>()
+const built = new WeakMap<Model, Map<boolean, Csdl>>()
+
+/** The document of the model in this casing, built once: what answers read the declared types from. */
+function builtCsdl(model: Model, naming: NamingPolicy): Csdl {
+  let byCasing = built.get(model)
+  if (!byCasing) built.set(model, (byCasing = new Map()))
+  let csdl = byCasing.get(naming.lowerCamelCase)
+  if (!csdl) byCasing.set(naming.lowerCamelCase, (csdl = buildCsdl(model, naming)))
+  return csdl
+}
 
 /**
  * The type $metadata declares a method returns, as a value's context URL names it
  * (OData JSON 10): an enumeration result is `entityctl.OrderStatusResult`, a name the schema
- * gives (EnumTypes), so it is read from the document, built once per model and casing.
+ * gives (EnumTypes), so it is read from the document.
  */
 export function declaredReturnType(model: Model, naming: NamingPolicy, entity: EntityModel, method: string): string | undefined {
-  let byCasing = declaredTypes.get(model)
-  if (!byCasing) declaredTypes.set(model, (byCasing = new Map()))
-  let csdl = byCasing.get(naming.lowerCamelCase)
-  if (!csdl) byCasing.set(naming.lowerCamelCase, (csdl = buildCsdl(model, naming)))
+  const csdl = builtCsdl(model, naming)
   const name = naming.toPublic(method)
   const binding = `${csdl.schema.namespace}.${entity.name}`
   return csdl.schema.operations.find((o) => o.name === name && o.parameters[0]?.type === binding)?.returnType?.type
+}
+
+/**
+ * The type $metadata declares for a structural property (`Edm.Decimal`,
+ * `entityctl.OrderStatus`), as odata.metadata=full names it in an answer (`Status@odata.type`).
+ */
+export function declaredPropertyType(model: Model, naming: NamingPolicy, entity: EntityModel, property: string): string | undefined {
+  const csdl = builtCsdl(model, naming)
+  const type = csdl.schema.types.find((t) => t.kind === 'EntityType' && t.name === entity.name)
+  return type?.kind === 'EntityType' ? type.properties.find((p) => p.name === naming.toPublic(property))?.type : undefined
 }
 
 function buildOperations(model: Model, context: BuildContext, names: SchemaNames): CsdlOperation[] {

@@ -35,6 +35,7 @@ import { compileApply, compileAppliedCount } from './compile-apply.ts'
 import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 import type { SqlParameters } from '../../persistence/sql-parameters.ts'
+import { typeAnnotation, valueTypeAnnotation } from '../serializer/type-annotation.ts'
 
 /**
  * A read's statement: for a collection, rows of `size` and `body` (null when the entity alone
@@ -203,15 +204,33 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   if (read.ref) return jsonObject([{ name: '@odata.id', json: toJson(idOf(read.range.entity)) }])
   const members: JsonMember[] = []
   const { format } = builder.json
-  if (format.metadata === 'full') members.push(...entityLinks(builder.json, read.range.entity, alias))
+  const full = format.metadata === 'full'
+  if (full) members.push(...entityLinks(builder.json, read.range.entity, alias))
   if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
-  for (const item of read.select) members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
+  for (const item of read.select) {
+    if (full) members.push(...typeMember(item.publicName, typeAnnotation(builder.json.propertyType(item.property))))
+    members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
+  }
+  // A virtual value is computed in Node (finish-entities.ts), in the place kept for it here:
+  // among the structural properties, before the navigations.
+  for (const item of read.virtuals) {
+    if (full) members.push(...typeMember(item.publicName, typeAnnotation(builder.json.propertyType(item.property))))
+    members.push({ name: item.publicName, json: `'null'` })
+  }
   for (const item of read.needs) members.push({ name: `@needs.${item.property.name}`, json: toJson(columnJson(alias, item.property, false)) })
   for (const need of read.navigationNeeds ?? []) members.push({ name: `@needs.${need.navigation.name}`, json: navigationNeedJson(builder, alias, need) })
-  for (const item of read.computed ?? []) members.push({ name: item.alias, json: toJson(computedJson(builder, item.expression, format.ieee754)) })
-  if (format.metadata === 'full') members.push(...navigationLinks(builder.json, read.range.entity, alias))
+  for (const item of read.computed ?? []) {
+    if (full) members.push(...typeMember(item.alias, valueTypeAnnotation(item.expression.type)))
+    members.push({ name: item.alias, json: toJson(computedJson(builder, item.expression, format.ieee754)) })
+  }
+  if (full) members.push(...navigationLinks(builder.json, read.range.entity, alias))
   for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
   return jsonObject(members)
+}
+
+/** `Total@odata.type` before Total, when its JSON does not tell its type (full metadata). */
+function typeMember(name: string, annotation: string | undefined): JsonMember[] {
+  return annotation ? [{ name: `${name}@odata.type`, json: modelString(JSON.stringify(annotation)) }] : []
 }
 
 /** odata.metadata=full: the entity's type, id and edit link, relative to the context URL's service root. */

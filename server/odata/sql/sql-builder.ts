@@ -5,7 +5,7 @@
 
 import { SqlParameters } from '../../persistence/sql-parameters.ts'
 import type { Range, ValueType } from '../semantic/bound.ts'
-import type { EntityModel } from '../../model/model.ts'
+import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { DEFAULT_FORMAT, type JsonFormat } from '../handlers/negotiate.ts'
 
 export interface CompiledQuery {
@@ -48,15 +48,17 @@ export function modelString(text: string): string {
 
 /**
  * How the JSON a statement builds is written (odata.metadata, IEEE754Compatible), and the
- * names full metadata writes: an entity's qualified type, a property's public name.
+ * names full metadata writes: an entity's qualified type, a property's public name and the
+ * qualified type $metadata declares for it (`Edm.Decimal`, `entityctl.OrderStatus`).
  */
 export interface JsonOutput {
   readonly format: JsonFormat
   typeName(entity: EntityModel): string
   publicName(name: string): string
+  propertyType(property: ScalarProperty): string
 }
 
-const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, typeName: (entity) => entity.name, publicName: (name) => name }
+const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, typeName: (entity) => entity.name, publicName: (name) => name, propertyType: () => 'Edm.String' }
 
 export class SqlBuilder {
   readonly #parameters: SqlParameters
