@@ -145,6 +145,15 @@ describe('odata.metadata', () => {
     }
   })
 
+  it('full: a navigation link immediately precedes its expanded navigation (OData JSON 8.1)', async () => {
+    const answer = await get(`Customers(${ada()})?$select=Name&$expand=Orders($select=Number)`, { Accept: 'application/json;odata.metadata=full' })
+    const keys = Object.keys(answer.body)
+    expect(keys[keys.indexOf('Orders') - 1]).toBe('Orders@odata.navigationLink')
+    const order = await get(`Orders?$select=Number&$expand=Customer($select=Name)`, { Accept: 'application/json;odata.metadata=full' })
+    const orderKeys = Object.keys(order.body.value[0])
+    expect(orderKeys[orderKeys.indexOf('Customer') - 1]).toBe('Customer@odata.navigationLink')
+  })
+
   it('refuses an unknown metadata level with 406', async () => {
     const answer = await get('Customers', { Accept: 'application/json;odata.metadata=most' })
     expect(answer.status).toBe(406)

@@ -223,8 +223,17 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
     if (full) members.push(...typeMember(item.alias, valueTypeAnnotation(item.expression.type)))
     members.push({ name: item.alias, json: toJson(computedJson(builder, item.expression, format.ieee754)) })
   }
-  if (full) members.push(...navigationLinks(builder.json, read.range.entity, alias))
-  for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
+  if (!full) {
+    for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
+    return jsonObject(members)
+  }
+  // Full metadata: each navigation's link, and right after it the navigation when expanded
+  // (OData JSON 4.01 §8.1: the link immediately precedes the expanded navigation property).
+  for (const property of read.range.entity.properties.values()) {
+    if (property.kind === 'scalar') continue
+    members.push(navigationLink(builder.json, read.range.entity, alias, property.name))
+    for (const expand of planned.expands) if (expand.expand.navigation.name === property.name) members.push(...expandJson(builder, alias, expand))
+  }
   return jsonObject(members)
 }
 
@@ -243,15 +252,10 @@ function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): Json
   ]
 }
 
-/** odata.metadata=full: a navigation link for each navigation property, expanded or not. */
-function navigationLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
-  const links: JsonMember[] = []
-  for (const property of entity.properties.values()) {
-    if (property.kind === 'scalar') continue
-    const name = json.publicName(property.name)
-    links.push({ name: `${name}@odata.navigationLink`, json: toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`) })
-  }
-  return links
+/** odata.metadata=full: the link of a navigation property, expanded or not. */
+function navigationLink(json: JsonOutput, entity: EntityModel, alias: string, property: string): JsonMember {
+  const name = json.publicName(property)
+  return { name: `${name}@odata.navigationLink`, json: toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`) }
 }
 
 /**
