@@ -154,6 +154,14 @@ describe('odata.metadata', () => {
     expect(orderKeys[orderKeys.indexOf('Customer') - 1]).toBe('Customer@odata.navigationLink')
   })
 
+  it("an expanded collection's count comes right before it, as its control information (OData JSON 4.4)", async () => {
+    for (const accept of ['application/json', 'application/json;odata.metadata=full']) {
+      const answer = await get(`Customers(${ada()})?$expand=Orders($count=true)`, { Accept: accept })
+      const keys = Object.keys(answer.body)
+      expect(keys[keys.indexOf('Orders') - 1], accept).toBe('Orders@odata.count')
+    }
+  })
+
   it('refuses an unknown metadata level with 406', async () => {
     const answer = await get('Customers', { Accept: 'application/json;odata.metadata=most' })
     expect(answer.status).toBe(406)

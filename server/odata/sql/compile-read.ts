@@ -310,9 +310,11 @@ function expandJson(builder: SqlBuilder, parentAlias: string, planned: PlannedEx
   // The members' relation, compiled once: the page reads it, and so does the count.
   const relation = `from ${table} ${joins.sql()} ${where}`
   const page = pageOfRows(alias, relation, order, planned.page)
-  const members: JsonMember[] = expand.countOnly ? [] : [{ name: expand.publicName, json: `(select ${jsonArray(row, order.outer(alias))} from (${page}) ${alias})` }]
-  // IEEE754Compatible=true: the count (Edm.Int64) as a string.
+  const members: JsonMember[] = []
+  // IEEE754Compatible=true: the count (Edm.Int64) as a string. It comes before the members
+  // (OData JSON 4.01 §4.4: a property's control information precedes it).
   const count = `(select count(*)::text ${relation})`
   if (planned.count) members.push({ name: `${expand.publicName}@odata.count`, json: builder.json.format.ieee754 ? toJson(count) : count })
+  if (!expand.countOnly) members.push({ name: expand.publicName, json: `(select ${jsonArray(row, order.outer(alias))} from (${page}) ${alias})` })
   return members
 }
