@@ -112,7 +112,7 @@ function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchem
   }
   properties[VERSION_COLUMN] = { name: VERSION_COLUMN, fieldName: VERSION_COLUMN, type: 'integer', version: true } as Partial<EntityProperty>
   const searchable = searchableProperties(entity)
-  if (searchable.length > 0) properties[SEARCH_COLUMN] = searchColumn(searchable)
+  if (searchable.length > 0) properties[SEARCH_COLUMN] = searchColumn(searchable.map((property) => columnOf(property.column!)))
   const uniques = entity.naturalKey.length > 0
     ? [{ name: `${table}_natural_key`, properties: entity.naturalKey as string[] }]
     : []
@@ -133,10 +133,11 @@ function entitySchema(entity: EntityModel, renames: PendingRenames): EntitySchem
  * generated column) and indexed with GIN for $search. The 'simple' configuration lower-cases
  * words without stemming or stop words, whatever the language of the data, so a search finds
  * the words as written; words are split at SEARCH_SEPARATORS, in the data and in the query
- * (sql/compile-expression.ts) alike.
+ * (sql/compile-expression.ts) alike. `columns` are the names in the database: a pending rename's
+ * old one, which PostgreSQL renames in the expression when it renames the column.
  */
-function searchColumn(searchable: readonly ScalarProperty[]): Partial<EntityProperty> {
-  const text = searchable.map((property) => `coalesce(${quoteIdentifier(property.column!)}::text, '')`).join(` || ' ' || `)
+function searchColumn(columns: readonly string[]): Partial<EntityProperty> {
+  const text = columns.map((column) => `coalesce(${quoteIdentifier(column)}::text, '')`).join(` || ' ' || `)
   // Words are what the separators leave (an e-mail address is its parts), as in the query.
   const words = `regexp_replace(${text}, '${SEARCH_SEPARATORS}', ' ', 'g')`
   return {

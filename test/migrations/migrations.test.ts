@@ -309,6 +309,20 @@ describe('renames only where the plugin declares them', { timeout: SLOW }, () =>
     expect(applied.tenant).toMatchObject({ status: 'applied', losses: ['column "Thing"."Extra" with 1 values would be dropped'] })
     expect(await column('Thing', 'Bonus')).toEqual([null])
   })
+
+  it('renames a searchable property: the search column follows it and finds its words', async () => {
+    const widget = `entity('Thing', { properties: { Bonus: p.integer() } }), entity('Widget', { properties: { Size: p.integer() } })`
+    things(`${widget}, entity('Doc', { properties: { Body: p.text().searchable() } })`)
+    expect((await migrate()).code).toBe(0)
+    await inTenant(many, 0, (client) => client.query(`insert into "Doc" ("Guid", "Body", "_Version") values (gen_random_uuid(), 'lovelace', 1)`))
+
+    things(`${widget}, entity('Doc', { properties: { Text: p.text().searchable().renamedFrom('Body') } })`)
+    const applied = await migrate()
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(applied.tenant).toMatchObject({ status: 'applied', renames: ['property Doc.Body → Doc.Text'], losses: [] })
+    expect(await column('Doc', 'Text')).toEqual(['lovelace'])
+    expect(await column('Doc', '_Search')).toEqual(["'lovelace':1"])
+  })
 })
 
 /**
