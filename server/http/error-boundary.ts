@@ -4,7 +4,7 @@
 
 import type { Context, Next } from 'koa'
 import { ServiceError } from '../errors.ts'
-import { translateDatabaseError } from '../persistence/database-errors.ts'
+import { databaseCause, translateDatabaseError } from '../persistence/database-errors.ts'
 import type { ApiState } from './api-state.ts'
 
 export async function errorBoundary(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
@@ -20,6 +20,8 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       ctx.body = { error: errorBody(error) }
       // A 500 the server names (a plugin's fault, a wrong key) is still the operator's to fix.
       if (error.status === 500) ctx.state.log.error({ status: error.status, code: error.code, message: error.message }, 'request failed')
+      // The client's message says what it means (unreachable, out of time); the operator needs what PostgreSQL said.
+      else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       else ctx.state.log.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
     } else {
       ctx.state.log.error({ err: thrown }, 'unhandled error')

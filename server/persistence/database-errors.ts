@@ -70,6 +70,18 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
 }
 
 /**
+ * What PostgreSQL or the driver said about a failure, for the log and never for the client
+ * (which gets the meaning): its SQLSTATE or socket code and its message's first line, which
+ * name the database, role or setting without any password.
+ */
+export function databaseCause(thrown: unknown): { code?: string; message: string } {
+  const error = thrown as { code?: unknown; message?: unknown }
+  const code = typeof error?.code === 'string' ? error.code : undefined
+  const message = String(typeof error?.message === 'string' ? error.message : thrown).split('\n')[0]
+  return code ? { code, message } : { message }
+}
+
+/**
  * Whether a write failed for meeting another, and may simply run again: a row it read changed
  * before its statement (40001, raised by the unit of work's version check) or PostgreSQL broke
  * a deadlock between the two (40P01).

@@ -3,7 +3,8 @@
 
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
-import { adminSql, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { ADMIN, adminSql, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { serveProcess } from '../support/serve-process.ts'
 
 let server: TestServer
 let token: string
@@ -31,4 +32,26 @@ it('answers 503 while the tenant database refuses connections, then recovers', a
   let back = await call(`${server.api}/Customers`, { token })
   for (let i = 0; i < 5 && back.status !== 200; i++) back = await call(`${server.api}/Customers`, { token })
   expect(back.status).toBe(200)
+})
+
+it('logs what PostgreSQL said about it: the 503 is a warning with its SQLSTATE and message', async () => {
+  const served = await serveProcess(server.configPath)
+  try {
+    const answer = await call(`${served.api}/auth/signin`, { method: 'POST', body: { TenantId: server.tenants[0], Username: ADMIN.username, Password: ADMIN.password } })
+    expect(answer.status).toBe(200)
+    const token = answer.body.accessToken
+    await adminSql(`alter database "${database}" allow_connections false`)
+    await adminSql(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${database}' and pid <> pg_backend_pid()`)
+    const down = await call(`${served.api}/Customers`, { token })
+    expect(down.status).toBe(503)
+    const logged = await served.line((entry) => entry.status === 503 && entry.msg !== 'request')
+    expect(logged).toMatchObject({
+      level: 40,
+      code: 'ServiceUnavailable',
+      cause: { code: '55000', message: `database "${database}" is not currently accepting connections` },
+    })
+  } finally {
+    await adminSql(`alter database "${database}" allow_connections true`)
+    await served.stop()
+  }
 })
