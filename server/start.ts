@@ -26,6 +26,7 @@ import { prettyLine } from './http/pretty-log.ts'
 import { startWorkflowSweep } from './workflows/workflow-sweep.ts'
 import { startHousekeeping } from './auth/housekeeping.ts'
 import { watchConfig } from './config/config-watch.ts'
+import { keysChangedSinceStart } from './config/restart-keys.ts'
 import { NO_METRICS, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
 import { namingPolicy } from './model/naming.ts'
 import { AccessService } from './auth/access-service.ts'
@@ -92,8 +93,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await listen(server, port, host)
     const address = server.address()
     const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
-    // Tenants follow the config file (tenant add/remove/disable/enable, a key changed).
+    // Tenants follow the config file (tenant add/remove/disable/enable, a key changed); other
+    // keys wait for a restart, which the log says once for each set of them changed.
+    let awaitingRestart = ''
     const configWatch = watchConfig(config.path, async (next) => {
+      const keys = keysChangedSinceStart(config, next)
+      if (keys.length > 0 && keys.join() !== awaitingRestart) logger.warn({ keys }, 'config keys changed that apply only at the next restart')
+      awaitingRestart = keys.join()
       const change = await tenants!.reload(next.Tenants)
       if (change.added.length + change.removed.length + change.changed.length > 0) logger.info(change, 'tenants changed')
     }, logger)

@@ -3,7 +3,11 @@
 // request finish.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pg from 'pg'
+import { readConfigFile, writeConfigFile } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { ADMIN, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess } from '../support/serve-process.ts'
@@ -80,6 +84,37 @@ describe('entityctl serve', () => {
     // Request lines are batched (http/log-lines.ts): the stop writes the last ones out.
     expect(served.lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', status: 200, requestId: expect.any(String) }))
     await expect(fetch(`${api}/`)).rejects.toThrow()
+  })
+
+  it('says in the log which edited config keys wait for a restart, once, while it follows the tenants', async () => {
+    // A copy of the config in a folder of its own: only this server watches it.
+    const dir = mkdtempSync(join(tmpdir(), 'entityctl-serve-'))
+    const configPath = join(dir, 'entityctl.json')
+    copyFileSync(setup.configPath, configPath)
+    const served = await serveProcess(configPath)
+    const tenant = setup.tenants[0]
+    const edit = async (change: (file: Record<string, any>) => void, logs: string) => {
+      const file = readConfigFile(configPath)
+      change(file)
+      const from = served.lines.length
+      await writeConfigFile(configPath, file)
+      await served.line((entry) => entry.msg === 'tenants changed' && JSON.stringify(entry).includes(logs), from)
+      return served.lines.slice(from).filter((entry) => entry.level === 40)
+    }
+    try {
+      const disabled = await edit((file) => {
+        file.ApiOptions = { ...file.ApiOptions, MaxTop: 7 }
+        file.Tenants[tenant].Disabled = true
+      }, `"removed":["${tenant}"]`)
+      expect(disabled).toEqual([expect.objectContaining({ keys: ['ApiOptions:MaxTop'], msg: 'config keys changed that apply only at the next restart' })])
+      // Still waiting for the same restart: not said again.
+      expect(await edit((file) => delete file.Tenants[tenant].Disabled, `"added":["${tenant}"]`)).toEqual([])
+      const token = await signIn(served.api)
+      expect((await call(`${served.api}/Customers?$top=8`, { token })).status).toBe(200)
+    } finally {
+      await served.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('refuses to start on a bad configuration value, naming the key', async () => {
