@@ -41,8 +41,8 @@ export async function doctor(options: { json?: boolean }, command: Command): Pro
     steps.step('loading the plugins')
     checks.push(await plugins(config))
     steps.step('checking the ports')
-    checks.push(await port('port', config.Server.Host, config.Server.Port, 'Server:Port'))
-    if (config.Server.MetricsPort) checks.push(await port('metrics port', config.Server.MetricsHost, config.Server.MetricsPort, 'Server:MetricsPort'))
+    checks.push(await port('port', config.Server.Host, config.Server.Port, API_LISTENER))
+    if (config.Server.MetricsPort) checks.push(await port('metrics port', config.Server.MetricsHost, config.Server.MetricsPort, METRICS_LISTENER))
     steps.step(config.Database.ConnectionString ? 'connecting to the database server' : 'starting the embedded PostgreSQL')
     checks.push(...(await databases(config, steps.step)))
   }
@@ -87,8 +87,30 @@ async function plugins(config: Config): Promise<Check> {
   }
 }
 
+/** A listener of `entityctl serve`: the key setting its port, and how it answers when it runs there. */
+interface Listener {
+  /** The key, and the option that overrides it if any. */
+  readonly key: string
+  readonly setBy: string
+  isServing(origin: string): Promise<boolean>
+}
+
+const PROBE_MS = 2_000
+const API_LISTENER: Listener = {
+  key: 'Server:Port',
+  setBy: 'Server:Port (or --port)',
+  isServing: (origin) => fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(PROBE_MS) }).then((response) => response.ok),
+}
+const METRICS_LISTENER: Listener = {
+  key: 'Server:MetricsPort',
+  setBy: 'Server:MetricsPort',
+  isServing: (origin) =>
+    fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(PROBE_MS) }).then(async (response) => response.ok && (await response.text()).includes('entityctl_http_requests_total')),
+}
+
 /** Whether the port can be listened on; one in use by a running entityctl is only a warning. */
-async function port(check: string, host: string, number: number, key: string): Promise<Check> {
+async function port(check: string, host: string, number: number, listener: Listener): Promise<Check> {
+  const { key, setBy } = listener
   if (number === 0) return { check, status: 'ok', detail: `${key} 0: any free port` }
   const problem = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
     const probe = createServer()
@@ -97,11 +119,9 @@ async function port(check: string, host: string, number: number, key: string): P
   })
   if (!problem) return { check, status: 'ok', detail: `${host}:${number} is free` }
   if (problem.code === 'EADDRINUSE') {
-    const entityctl = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${number}/healthz`, { signal: AbortSignal.timeout(2_000) })
-      .then((response) => response.ok)
-      .catch(() => false)
-    if (entityctl) return { check, status: 'warn', detail: `${host}:${number}: an entityctl server is serving there`, fix: `A second \`entityctl serve\` needs another ${key} (or --port).` }
-    return { check, status: 'fail', detail: `${host}:${number} is in use by another program`, fix: `Stop that program, or choose another ${key} (or --port).` }
+    const entityctl = await listener.isServing(`http://${host.includes(':') ? `[${host}]` : host}:${number}`).catch(() => false)
+    if (entityctl) return { check, status: 'warn', detail: `${host}:${number}: an entityctl server is serving there`, fix: `A second \`entityctl serve\` needs another ${setBy}.` }
+    return { check, status: 'fail', detail: `${host}:${number} is in use by another program`, fix: `Stop that program, or choose another ${setBy}.` }
   }
   return { check, status: 'fail', detail: `${host}:${number}: ${problem.message}`, fix: problem.code === 'EACCES' ? `Ports below 1024 need privileges: choose ${key} 1024 or above.` : `Check ${key} and Server:Host.` }
 }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PLUGINS, TEST_DATABASE_URL } from '../support/test-server.ts'
 import { dropDatabase } from '../../server/tenancy/database-server.ts'
 import { loadConfig } from '../../server/config/load-config.ts'
+import { serveProcess } from '../support/serve-process.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'entityctl-doctor-'))
@@ -46,6 +47,15 @@ function writeConfig(name: string, content: Record<string, any>): string {
 }
 
 const healthy = join(dir, 'healthy.json')
+
+/** A port nothing listens on at the moment it is asked. */
+function freePort(): Promise<number> {
+  const probe = createServer()
+  return new Promise((resolve) => probe.listen(0, '127.0.0.1', () => {
+    const { port } = probe.address() as { port: number }
+    probe.close(() => resolve(port))
+  }))
+}
 
 beforeAll(async () => {
   writeConfig('healthy.json', {})
@@ -173,6 +183,25 @@ describe('doctor', { timeout: SLOW }, () => {
     expect(human.code).toBe(1)
     expect(human.stdout).toContain('3 checks failed.')
     expect(human.stdout).toContain('FAIL tenant wrong-key: Put back the key')
+  })
+
+  it('knows a running server by its metrics port too: a warning, not a port in use by another program', async () => {
+    const metricsPort = await freePort()
+    const config = writeConfig('serving.json', { Server: { MetricsPort: metricsPort } })
+    const served = await serveProcess(config)
+    try {
+      const result = await entityctl(config, 'doctor', '--json')
+      expect(result.code, result.stdout + result.stderr).toBe(0)
+      const checks = Object.fromEntries(result.json().checks.map((c: { check: string }) => [c.check, c]))
+      expect(checks['metrics port']).toEqual({
+        check: 'metrics port',
+        status: 'warn',
+        detail: `127.0.0.1:${metricsPort}: an entityctl server is serving there`,
+        fix: 'A second `entityctl serve` needs another Server:MetricsPort.',
+      })
+    } finally {
+      await served.stop()
+    }
   })
 
   it('reports a plugin that does not load, with its position', async () => {
