@@ -4,8 +4,9 @@
 //   rebuildWorkflow  (the commit) applies the stored write plans again: one unit of work, each
 //                    request's plans pinned to the clock and Guids of its first run and staged
 //                    (the rules run, the result is settled in memory), so each writes what it
-//                    wrote then and is validated again on today's data; one statement then
-//                    writes the net result.
+//                    wrote then and is validated again on today's data, once the rows they
+//                    changed are known to be unchanged outside; one statement then writes the
+//                    net result.
 //   restoreWorkflow  (every other request) puts back the rows the plans wrote, as they wrote
 //                    them: their net result in one statement, no rule run again, after one
 //                    statement checking that the rows that existed still have the versions the
@@ -37,6 +38,9 @@ import type { StoredRequest, Touch } from './workflow-store.ts'
 
 export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests: readonly StoredRequest[], actor: PlanActor): Promise<void> {
   if (requests.length === 0) return
+  // Rows changed outside first: a stored request that now fails its rules on them fails
+  // because its data no longer stands (409), not because of what the client sent (400).
+  await requireUnchanged(tenant.model, sql, [...heldRows(tenant.model, requests).values()].filter((row) => row.existed))
   const touched = new Map<string, Touch>()
   const unit = openUnit(tenant, sql, {
     onWrite: (rows) => {
@@ -82,10 +86,29 @@ interface HeldRow {
 }
 
 export async function restoreWorkflow(tenant: TenantDatabase, sql: Sql, requests: readonly StoredRequest[]): Promise<void> {
+  const held = heldRows(tenant.model, requests)
+  await requireUnchanged(tenant.model, sql, [...held.values()].filter((row) => row.existed))
+  const rows = [...held.values()].map(
+    (row): RowToWrite =>
+      !row.existed
+        ? { entity: row.entity, key: row.key, kind: 'insert', version: row.version, values: row.values }
+        : row.gone
+          ? { entity: row.entity, key: row.key, kind: 'delete', expected: row.expected }
+          : { entity: row.entity, key: row.key, kind: 'update', expected: row.expected, version: row.version, values: row.values },
+  )
+  try {
+    await openUnit(tenant, sql).writeRows(rows)
+  } catch (error) {
+    throw noLongerApplies(requests.at(-1)!, error)
+  }
+}
+
+/** The rows the requests wrote, by `Entity(key)`, as the last of them left each. */
+function heldRows(model: Model, requests: readonly StoredRequest[]): Map<string, HeldRow> {
   const held = new Map<string, HeldRow>()
   for (const request of requests) {
     for (const row of request.rows) {
-      const entity = tenant.model.entities.get(row.entity)
+      const entity = model.entities.get(row.entity)
       if (!entity) throw noLongerApplies(request, RequestError.invalid(`The entity type ${row.entity} no longer exists.`))
       const id = `${row.entity}(${row.key})`
       const known = held.get(id)
@@ -104,20 +127,7 @@ export async function restoreWorkflow(tenant: TenantDatabase, sql: Sql, requests
       known.version += 1
     }
   }
-  await requireUnchanged(tenant.model, sql, [...held.values()].filter((row) => row.existed))
-  const rows = [...held.values()].map(
-    (row): RowToWrite =>
-      !row.existed
-        ? { entity: row.entity, key: row.key, kind: 'insert', version: row.version, values: row.values }
-        : row.gone
-          ? { entity: row.entity, key: row.key, kind: 'delete', expected: row.expected }
-          : { entity: row.entity, key: row.key, kind: 'update', expected: row.expected, version: row.version, values: row.values },
-  )
-  try {
-    await openUnit(tenant, sql).writeRows(rows)
-  } catch (error) {
-    throw noLongerApplies(requests.at(-1)!, error)
-  }
+  return held
 }
 
 /** The rows that existed before the workflow still have the versions it found: one statement, or 409 naming those that do not. */

@@ -56,3 +56,22 @@ it('fails by name, changing nothing, when a stored request is not a write plan t
   const saved = await call(`${server.api}/Batches?$filter=${encodeURIComponent("Name eq 'Stored the old way' or Name eq 'Next'")}`, { token })
   expect(saved.body.value).toEqual([])
 })
+
+it('is 409 naming the row, not a validation failure, when a change made outside makes a stored request fail its rules', async () => {
+  const outside = (method: string, path: string, body?: unknown) => call(`${server.api}/${path}`, { method, token, body })
+  const batch = (await outside('POST', 'Batches', { Name: 'Open batch' })).body.Guid
+  const workflow = await WorkflowClient.start(server.api, token)
+  expect((await workflow.send('PATCH', `Batches(${batch})`, { Name: 'Renamed inside' })).status).toBe(204)
+  // Sealed outside: the workflow's rename would now fail the batch's validation.
+  expect((await outside('PATCH', `Batches(${batch})`, { Sealed: true })).status).toBe(204)
+
+  const commit = await workflow.commit()
+  expect(commit.status, commit.text).toBe(409)
+  expect(commit.body.error.code).toBe('Conflict')
+  expect(commit.body.error.message).toContain(`request 1 of the workflow (PATCH /api/Batches(${batch}))`)
+  expect(commit.body.error.details).toContainEqual(
+    expect.objectContaining({ target: `Batches(${batch})`, message: expect.stringContaining('row version 1 when the workflow changed it, 2 now') }),
+  )
+  expect((await outside('GET', `Batches(${batch})?$select=Name`)).body.Name).toBe('Open batch')
+  expect((await workflow.abort()).status).toBe(200)
+})
