@@ -3,7 +3,8 @@
 // honoured (4.01 when the client accepts it, decisions.md "Versioning"). A request written in
 // a version this service does not speak (OData-Version other than 4.0 or 4.01), or accepting
 // only answers below 4.0 (OData-MaxVersion 3.0), cannot be served: 400, as OData 4.01 Part 1
-// §8.2.6 and §8.2.7 ask, and so is a header that is not a version at all.
+// §8.2.6 and §8.2.7 ask, and so is a header that is not a version at all. A request of a
+// $batch is refused for the same (refuseAsAlone), in its own answer.
 //
 // The CSRF handshake of SAP clients (UI5 sends `X-CSRF-Token: Fetch` before its first write,
 // then echoes the token it got) is answered, and the token a write carries is not checked:
@@ -22,27 +23,49 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 export const CSRF_TOKEN = 'unused-bearer-auth'
 
 export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
-  const maxVersion = versionOf(ctx, 'OData-MaxVersion')
-  if (maxVersion !== undefined && maxVersion < 4) {
-    throw RequestError.invalid(`OData-MaxVersion ${ctx.get('OData-MaxVersion')} is below 4.0; this service speaks 4.0 and 4.01.`)
-  }
-  const version = versionOf(ctx, 'OData-Version')
-  if (version !== undefined && version !== 4 && version !== 4.01) {
-    throw RequestError.invalid(`OData-Version ${ctx.get('OData-Version')} is not supported; this service speaks 4.0 and 4.01.`)
-  }
+  const maxVersion = servableVersions(ctx)
   ctx.set('OData-Version', maxVersion !== undefined && maxVersion >= 4.01 ? '4.01' : '4.0')
   if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
   if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
-    const type = ctx.get('Content-Type')
     // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
-    if (type && !/^application\/json\b/i.test(type) && !(BATCH.test(ctx.path) && /^multipart\/mixed\b/i.test(type))) throw RequestError.unsupportedMediaType(type)
+    requireJsonBody(ctx.get('Content-Type'), BATCH.test(ctx.path) ? /^multipart\/mixed\b/i : undefined)
   }
   await next()
 }
 
+/**
+ * What a request alone is refused for, for a request of a $batch (odata/handlers/batch-handler.ts):
+ * its OData-Version and OData-MaxVersion, and the type of its body.
+ */
+export function refuseAsAlone(part: { get(name: string): string; readonly method: string }, hasBody: boolean): void {
+  servableVersions(part)
+  if (BODY_METHODS.has(part.method) && hasBody) requireJsonBody(part.get('Content-Type'))
+}
+
+/** 400 for versions this service cannot serve; the OData-MaxVersion asked for, if any. */
+function servableVersions(request: HeaderSource): number | undefined {
+  const maxVersion = versionOf(request, 'OData-MaxVersion')
+  if (maxVersion !== undefined && maxVersion < 4) {
+    throw RequestError.invalid(`OData-MaxVersion ${request.get('OData-MaxVersion')} is below 4.0; this service speaks 4.0 and 4.01.`)
+  }
+  const version = versionOf(request, 'OData-Version')
+  if (version !== undefined && version !== 4 && version !== 4.01) {
+    throw RequestError.invalid(`OData-Version ${request.get('OData-Version')} is not supported; this service speaks 4.0 and 4.01.`)
+  }
+  return maxVersion
+}
+
+function requireJsonBody(type: string, alsoAccepted?: RegExp): void {
+  if (type && !/^application\/json\b/i.test(type) && !alsoAccepted?.test(type)) throw RequestError.unsupportedMediaType(type)
+}
+
+interface HeaderSource {
+  get(name: string): string
+}
+
 /** `4.01` of `OData-MaxVersion: 4.01` (the grammar is digits, a dot, digits); undefined when the header is absent or empty. */
-function versionOf(ctx: Context, header: 'OData-Version' | 'OData-MaxVersion'): number | undefined {
-  const value = ctx.get(header).trim()
+function versionOf(request: HeaderSource, header: 'OData-Version' | 'OData-MaxVersion'): number | undefined {
+  const value = request.get(header).trim()
   if (value === '') return undefined
   if (!/^\d+\.\d+$/.test(value)) throw RequestError.invalid(`${header} '${value}' is not a version such as 4.0 or 4.01.`)
   return Number(value)

@@ -172,6 +172,26 @@ describe('JSON $batch (4.01)', () => {
     ])
   })
 
+  it('refuses a request whose protocol headers it would refuse alone: OData-Version, OData-MaxVersion, a body that is not JSON', async () => {
+    const before = await tablesHash()
+    const answer = await jsonBatch([
+      { id: 'v5', method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': '5.0' } },
+      { id: 'max3', method: 'GET', url: 'Customers?$top=1', headers: { 'odata-maxversion': '3.0' } },
+      { id: 'word', method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': 'four' } },
+      { id: 'text', method: 'POST', url: 'Customers', headers: { 'Content-Type': 'text/plain' }, body: 'Name=Plain Text' },
+      { id: 'ok', method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': '4.01', 'OData-MaxVersion': '4.01' } },
+    ])
+    expect(answer.status, answer.text).toBe(200)
+    const alone = await call(`${server.api}/Customers?$top=1`, { token: admin, headers: { 'OData-Version': '5.0' } })
+    const [v5, max3, word, text, ok] = answer.body.responses
+    expect(v5).toMatchObject({ status: 400, body: alone.body })
+    expect(max3).toMatchObject({ status: 400, body: { error: { message: expect.stringContaining('OData-MaxVersion 3.0 is below 4.0') } } })
+    expect(word.status).toBe(400)
+    expect(text).toMatchObject({ status: 415, body: { error: { code: 'UnsupportedMediaType' } } })
+    expect(ok.status).toBe(200)
+    expect(await tablesHash()).toBe(before)
+  })
+
   it('checks If-Match per request', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
     const key = created.body.Guid
@@ -330,6 +350,21 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     expect(parts.map((p) => [p.status, p.contentId, p.changeSet])).toEqual([[200, '1', 1], [204, '2', 1], [200, '1', 2], [204, '2', 2]])
     const { rows } = await pool.query(`select "Name", "City" from "Customer" where "Name" in ('First Set', 'Second Set') order by "Name"`)
     expect(rows).toEqual([{ Name: 'First Set', City: 'Rome' }, { Name: 'Second Set', City: 'Turin' }])
+  })
+
+  it('refuses a part in an OData-Version this service does not speak, as the request alone, and its change set with it', async () => {
+    const before = await tablesHash()
+    const answer = await sendMultipart(
+      multipart([
+        { method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': '5.0' } },
+        { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'Never In Five' }, headers: { 'OData-Version': '5.0' } }] },
+      ]),
+    )
+    expect(answer.status, answer.text).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => p.status)).toEqual([400, 400])
+    expect(parts[1].body.error.message).toContain('OData-Version 5.0 is not supported')
+    expect(await tablesHash()).toBe(before)
   })
 
   it('refuses a multipart body it cannot read, and a Content-Type that is neither form', async () => {

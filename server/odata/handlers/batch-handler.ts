@@ -19,6 +19,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { RequestError, ServiceError } from '../../errors.ts'
 import { errorBody } from '../../http/error-boundary.ts'
 import { refuseUnusableBody } from '../../http/json-body.ts'
+import { refuseAsAlone } from '../../http/odata-headers.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import { metAnotherWrite, translateDatabaseError } from '../../persistence/database-errors.ts'
 import { atomically } from '../../persistence/session.ts'
@@ -224,6 +225,7 @@ class BatchRun {
     let exchange: PartExchange
     try {
       const { path, querystring } = this.#resolveUrl(part.url)
+      refuseAsAlone({ method: part.method, get: (name) => part.headers[name.toLowerCase()] ?? '' }, part.body !== undefined)
       exchange = new PartExchange(this.#ctx, state, part.method, path, querystring, part.headers, this.#resolveBinds(part.body))
       await this.#dispatch(exchange, this.#services)
     } catch (thrown) {
