@@ -192,6 +192,17 @@ describe('JSON $batch (4.01)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('answers each body as the request alone, digit for digit: a decimal of more than 15 digits is not rounded', async () => {
+    expect((await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Batch Digits', CreditLimit: 10.5 } })).status).toBe(200)
+    const wide = `Customers?$filter=Name eq 'Batch Digits'&$compute=CreditLimit add 1234567890.123456789 as Big&$select=Big`
+    const alone = await call(`${server.api}/${wide.replaceAll(' ', '%20')}`, { token: admin })
+    expect(alone.text).toContain('"Big":1234567900.623456789')
+    const answer = await jsonBatch([{ id: '1', method: 'GET', url: wide }])
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.text).toContain('"Big":1234567900.623456789')
+    expect(answer.body.responses[0]).toMatchObject({ id: '1', status: 200 })
+  })
+
   it('checks If-Match per request', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
     const key = created.body.Guid

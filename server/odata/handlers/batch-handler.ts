@@ -315,16 +315,20 @@ function namingItsRequest(failed: PartAnswer): PartAnswer {
   return { ...failed, body: JSON.stringify({ error: named }) }
 }
 
+/**
+ * A JSON body goes in as the request alone wrote it, never parsed again: JSON.parse would make
+ * its numbers doubles, and a decimal of more than 15 digits would come out rounded.
+ */
 function jsonAnswer(answers: readonly PartAnswer[]): string {
   const responses = answers.map(({ part, status, headers, type, body }) => {
     const headerObject: Record<string, string> = {}
     for (const [name, value] of headers) headerObject[name.toLowerCase()] = value
     if (type) headerObject['content-type'] = type
-    let content: unknown
-    if (body) content = /json/i.test(type) ? JSON.parse(body) : body
-    return { id: part.id, ...(part.atomicityGroup ? { atomicityGroup: part.atomicityGroup } : {}), status, headers: headerObject, ...(content !== undefined ? { body: content } : {}) }
+    const head = JSON.stringify({ id: part.id, ...(part.atomicityGroup ? { atomicityGroup: part.atomicityGroup } : {}), status, headers: headerObject })
+    if (!body) return head
+    return `${head.slice(0, -1)},"body":${/json/i.test(type) ? body : JSON.stringify(body)}}`
   })
-  return JSON.stringify({ responses })
+  return `{"responses":[${responses.join(',')}]}`
 }
 
 /**
