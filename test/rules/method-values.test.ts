@@ -37,6 +37,16 @@ describe('date parameters', () => {
   })
 })
 
+describe('double parameters', () => {
+  it('take a number with a fraction or an exponent in the path, a parameter alias and the query string', async () => {
+    for (const path of ['Crates/Half(x=1.5)', 'Crates/Half(x=-0.75e1)', 'Crates/Half(x=@x)?@x=1.5', 'Crates/Half?x=1.5', 'Crates/Half(x=3)']) {
+      const response = await call(`${server.api}/${path}`, { token })
+      expect(response.status, `${path}: ${response.text}`).toBe(200)
+      expect(response.body.value).toBe(path.includes('-0.75e1') ? -3.75 : path.includes('x=3') ? 1.5 : 0.75)
+    }
+  })
+})
+
 describe('context URLs of values', () => {
   it('name the enumeration type $metadata declares as the result', async () => {
     const response = await call(`${server.api}/Crates/Verdict()`, { token })

@@ -15,7 +15,7 @@ import type { MethodDecl, PropertyDecl, ScalarDecl } from '../../model/declarati
 import { KEY, type ScalarProperty } from '../../model/model.ts'
 import { parseClientValue, toRuleValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
-import type { ExpressionSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
+import type { ExpressionSyntax, LiteralSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
 import { keyFromBinding, type BodyContext } from './bind-body.ts'
 
 const BIND = '@odata.bind'
@@ -44,7 +44,7 @@ export function bindParameters(
     }
     if (publicName in fromBody) value = checkValue(context, name, decl, fromBody[publicName])
     else if (bound) value = checkValue(context, name, decl, fromBody[`${publicName}${BIND}`])
-    else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, inlineArg.value, aliases))
+    else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, decl, inlineArg.value, aliases))
     else if (custom.has(publicName)) value = fromQueryString(context, name, decl, custom.get(publicName)!)
     if (value === undefined || value === null) {
       if ('default' in decl && decl.default !== undefined) value = defaultOf(name, decl)
@@ -65,11 +65,21 @@ export function bindParameters(
  * `before=2024-01-01`, or `before=@b` with `@b` in the query string (URL Conventions 5.1.3);
  * an alias given no value is null.
  */
-function inlineValue(name: string, value: PathArgumentSyntax['value'], aliases: ReadonlyMap<string, ExpressionSyntax>): unknown {
+function inlineValue(name: string, decl: PropertyDecl, value: PathArgumentSyntax['value'], aliases: ReadonlyMap<string, ExpressionSyntax>): unknown {
   const syntax = value.kind === 'alias' ? aliases.get(value.name) : value
   if (syntax === undefined) return null
   if (syntax.kind !== 'literal') throw new ServiceError('InvalidParameter', `The parameter '${name}' needs a literal value, as in ${name}=2024-01-01.`, { target: name })
-  return typeof syntax.value === 'bigint' ? Number(syntax.value) : syntax.value
+  return literalValue(syntax, decl)
+}
+
+/**
+ * A URL literal as the same value in a JSON body: a number. The lexer keeps a decimal literal
+ * (`1.5`) as its exact digits, which a decimal parameter checks as such; a double takes the number.
+ */
+function literalValue(syntax: LiteralSyntax, decl: PropertyDecl): unknown {
+  if (typeof syntax.value === 'bigint') return Number(syntax.value)
+  if (syntax.type === 'decimal' && decl.kind === 'scalar' && decl.type === 'Double') return Number(syntax.value)
+  return syntax.value
 }
 
 /** A declared default as a given value reaches the method: a Date default of a date parameter as `YYYY-MM-DD`. */
@@ -86,12 +96,12 @@ function fromQueryString(context: BodyContext, name: string, decl: PropertyDecl,
   let value: unknown = text
   try {
     const parsed = parseParameterValue(text, name)
-    if (parsed.kind === 'literal') value = parsed.value
+    if (parsed.kind === 'literal') value = literalValue(parsed, decl)
   } catch {
     // An unquoted string ('category=Tools') is accepted as the text it is.
   }
   if (decl.kind === 'scalar' && ['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'].includes(decl.type) && typeof value !== 'string') value = text
-  return checkValue(context, name, decl, typeof value === 'bigint' ? Number(value) : value)
+  return checkValue(context, name, decl, value)
 }
 
 function parseJson(name: string, text: string): unknown {

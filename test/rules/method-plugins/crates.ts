@@ -1,5 +1,5 @@
 // Methods with every kind of parameter and result that a plain scalar body does not cover:
-// entity-typed parameters, dates returned as JS Dates, enumerations.
+// entity-typed parameters, dates returned as JS Dates, enumerations, doubles written in a URL.
 import { entity, method, p, plugin } from 'entityctl/plugin'
 
 const Crate = entity('Crate', {
@@ -39,6 +39,7 @@ const Crate = entity('Crate', {
     }, (params) => JSON.stringify(params)),
     Verdict: method.read('An enumeration result', { static: true, returns: p.enumeration('Yes', 'No') }, () => 'Yes'),
     Day: method.read('A date result, a JS Date', { static: true, returns: p.date() }, () => new Date('2024-03-01T00:00:00Z')),
+    Half: method.read('A double parameter and result', { static: true, params: { x: p.double().required() }, returns: p.double() }, ({ x }) => x / 2),
   },
 })
 
