@@ -33,7 +33,7 @@ export function toRuleValue(property: ScalarProperty, value: unknown): unknown {
 export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>, value: unknown): { value: unknown } | { problem: string } {
   if (value === null) return { value: null }
   const type = property.type
-  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${JSON.stringify(value)?.slice(0, 60)}` })
+  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${(typeof value === 'number' ? String(value) : JSON.stringify(value))?.slice(0, 60)}` })
   switch (type) {
     case 'Text':
     case 'ProperNoun':
@@ -58,7 +58,8 @@ export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>
       return { value: number }
     }
     case 'Double':
-      return typeof value === 'number' ? { value } : wrong('a number')
+      // 1e400 reads as Infinity: neither PostgreSQL's answer ('Infinity') nor a method's (null) writes it as OData would.
+      return typeof value === 'number' && Number.isFinite(value) ? { value } : wrong('a finite number')
     case 'Boolean':
       return typeof value === 'boolean' ? { value } : wrong('true or false')
     case 'Date': {

@@ -47,6 +47,25 @@ describe('double parameters', () => {
   })
 })
 
+describe('doubles that are not finite', () => {
+  it('are refused as parameters, INF and NaN in a URL, 1e400 in a body: no answer could write them back', async () => {
+    for (const path of ['Crates/Half(x=INF)', 'Crates/Half(x=-INF)', 'Crates/Half(x=NaN)', 'Crates/Half?x=INF']) {
+      const response = await call(`${server.api}/${path}`, { token })
+      expect(response.status, `${path}: ${response.text}`).toBe(400)
+      expect(response.body.error).toMatchObject({ code: 'InvalidParameter', target: 'x', message: expect.stringContaining('expects a finite number') })
+    }
+    const body = await fetch(`${server.api}/Crates/Twice`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"x":1e400}' })
+    expect(body.status).toBe(400)
+    expect(((await body.json()) as { error: { message: string } }).error.message).toBe("The parameter 'x' expects a finite number, not Infinity.")
+  })
+
+  it('are the plugin\'s fault as a result (500 PluginFailed), never answered as null', async () => {
+    const response = await call(`${server.api}/Crates/Twice`, { method: 'POST', token, body: { x: 1e308 } })
+    expect(response.status, response.text).toBe(500)
+    expect(response.body.error).toMatchObject({ code: 'PluginFailed', message: expect.stringContaining('Crate.Twice') })
+  })
+})
+
 describe('context URLs of values', () => {
   it('name the enumeration type $metadata declares as the result', async () => {
     const response = await call(`${server.api}/Crates/Verdict()`, { token })
