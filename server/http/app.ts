@@ -19,7 +19,7 @@ import { authenticate } from '../auth/authenticate.ts'
 import { odataRoute } from '../odata/handlers/odata-routes.ts'
 import { openApiRoute } from '../odata/openapi/openapi-route.ts'
 import { explorerRoutes } from '../explorer/explorer-routes.ts'
-import { workflowRoutes, workflowStage } from '../workflows/workflow-routes.ts'
+import { refuseSystemRoutesInWorkflow, workflowRoutes, workflowStage } from '../workflows/workflow-routes.ts'
 import type { WorkflowServices } from '../workflows/workflow-services.ts'
 import { healthRoutes, PROBE_PATHS } from './health.ts'
 import { Readiness } from './readiness.ts'
@@ -51,6 +51,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   app.use(errorBoundary)
   app.use(cors(services.config.ApiOptions))
   app.use(odataHeaders)
+  app.use(refuseSystemRoutesInWorkflow)
   // The JSON body is read by authenticate once it accepts the credentials, or at once for
   // sign-in and refresh (json-body.ts).
   app.use(

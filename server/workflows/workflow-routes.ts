@@ -26,7 +26,7 @@
 // WorkflowLimitExceeded. Row locks taken by the rebuild last one request, not the workflow.
 
 import type Router from '@koa/router'
-import type { Middleware } from 'koa'
+import type { Context, Middleware, Next } from 'koa'
 import { AuthError } from '../errors.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import type { ApiState } from '../http/api-state.ts'
@@ -54,6 +54,8 @@ import {
 
 /** The fixed system routes (decisions.md "Names and routes") write outside any session. */
 const SYSTEM_ROUTES = /^\/api\/(auth|user\/pats|workflow|roles\/tree)(\/|$)/i
+/** The system routes that take a workflow's headers: they end it. */
+const ENDING_ROUTES = /^\/api\/workflow\/(commit|abort)\/?$/i
 
 /** Answer headers a safe retry sends again. */
 const ANSWER_HEADERS = ['content-type', 'etag', 'location', 'odata-entityid', 'preference-applied']
@@ -123,7 +125,6 @@ export function workflowStage(services: Services): Middleware<ApiState> {
   return async (ctx, next) => {
     const headers = workflowHeaders(ctx as ApiContext)
     if (!headers) return next()
-    if (SYSTEM_ROUTES.test(ctx.path)) throw WorkflowError.notInWorkflow(ctx.path)
     const live = ctx as ApiContext
     const { tenant, access } = signedIn(live)
     await inTransaction(tenant, async (sql) => {
@@ -154,6 +155,18 @@ export function workflowStage(services: Services): Middleware<ApiState> {
       await recordRequest(sql, headers.id, request, answer, idleMinutes)
     })
   }
+}
+
+/**
+ * Before the fixed routes (app.ts): a system route sent with a workflow's headers is refused.
+ * Done at once, for good, it would let the client think it pending, and gone with an abort
+ * (a PAT created, a token issued).
+ */
+export async function refuseSystemRoutesInWorkflow(ctx: Context, next: Next): Promise<void> {
+  if ((ctx.get('Workflow-Id') || ctx.get('Workflow-Index')) && SYSTEM_ROUTES.test(ctx.path) && !ENDING_ROUTES.test(ctx.path)) {
+    throw WorkflowError.notInWorkflow(ctx.path)
+  }
+  await next()
 }
 
 /** A safe retry: the last accepted index again, with the same method and path (and query). */

@@ -297,6 +297,27 @@ describe('index rules', () => {
   })
 })
 
+describe('system routes', () => {
+  it('are refused with a workflow\'s headers, doing nothing: they would be done for good, not pending', async () => {
+    const workflow = await start()
+    const headers = workflow.headers(1)
+    const sent = [
+      await call(`${api}/user/pats`, { method: 'POST', token, headers, body: { name: 'made in a workflow', expirationDays: 5 } }),
+      await call(`${api}/workflow`, { method: 'POST', token, headers }),
+      await call(`${api}/auth/signin`, { method: 'POST', headers, body: { TenantId: 't1', Username: ADMIN.username, Password: ADMIN.password } }),
+      await call(`${api}/roles/tree`, { token, headers }),
+    ]
+    for (const answer of sent) {
+      expect(answer.status, answer.text).toBe(400)
+      expect(answer.body.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('cannot be part of a workflow') })
+    }
+    expect((await call(`${api}/user/pats`, { token })).body).toEqual([])
+    // The workflow is untouched: its first index is still free.
+    expect((await workflow.get('Customers?$top=1')).status).toBe(200)
+    expect((await workflow.abort()).status).toBe(200)
+  })
+})
+
 describe('validation inside a workflow', () => {
   it('answers 400 and leaves the workflow as it was, still usable with the same index', async () => {
     const data = await saveSalesData(api, token, 300)
