@@ -1,8 +1,8 @@
 // Backup, restore and move of whole tenants, as the CLI runs them: the file format and its
 // checks are tenant-backup.ts; here the files, the databases and the config entries.
 
-import { createReadStream, createWriteStream } from 'node:fs'
-import { rename, rm } from 'node:fs/promises'
+import { constants, createReadStream, createWriteStream } from 'node:fs'
+import { access, rename, rm } from 'node:fs/promises'
 import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
@@ -90,6 +90,10 @@ export async function restoreTenant(
   if (!TENANT_NAME.test(name)) throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists; restore under another name (--as) or remove it first.`)
   refuseDatabaseInUse(config, serverUrl, name, defaultDatabase(name))
+  // The backup before its key: a mistyped backup path would otherwise be reported as a missing key file beside it.
+  await access(file, constants.R_OK).catch((error) => {
+    throw readError(error, file, false)
+  })
   const key = await readKeyFile(keyFile ?? `${file}.key`)
   // pipe() would not pass on a read error (a missing file): the reader would wait for ever.
   const input = createGunzip()

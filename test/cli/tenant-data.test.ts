@@ -148,6 +148,9 @@ describe('backup and restore', { timeout: SLOW }, () => {
     expect([notBackup.code, notBackup.stderr]).toEqual([1, expect.stringContaining('is not an entityctl tenant backup')])
     const missing = await entityctl('tenant', 'restore', join(dir, 'nowhere.entityctl-backup'), '--as', `wrong-${suffix}`, '--encryption-key-file', `${file}.key`)
     expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining(`Cannot read the backup ${join(dir, 'nowhere.entityctl-backup')}`)])
+    // Without --encryption-key-file the key is looked for beside the backup: the missing backup is what to report, not its key.
+    const missingWithItsKey = await entityctl('tenant', 'restore', join(dir, 'nowhere.entityctl-backup'), '--as', `wrong-${suffix}`)
+    expect([missingWithItsKey.code, missingWithItsKey.stderr]).toEqual([1, expect.stringContaining(`Cannot read the backup ${join(dir, 'nowhere.entityctl-backup')}`)])
     expect(loadConfig(server.configPath, {}).Tenants.has(`wrong-${suffix}`)).toBe(false)
   })
 
