@@ -121,3 +121,37 @@ describe('$ref on a collection-valued navigation', () => {
   })
 
 })
+
+describe('entity references written the OData 4.01 way, {"@id": …}', () => {
+  const V401 = { 'OData-Version': '4.01' }
+
+  it('bind a reference and collection members on create, and a reference on update, as @odata.bind does', async () => {
+    const [a, b] = [await created('Customers', { Name: 'At A' }), await created('Customers', { Name: 'At B' })]
+    const order = await send('POST', 'Orders', { Number: 9021, Customer: { '@id': `Customers(${a})` } }, V401)
+    expect(order.status, order.text).toBe(200)
+    expect(await customerOf(order.body.Guid)).toBe(a)
+    const patched = await send('PATCH', `Orders(${order.body.Guid})`, { Customer: { '@odata.id': `${server.api}/Customers(${b})` } })
+    expect(patched.status, patched.text).toBe(204)
+    expect(await customerOf(order.body.Guid)).toBe(b)
+    const other = await created('Orders', { Number: 9022, 'Customer@odata.bind': `Customers(${a})` })
+    const customer = await send('POST', 'Customers?$expand=Orders($select=Number)', { Name: 'At C', Orders: [{ '@id': `Orders(${other})` }, { Number: 9023 }] }, V401)
+    expect(customer.status, customer.text).toBe(200)
+    expect(customer.body.Orders.map((o: { Number: number }) => o.Number).sort()).toEqual([9022, 9023])
+  })
+
+  it('refuses a reference that would also change the entity it binds, naming it', async () => {
+    const a = await created('Customers', { Name: 'At D' })
+    const refused = await send('POST', 'Orders', { Number: 9024, Customer: { '@id': `Customers(${a})`, Name: 'Renamed' } }, V401)
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.details[0].target).toBe('Customer')
+    expect((await send('GET', `Customers(${a})?$select=Name`)).body.Name).toBe('At D')
+  })
+
+  it('set a link through $ref', async () => {
+    const [a, b] = [await created('Customers', { Name: 'At E' }), await created('Customers', { Name: 'At F' })]
+    const order = await created('Orders', { Number: 9025, 'Customer@odata.bind': `Customers(${a})` })
+    const put = await send('PUT', `Orders(${order})/Customer/$ref`, { '@id': `Customers(${b})` }, V401)
+    expect(put.status, put.text).toBe(204)
+    expect(await customerOf(order)).toBe(b)
+  })
+})

@@ -282,13 +282,13 @@ class BatchRun {
     return question < 0 ? { path: resolved, querystring: '' } : { path: resolved.slice(0, question), querystring: resolved.slice(question + 1) }
   }
 
-  /** `"Order@odata.bind": "$1"` (or a $ref body's `"@odata.id": "$1"`) → the entity request 1 created, in the body and its nested entities. */
+  /** `"Order@odata.bind": "$1"` (or an entity reference's `"@odata.id": "$1"`, 4.01 `"@id"`) → the entity request 1 created, in the body and its nested entities. */
   #resolveBinds(body: unknown): unknown {
     if (Array.isArray(body)) return body.map((item) => this.#resolveBinds(item))
     if (!body || typeof body !== 'object') return body
     const resolved: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-      if (name.endsWith('@odata.bind') || name === '@odata.id') resolved[name] = Array.isArray(value) ? value.map((v) => this.#resolveReference(v)) : this.#resolveReference(value)
+      if (name.endsWith('@odata.bind') || name === '@odata.id' || name === '@id') resolved[name] = Array.isArray(value) ? value.map((v) => this.#resolveReference(v)) : this.#resolveReference(value)
       else resolved[name] = value !== null && typeof value === 'object' ? this.#resolveBinds(value) : value
     }
     return resolved

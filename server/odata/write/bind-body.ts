@@ -139,7 +139,8 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
       continue
     }
     if (property.kind === 'reference') {
-      if (bindsReference(isBind, value)) bindReference(context, property, record, isBind ? value : value === null ? null : (value as Record<string, unknown>)[KEY], name, fail)
+      if (changesReferenced(value)) fail(name, referenceWithProperties(property.target))
+      else if (bindsReference(isBind, value)) bindReference(context, property, record, isBind || value === null ? value : (referenceId(value) ?? (value as Record<string, unknown>)[KEY]), name, fail)
       else if (mode === 'create') record.nested.push({ property: property.name, create: bindCreate(context, property.target, value, `${path}${name}/`, failures) })
       else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
       continue
@@ -162,10 +163,15 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
     }
     const bound: string[] = []
     value.forEach((item, i) => {
-      if (isBind) {
-        const key = keyFromBinding(context, item, property.target)
-        if (!key) fail(`${name}/${i}`, `'${String(item)}' does not address a ${property.target.name}.`)
+      const id = isBind ? item : referenceId(item)
+      if (id !== undefined) {
+        const key = keyFromBinding(context, id, property.target)
+        if (!key) fail(`${name}/${i}`, `'${String(id)}' does not address a ${property.target.name}.`)
         else bound.push(key)
+        return
+      }
+      if (changesReferenced(item)) {
+        fail(`${name}/${i}`, referenceWithProperties(property.target))
         return
       }
       const member = bindCreate(context, property.target, item, `${path}${name}/${i}/`, failures)
@@ -249,7 +255,7 @@ export function checkBodyLimits(naming: NamingPolicy, limits: BodyLimits, entity
     const properties = publicProperties(next.entity, naming)
     for (const [name, value] of Object.entries(next.body)) {
       const property = properties.get(propertyNameOf(name))
-      if (property?.kind === 'reference' && isObject(value) && !isKeyOnly(value) && !name.endsWith(BIND)) {
+      if (property?.kind === 'reference' && isObject(value) && !bindsReference(name.endsWith(BIND), value)) {
         count(1)
         pending.push({ entity: property.target, body: value, path: `${next.path}${name}/` })
       }
@@ -264,6 +270,7 @@ export function checkBodyLimits(naming: NamingPolicy, limits: BodyLimits, entity
       value.forEach((member, i) => {
         if (!isObject(member)) return
         count(1)
+        if (referenceId(member) !== undefined) return
         pending.push({ entity: property.target, body: member, path: `${next.path}${name}/${i}/` })
       })
     }
@@ -301,7 +308,10 @@ export function nestedWrites(naming: NamingPolicy, entity: EntityModel, body: un
     if (name.includes('@')) continue // annotations
     const property = properties.get(name)
     if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, at(name))
-    if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((item, i) => nested(property.target, item, at(`${name}/${i}`)))
+    if (property?.kind !== 'collection' || !Array.isArray(value)) continue
+    value.forEach((item, i) => {
+      if (referenceId(item) === undefined) nested(property.target, item, at(`${name}/${i}`))
+    })
   }
   return found
 }
@@ -315,7 +325,26 @@ function propertyNameOf(bodyName: string): string {
 
 /** A reference's value that binds an existing entity (or none) rather than creating one. */
 function bindsReference(isBind: boolean, value: unknown): boolean {
-  return isBind || value === null || isKeyOnly(value)
+  return isBind || value === null || isKeyOnly(value) || referenceId(value) !== undefined
+}
+
+/**
+ * The id of an entity reference, `{"@id": "Customers(<guid>)"}` (`@odata.id` in 4.0 bodies):
+ * OData JSON 4.01 §8.5 binds an existing entity so, where 4.0 wrote `Customer@odata.bind`.
+ * Undefined for any other value.
+ */
+export function referenceId(value: unknown): unknown {
+  if (!isObject(value) || Object.keys(value).some((name) => !name.startsWith('@'))) return undefined
+  return value['@id'] ?? value['@odata.id']
+}
+
+/** An entity reference with properties besides: a bind that would also change the bound entity (a deep update). */
+function changesReferenced(value: unknown): boolean {
+  return isObject(value) && ('@id' in value || '@odata.id' in value) && referenceId(value) === undefined
+}
+
+function referenceWithProperties(target: EntityModel): string {
+  return `An entity reference (@id) binds an existing ${target.name} and cannot change it in the same body; write its properties to ${target.setName}(<Guid>).`
 }
 
 function isKeyOnly(value: unknown): boolean {

@@ -16,7 +16,7 @@ import { KEY, type ScalarProperty } from '../../model/model.ts'
 import { parseClientValue, toRuleValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
 import type { ExpressionSyntax, LiteralSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
-import { keyFromBinding, type BodyContext } from './bind-body.ts'
+import { keyFromBinding, referenceId, type BodyContext } from './bind-body.ts'
 
 const BIND = '@odata.bind'
 
@@ -139,7 +139,7 @@ function entityKey(context: BodyContext, name: string, targetName: string, value
   const target = context.model.entities.get(targetName)!
   const keyName = context.naming.toPublic(KEY)
   const given = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-  const key = keyFromBinding(context, given ? (given['@odata.id'] ?? given[keyName]) : value, target)
+  const key = keyFromBinding(context, given ? (referenceId(given) ?? given[keyName]) : value, target)
   if (key !== undefined) return key
   const forms = `{"${keyName}": "<Guid>"}, {"@odata.id": "${target.setName}(<Guid>)"} or the Guid`
   throw new ServiceError('InvalidParameter', `The parameter '${name}' names a ${target.name}: give ${forms}.`, { target: name })

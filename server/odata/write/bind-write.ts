@@ -20,7 +20,7 @@ import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } f
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { applyList, selectList } from '../serializer/urls.ts'
-import { bindCreateBody, bindUpdateBody, checkBodyLimits, keyFromBinding, nestedWrites, type BodyContext, type BodyLimits } from './bind-body.ts'
+import { bindCreateBody, bindUpdateBody, checkBodyLimits, keyFromBinding, nestedWrites, referenceId, type BodyContext, type BodyLimits } from './bind-body.ts'
 import { bindParameters } from './bind-parameters.ts'
 
 /** What binding a write needs of the service: the model, its naming, the limits. */
@@ -197,7 +197,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
   let exists: { entity: string; key: string } | undefined
   let linkedTo: { property: string; key: string } | undefined
   if (request.kind === 'link') {
-    const id = (request.body as Record<string, unknown> | null)?.['@odata.id']
+    const id = referenceId(request.body)
     const linked = keyFromBinding(binding, id, navigation.target)
     if (!linked) throw RequestError.invalid(`A link to ${path} is a body {"@odata.id": "${navigation.target.setName}(<Guid>)"}.`, '@odata.id')
     if (navigation.kind === 'reference') {
