@@ -154,6 +154,22 @@ describe('odata.metadata', () => {
     expect(orderKeys[orderKeys.indexOf('Customer') - 1]).toBe('Customer@odata.navigationLink')
   })
 
+  it('full: the types of the values $apply makes, grouped and aggregated', async () => {
+    const answer = await get(`Orders?$apply=groupby((Status,Customer/Name),aggregate(Total with sum as Sum,$count as N))`, { Accept: 'application/json;odata.metadata=full' })
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.value[0]).toEqual({
+      'Status@odata.type': '#entityctl.OrderStatus',
+      Status: 'Open',
+      Customer: { Name: 'Ada' },
+      'Sum@odata.type': '#Decimal',
+      Sum: 0,
+      'N@odata.type': '#Int64',
+      N: 1,
+    })
+    const computed = await get(`Orders?$apply=compute(Number add 1 as Next)`, { Accept: 'application/json;odata.metadata=full' })
+    expect(computed.body.value[0]).toMatchObject({ 'Guid@odata.type': '#Guid', 'Next@odata.type': '#Int32', Next: 2 })
+  })
+
   it("an expanded collection's count comes right before it, as its control information (OData JSON 4.4)", async () => {
     for (const accept of ['application/json', 'application/json;odata.metadata=full']) {
       const answer = await get(`Customers(${ada()})?$expand=Orders($count=true)`, { Accept: accept })

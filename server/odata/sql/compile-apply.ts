@@ -11,7 +11,8 @@ import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, enumMembers, enumOrdinal, JoinSet, type ExpressionTarget } from './compile-expression.ts'
 import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
-import { ident, jsonValue, type SqlBuilder } from './sql-builder.ts'
+import { ident, jsonValue, modelString, type SqlBuilder } from './sql-builder.ts'
+import { typeAnnotation, valueTypeAnnotation } from '../serializer/type-annotation.ts'
 
 // min and max are extremeSql's: they order values as $orderby does.
 const AGGREGATE_SQL: Record<string, (x: string) => string> = {
@@ -72,7 +73,12 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
   if (aggregateAt === -1) {
     // No aggregation: the rows are the entities (keys plus computed aliases), sorted as entities are.
     const computes = before.flatMap((s) => (s.kind === 'compute' ? s.items : []))
-    const members = [{ name: 'Guid', json: toJson(`${alias}."Guid"`) }, ...computes.map((c) => ({ name: c.alias, json: toJson(jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)) }))]
+    const typed = (name: string, annotation: string | undefined) => (builder.json.format.metadata === 'full' && annotation ? [typeMember(name, annotation)] : [])
+    const members = [
+      ...typed('Guid', '#Guid'),
+      { name: 'Guid', json: toJson(`${alias}."Guid"`) },
+      ...computes.flatMap((c) => [...typed(c.alias, valueTypeAnnotation(c.expression.type)), { name: c.alias, json: toJson(jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)) }]),
+    ]
     const keys = order.map((key) => ({ sql: sortValue({ builder, joins }, key.expression), modifiers: modifiers(key) }))
     const columns = [`${jsonObject(members)} as j`, ...keys.map((k, i) => `${k.sql} as "@o${i}"`)]
     const query = `select ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
@@ -89,7 +95,14 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
   // IEEE754Compatible=true: sums and averages (Edm.Decimal) and counts (Edm.Int64) as strings.
   const aggregateJson = (sql: string, aggregation: BoundAggregation) =>
     toJson(builder.json.format.ieee754 && (aggregation.type === 'decimal' || aggregation.method === 'count' || aggregation.method === 'countdistinct') ? `(${sql})::text` : jsonValue(sql, aggregation.type))
-  const json = jsonObject([...nestedGroups(stage.groupBy, values), ...stage.aggregations.map((a, i) => ({ name: a.alias, json: aggregateJson(aggregates[i], a) }))])
+  // odata.metadata=full: the type of each value its JSON does not tell (type-annotation.ts).
+  const full = builder.json.format.metadata === 'full'
+  const groupTypes = stage.groupBy.map((key) => (full ? expressionTypeAnnotation(builder, key.expression) : undefined))
+  const aggregated = stage.aggregations.flatMap((a, i) => {
+    const type = full ? (a.method === 'count' || a.method === 'countdistinct' ? '#Int64' : valueTypeAnnotation(a.type)) : undefined
+    return [...(type ? [typeMember(a.alias, type)] : []), { name: a.alias, json: aggregateJson(aggregates[i], a) }]
+  })
+  const json = jsonObject([...nestedGroups(stage.groupBy, values, groupTypes), ...aggregated])
   let query = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
   const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }
   for (const stage of after) query = wrapStage(target, query, stage)
@@ -124,8 +137,8 @@ function extremeSql(builder: SqlBuilder, method: 'min' | 'max', expression: Boun
 }
 
 /** groupby((Customer/Country,Status)) → Customer: {Country: …}, Status: … */
-function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): JsonMember[] {
-  interface Node { children: Map<string, Node>; value?: string }
+function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[], types: readonly (string | undefined)[]): JsonMember[] {
+  interface Node { children: Map<string, Node>; value?: string; type?: string }
   const root: Node = { children: new Map() }
   keys.forEach((key, i) => {
     let node = root
@@ -134,9 +147,10 @@ function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[]): J
       node = node.children.get(segment)!
     }
     node.value = sql[i]
+    node.type = types[i]
   })
   const members = (node: Node): JsonMember[] =>
-    [...node.children].map(([name, child]) => ({ name, json: child.value ?? jsonObject(members(child)) }))
+    [...node.children].flatMap(([name, child]) => [...(child.type ? [typeMember(name, child.type)] : []), { name, json: child.value ?? jsonObject(members(child)) }])
   return members(root)
 }
 
@@ -168,4 +182,14 @@ function wrapStage(target: { builder: SqlBuilder; joins: JoinSet; aggregateRef: 
     default:
       throw QueryError.invalid(`$apply: ${stage.kind}() after the aggregation is not supported.`)
   }
+}
+
+/** `Total@odata.type` before Total. */
+function typeMember(name: string, annotation: string): JsonMember {
+  return { name: `${name}@odata.type`, json: modelString(JSON.stringify(annotation)) }
+}
+
+/** A grouped value's annotation: a property's declared type (an enumeration's own), else the expression's. */
+function expressionTypeAnnotation(builder: SqlBuilder, expression: BoundExpression): string | undefined {
+  return expression.kind === 'property' ? typeAnnotation(builder.json.propertyType(expression.property)) : valueTypeAnnotation(expression.type)
 }
