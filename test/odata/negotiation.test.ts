@@ -154,6 +154,16 @@ describe('odata.metadata', () => {
     expect(orderKeys[orderKeys.indexOf('Customer') - 1]).toBe('Customer@odata.navigationLink')
   })
 
+  it("full: a property read names the property's type when its JSON does not tell it", async () => {
+    const full = { Accept: 'application/json;odata.metadata=full' }
+    const limit = await get(`Customers(${ada()})/CreditLimit`, full)
+    expect(limit.status, limit.text).toBe(200)
+    expect(limit.body).toEqual({ '@odata.context': `${api}/$metadata#Customers(${ada()})/CreditLimit`, '@odata.type': '#Decimal', value: 1234567890.25 })
+    expect(Object.keys(limit.body)).toEqual(['@odata.context', '@odata.type', 'value'])
+    expect((await get(`Customers(${ada()})/Name`, full)).body).not.toHaveProperty('@odata.type')
+    expect((await get(`Customers(${ada()})/CreditLimit`)).body).not.toHaveProperty('@odata.type')
+  })
+
   it('full: the types of the values $apply makes, grouped and aggregated', async () => {
     const answer = await get(`Orders?$apply=groupby((Status,Customer/Name),aggregate(Total with sum as Sum,$count as N))`, { Accept: 'application/json;odata.metadata=full' })
     expect(answer.status, answer.text).toBe(200)

@@ -22,6 +22,7 @@ import type { PreparedRead } from '../plan/read-plan-cache.ts'
 import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing, type Finishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
+import { typeAnnotation } from '../serializer/type-annotation.ts'
 import { applyList, projectedContextPath, selectList, serviceRoot } from '../serializer/urls.ts'
 import { KEY, type EntityModel } from '../../model/model.ts'
 import type { Target } from '../semantic/bind-path.ts'
@@ -190,8 +191,11 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
     ? `${target.parent.navigation.entity.setName}(${target.parent.key})/${services.naming.toPublic(target.parent.navigation.name)}${target.key ? `(${target.key})` : ''}`
     : `${target.entity.setName}(${target.key})`
   const context = scope.format.metadata === 'none' ? '' : `"@odata.context":${JSON.stringify(`${serviceRoot(ctx, services)}$metadata#${path}/${name}`)},`
+  // Full metadata: the targeted property's type, when its JSON does not tell it (OData JSON 4.01 §3.1.2).
+  const annotation = scope.format.metadata === 'full' ? typeAnnotation(jsonOutput(scope).propertyType(target.property)) : undefined
+  const type = annotation ? `"@odata.type":${JSON.stringify(annotation)},` : ''
   ctx.type = jsonContentType(scope.format)
-  ctx.body = headless(ctx, `{${context}"value":${written}}`)
+  ctx.body = headless(ctx, `{${context}${type}"value":${written}}`)
 }
 
 /** `Customers(<key>)/Orders` for a customer that does not exist. */
