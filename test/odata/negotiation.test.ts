@@ -154,6 +154,19 @@ describe('odata.metadata', () => {
     expect(orderKeys[orderKeys.indexOf('Customer') - 1]).toBe('Customer@odata.navigationLink')
   })
 
+  it('full: advertises the instance methods, each with a title and a target that calls it (OData JSON 16, 17)', async () => {
+    const answer = await get(`Customers(${ada()})?$expand=Orders`, { Accept: 'application/json;odata.metadata=full' })
+    expect(answer.body['#entityctl.Revenue']).toEqual({ title: 'Sum of the totals of all orders of this customer', target: `Customers(${ada()})/entityctl.Revenue()` })
+    const order = answer.body.Orders[0]
+    expect(order['#entityctl.Close']).toEqual({ title: 'Closes the order', target: `${order['@odata.id']}/entityctl.Close` })
+    // Static methods are bound to the collection: not advertised on an entity.
+    expect(order).not.toHaveProperty('#entityctl.OpenSince')
+    const revenue = await call(new URL(answer.body['#entityctl.Revenue'].target, answer.body['@odata.context']).href, { token })
+    expect(revenue.status, revenue.text).toBe(200)
+    expect(revenue.body.value).toBe(0)
+    expect((await get(`Customers(${ada()})`)).body).not.toHaveProperty('#entityctl.Revenue')
+  })
+
   it("full: a property read names the property's type when its JSON does not tell it", async () => {
     const full = { Accept: 'application/json;odata.metadata=full' }
     const limit = await get(`Customers(${ada()})/CreditLimit`, full)

@@ -131,7 +131,7 @@ function jsonOutput(scope: RequestScope): JsonOutput {
   const { model, naming } = scope.services
   return {
     format: scope.format,
-    typeName: (entity) => `${NAMESPACE}.${entity.name}`,
+    qualified: (name) => `${NAMESPACE}.${name}`,
     publicName: naming.toPublic,
     propertyType: (property) => declaredPropertyType(model, naming, property.entity, property.name) ?? 'Edm.String',
   }

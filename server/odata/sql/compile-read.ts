@@ -207,6 +207,7 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   const full = format.metadata === 'full'
   if (full) members.push(...entityLinks(builder.json, read.range.entity, alias))
   if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
+  if (full) members.push(...operations(builder.json, read.range.entity, alias))
   for (const item of read.select) {
     if (full) members.push(...typeMember(item.publicName, typeAnnotation(builder.json.propertyType(item.property))))
     members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
@@ -246,10 +247,28 @@ function typeMember(name: string, annotation: string | undefined): JsonMember[] 
 function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
   const id = toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`)
   return [
-    { name: '@odata.type', json: modelString(JSON.stringify(`#${json.typeName(entity)}`)) },
+    { name: '@odata.type', json: modelString(JSON.stringify(`#${json.qualified(entity.name)}`)) },
     { name: '@odata.id', json: id },
     { name: '@odata.editLink', json: id },
   ]
+}
+
+/**
+ * odata.metadata=full: the entity's instance methods, each advertised as
+ * `"#entityctl.Close": {"title", "target"}` (OData JSON 4.01 §16, §17: full metadata gives both),
+ * a function's target taking its parameters as aliases: `Customers(k)/entityctl.Revenue()`,
+ * `…/entityctl.Seen(after=@after)`.
+ */
+function operations(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
+  return [...entity.methods].flatMap(([name, method]) => {
+    if (method.static) return [] // bound to the collection, not to this entity
+    const operation = json.qualified(json.publicName(name))
+    const params = Object.keys(method.params).map((param) => `${json.publicName(param)}=@${json.publicName(param)}`)
+    const call = method.kind === 'read' ? `(${params.join(',')})` : ''
+    const title = JSON.stringify(method.description || json.publicName(name))
+    const target = `${modelString(`{"title":${title},"target":"${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${operation}${call}"}`)}`
+    return [{ name: `#${operation}`, json: target }]
+  })
 }
 
 /** odata.metadata=full: the link of a navigation property, expanded or not. */

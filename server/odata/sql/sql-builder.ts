@@ -48,17 +48,18 @@ export function modelString(text: string): string {
 
 /**
  * How the JSON a statement builds is written (odata.metadata, IEEE754Compatible), and the
- * names full metadata writes: an entity's qualified type, a property's public name and the
- * qualified type $metadata declares for it (`Edm.Decimal`, `entityctl.OrderStatus`).
+ * names full metadata writes: a schema name qualified (an entity type, a method: `entityctl.Order`),
+ * a property's public name and the qualified type $metadata declares for it (`Edm.Decimal`,
+ * `entityctl.OrderStatus`).
  */
 export interface JsonOutput {
   readonly format: JsonFormat
-  typeName(entity: EntityModel): string
+  qualified(name: string): string
   publicName(name: string): string
   propertyType(property: ScalarProperty): string
 }
 
-const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, typeName: (entity) => entity.name, publicName: (name) => name, propertyType: () => 'Edm.String' }
+const MINIMAL: JsonOutput = { format: DEFAULT_FORMAT, qualified: (name) => name, publicName: (name) => name, propertyType: () => 'Edm.String' }
 
 export class SqlBuilder {
   readonly #parameters: SqlParameters
