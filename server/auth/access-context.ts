@@ -20,3 +20,12 @@ export interface AccessContext {
 export function can(access: AccessContext, entity: string, permission: Permission): boolean {
   return access.fullAccess || (access.permissions.get(entity)?.has(permission) ?? false)
 }
+
+/**
+ * Whether `access` grants at least what `earlier` granted: full access, or every responsibility
+ * `earlier` had (permissions come from responsibilities alone).
+ */
+export function holdsAtLeast(access: AccessContext, earlier: { readonly fullAccess: boolean; readonly responsibilities: readonly string[] }): boolean {
+  if (access.fullAccess) return true
+  return !earlier.fullAccess && earlier.responsibilities.every((name) => access.responsibilities.has(name))
+}

@@ -127,4 +127,7 @@ export const INTERNAL_TABLES: readonly string[] = [
      "ResponseHeaders" jsonb,
      "ResponseBody" text,
      primary key ("WorkflowId", "Index"))`,
+  // The access the answer was given with ({ fullAccess, responsibilities }): a safe retry gives
+  // it again only to a caller who still holds that much (workflows/workflow-routes.ts).
+  `alter table "_WorkflowRequest" add column if not exists "Access" jsonb`,
 ]

@@ -60,6 +60,12 @@ export const WorkflowError = {
         'Abort the workflow and start it again.',
       { target: 'Workflow-Id' },
     ),
+  /** A safe retry whose caller no longer holds the access its stored answer was given with. */
+  answeredWithOtherAccess: (request: RequestRef) =>
+    new ServiceError(
+      'Forbidden',
+      `${capitalised(describe(request))} was answered with permissions you do not hold now, so its answer is not given again.`,
+    ),
   busy: () => new ServiceError('Conflict', 'The workflow met a concurrent change of the same rows; send the request again.'),
 }
 

@@ -28,6 +28,7 @@
 import type Router from '@koa/router'
 import type { Context, Middleware, Next } from 'koa'
 import { AuthError } from '../errors.ts'
+import { holdsAtLeast, type AccessContext } from '../auth/access-context.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import type { ApiState } from '../http/api-state.ts'
 import type { ApiContext } from '../odata/handlers/exchange.ts'
@@ -129,7 +130,7 @@ export function workflowStage(services: Services): Middleware<ApiState> {
     const { tenant, access } = signedIn(live)
     await inTransaction(tenant, async (sql) => {
       const open = requireOpen(headers.id, await lockWorkflow(sql, headers.id, access.userGuid), idleMinutes)
-      if (headers.index === open.lastIndex) return answerAgain(live, sql, headers)
+      if (headers.index === open.lastIndex) return answerAgain(live, sql, headers, access)
       if (headers.index !== open.lastIndex + 1) throw WorkflowError.indexConflict(headers.index, open.lastIndex + 1)
       if (headers.index > maxRequests) throw WorkflowError.limitExceeded(maxRequests)
 
@@ -152,7 +153,7 @@ export function workflowStage(services: Services): Middleware<ApiState> {
         guids: session.guids,
         touched: [...session.touched.values()],
       }
-      await recordRequest(sql, headers.id, request, answer, idleMinutes)
+      await recordRequest(sql, headers.id, request, answer, { fullAccess: access.fullAccess, responsibilities: [...access.responsibilities] }, idleMinutes)
     })
   }
 }
@@ -169,10 +170,15 @@ export async function refuseSystemRoutesInWorkflow(ctx: Context, next: Next): Pr
   await next()
 }
 
-/** A safe retry: the last accepted index again, with the same method and path (and query). */
-async function answerAgain(ctx: ApiContext, sql: Sql, headers: WorkflowHeaders): Promise<void> {
+/**
+ * A safe retry: the last accepted index again, with the same method and path (and query). Its
+ * answer was authorized with the access of its first run; it is given again only to a caller
+ * who still holds that much (not after a role was taken away, nor to the owner's narrower PAT).
+ */
+async function answerAgain(ctx: ApiContext, sql: Sql, headers: WorkflowHeaders, access: AccessContext): Promise<void> {
   const stored = await loadAnswer(sql, headers.id, headers.index)
   if (!stored || stored.method !== ctx.method || stored.path !== ctx.url) throw WorkflowError.indexConflict(headers.index, headers.index + 1)
+  if (!stored.access || !holdsAtLeast(access, stored.access)) throw WorkflowError.answeredWithOtherAccess({ index: headers.index, method: stored.method, path: stored.path })
   ctx.status = stored.answer.status
   for (const [name, value] of Object.entries(stored.answer.headers)) ctx.set(name, value)
   ctx.body = stored.answer.body

@@ -45,6 +45,13 @@ export interface StoredAnswer {
   readonly body: string | null
 }
 
+/** The access a request was answered with: what a safe retry's caller must still hold. */
+export interface AnsweredAccess {
+  readonly fullAccess: boolean
+  /** Names of the responsibilities in effect. */
+  readonly responsibilities: readonly string[]
+}
+
 /** Requests that change nothing are kept for the index and a safe retry, never replayed. */
 const READ_METHODS = `('GET', 'HEAD')`
 
@@ -106,24 +113,49 @@ function storedPlans(id: string, row: { Index: number; Method: string; Path: str
 }
 
 /** The last accepted request, with its answer: what a safe retry compares and sends again. */
-export async function loadAnswer(sql: Sql, id: string, index: number): Promise<{ method: string; path: string; answer: StoredAnswer } | undefined> {
-  const [row] = await sql<{ Method: string; Path: string; ResponseStatus: number; ResponseHeaders: Record<string, string> | null; ResponseBody: string | null }>(
-    `select "Method", "Path", "ResponseStatus", "ResponseHeaders", "ResponseBody"
+export async function loadAnswer(
+  sql: Sql,
+  id: string,
+  index: number,
+): Promise<{ method: string; path: string; answer: StoredAnswer; access: AnsweredAccess | null } | undefined> {
+  const [row] = await sql<{
+    Method: string
+    Path: string
+    ResponseStatus: number
+    ResponseHeaders: Record<string, string> | null
+    ResponseBody: string | null
+    Access: AnsweredAccess | null
+  }>(
+    `select "Method", "Path", "ResponseStatus", "ResponseHeaders", "ResponseBody", "Access"
        from "_WorkflowRequest" where "WorkflowId" = $1 and "Index" = $2`,
     [id, index],
   )
-  return row && { method: row.Method, path: row.Path, answer: { status: row.ResponseStatus, headers: row.ResponseHeaders ?? {}, body: row.ResponseBody } }
+  return (
+    row && {
+      method: row.Method,
+      path: row.Path,
+      answer: { status: row.ResponseStatus, headers: row.ResponseHeaders ?? {}, body: row.ResponseBody },
+      access: row.Access,
+    }
+  )
 }
 
 /**
  * Accepts a request: stores it with its answer, forgets the answer of the one before (only
  * the last index can be retried), and moves the workflow's index and expiry on.
  */
-export async function recordRequest(sql: Sql, id: string, request: StoredRequest, answer: StoredAnswer, idleMinutes: number): Promise<void> {
+export async function recordRequest(
+  sql: Sql,
+  id: string,
+  request: StoredRequest,
+  answer: StoredAnswer,
+  access: AnsweredAccess,
+  idleMinutes: number,
+): Promise<void> {
   await sql(
     `insert into "_WorkflowRequest"
-       ("WorkflowId", "Index", "Method", "Path", "Headers", "Body", "At", "Guids", "Touched", "ResponseStatus", "ResponseHeaders", "ResponseBody")
-     values ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12)`,
+       ("WorkflowId", "Index", "Method", "Path", "Headers", "Body", "At", "Guids", "Touched", "ResponseStatus", "ResponseHeaders", "ResponseBody", "Access")
+     values ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13)`,
     [
       id,
       request.index,
@@ -137,6 +169,7 @@ export async function recordRequest(sql: Sql, id: string, request: StoredRequest
       answer.status,
       JSON.stringify(answer.headers),
       answer.body,
+      JSON.stringify(access),
     ],
   )
   await sql(`update "_WorkflowRequest" set "ResponseHeaders" = null, "ResponseBody" = null where "WorkflowId" = $1 and "Index" = $2`, [

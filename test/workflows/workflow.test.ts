@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { basic } from '../auth/helpers.ts'
 import { saveSalesData, WorkflowClient, type SalesData } from './helpers.ts'
 
 const OTHER = { username: 'other', password: 'other-password-1', fullAccess: true }
@@ -186,21 +187,36 @@ describe('ownership', () => {
 })
 
 describe('access', () => {
+  // The clerk holds TakeOrders and CloseOrders through one role, which a test may take away.
+  let grant: Record<string, string>
+  let link: string
+  let clerkToken: string
+  const post = async (path: string, body: unknown) => {
+    const answer = await call(`${api}/${path}`, { method: 'POST', token, body })
+    expect(answer.status, answer.text).toBe(200)
+    return answer.body.Guid as string
+  }
+  const only = async (set: string, filter: string) => (await get(`${set}?$select=Guid&$filter=${filter}`)).body.value[0].Guid as string
+  const takeRole = async () => expect((await call(`${api}/UserRoles(${link})`, { method: 'DELETE', token })).status).toBe(204)
+  const giveRole = async () => {
+    link = await post('UserRoles', grant)
+  }
+
+  beforeAll(async () => {
+    const role = await post('Roles', { Name: 'Workflow clerk' })
+    for (const name of ['TakeOrders', 'CloseOrders']) {
+      await post('RoleResponsibilities', { 'Role@odata.bind': `Roles(${role})`, 'Responsibility@odata.bind': `Responsibilities(${await only('Responsibilities', `Name eq '${name}'`)})` })
+    }
+    grant = { 'Role@odata.bind': `Roles(${role})`, 'User@odata.bind': `Users(${await only('Users', `Username eq '${CLERK.username}'`)})` }
+    await giveRole()
+    clerkToken = await server.token(server.tenants[0], CLERK.username, CLERK.password)
+  })
+
   it('commits with the access its user holds at the commit: a role taken away since refuses it, 403, the workflow still open', async () => {
     const data = await saveSalesData(api, token, 400)
-    const post = async (path: string, body: unknown) => {
-      const answer = await call(`${api}/${path}`, { method: 'POST', token, body })
-      expect(answer.status, answer.text).toBe(200)
-      return answer.body.Guid as string
-    }
-    const only = async (set: string, filter: string) => (await get(`${set}?$select=Guid&$filter=${filter}`)).body.value[0].Guid as string
-    const role = await post('Roles', { Name: 'Workflow clerk' })
-    await post('RoleResponsibilities', { 'Role@odata.bind': `Roles(${role})`, 'Responsibility@odata.bind': `Responsibilities(${await only('Responsibilities', "Name eq 'TakeOrders'")})` })
-    const grant = { 'Role@odata.bind': `Roles(${role})`, 'User@odata.bind': `Users(${await only('Users', `Username eq '${CLERK.username}'`)})` }
-    const link = await post('UserRoles', grant)
-    const clerk = await WorkflowClient.start(api, await server.token(server.tenants[0], CLERK.username, CLERK.password))
+    const clerk = await WorkflowClient.start(api, clerkToken)
     expect((await clerk.send('PATCH', `Orders(${data.order})`, { Number: 401 })).status).toBe(204)
-    expect((await call(`${api}/UserRoles(${link})`, { method: 'DELETE', token })).status).toBe(204)
+    await takeRole()
 
     const refused = await clerk.commit()
     expect(refused.status, refused.text).toBe(403)
@@ -208,9 +224,39 @@ describe('access', () => {
     expect(refused.body.error.message).toContain('needs the update permission on Order')
     expect((await get(`Orders(${data.order})?$select=Number`)).body.Number).toBe(400)
 
-    await post('UserRoles', grant)
+    await giveRole()
     expect((await clerk.commit()).status).toBe(200)
     expect((await get(`Orders(${data.order})?$select=Number`)).body.Number).toBe(401)
+  })
+
+  it('gives a retry the stored answer only while its caller holds the access it was answered with', async () => {
+    const clerk = await WorkflowClient.start(api, clerkToken)
+    const read = 'Customers?$select=Name&$top=1'
+    const first = await clerk.get(read)
+    expect(first.status).toBe(200)
+    expect((await clerk.at(clerk.index, 'GET', read)).body).toEqual(first.body)
+
+    // The clerk's own PAT scoped to CloseOrders may not read customers: nor their stored answer.
+    const pat = await call(`${api}/user/pats`, {
+      method: 'POST',
+      token: clerkToken,
+      body: { name: 'closer', expirationDays: 1, responsibilityIds: [await only('Responsibilities', "Name eq 'CloseOrders'")] },
+    })
+    expect(pat.status, pat.text).toBe(200)
+    const byPat = await call(`${api}/${read}`, { headers: { ...basic(pat.body.secret), ...clerk.headers(clerk.index) } })
+    expect(byPat.status, byPat.text).toBe(403)
+    expect(byPat.body.error.code).toBe('Forbidden')
+
+    await takeRole()
+    try {
+      const retried = await clerk.at(clerk.index, 'GET', read)
+      expect(retried.status, retried.text).toBe(403)
+      expect(retried.body.error.message).toContain('Request 1 of the workflow')
+    } finally {
+      await giveRole()
+    }
+    expect((await clerk.at(clerk.index, 'GET', read)).body).toEqual(first.body)
+    expect((await clerk.commit()).status).toBe(200)
   })
 })
 
