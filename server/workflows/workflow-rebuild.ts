@@ -13,8 +13,8 @@
 //                    workflow found. A request costs its own work plus work proportional to
 //                    the rows the workflow holds.
 //
-// The commit writes with the access its caller holds now: each plan's permissions are demanded
-// again (authorize.ts planNeeds), as a delete's cascades are.
+// The commit writes with the access its caller holds now: each plan is authorized again
+// (authorize.ts authorizePlan), as a delete's cascades are.
 //
 // Either way, the rows a request changes must still carry the versions it found on its first
 // run, or someone changed them outside the workflow: 409 naming them. A request that fails now
@@ -30,7 +30,6 @@ import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
 import { SqlParameters } from '../persistence/sql-parameters.ts'
 import type { LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
-import { planNeeds } from '../odata/semantic/authorize.ts'
 import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
 import { WorkflowError } from './workflow-errors.ts'
@@ -55,7 +54,7 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     unit.pin({ now: request.at, newGuid: () => guids.shift() ?? newGuid(request.at.getTime()) })
     try {
       for (const plan of request.plans) {
-        for (const need of planNeeds(tenant.model, plan)) actor.demand(need.entity, need.permission, need.by)
+        actor.authorizePlan(tenant.model, plan)
         await applyPlan(unit, plan, actor)
         await unit.stage()
       }

@@ -6,7 +6,7 @@
 // same pins (clock, keys) changes the same rows the same way: workflows rely on it.
 
 import type { Permission } from '../model/declarations.ts'
-import type { EntityModel } from '../model/model.ts'
+import type { EntityModel, Model } from '../model/model.ts'
 import { RequestError } from '../errors.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { runMethod } from '../rules/run-method.ts'
@@ -16,6 +16,8 @@ import { WRITE_PLAN_FORMAT, type CreateOperation, type PlanResult, type WriteOpe
 export interface PlanActor {
   /** Throws unless the caller holds `permission` on `entity` (checked as the data is found). */
   demand(entity: EntityModel, permission: Permission, by: string): void
+  /** Throws unless the caller may apply the whole plan now: one planned earlier (a workflow's commit). */
+  authorizePlan(model: Model, plan: WritePlan): void
   readonly user?: { readonly guid: string; readonly username: string }
 }
 

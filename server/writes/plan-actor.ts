@@ -3,12 +3,13 @@
 // that serves reads and writes, and who they are to a method (context.user).
 
 import type { AccessContext } from '../auth/access-context.ts'
-import { demand } from '../odata/semantic/authorize.ts'
+import { authorizePlan, demand } from '../odata/semantic/authorize.ts'
 import type { PlanActor } from './apply-plan.ts'
 
 export function planActor(access: AccessContext | undefined): PlanActor {
   return {
     demand: (entity, permission, by) => demand(access, { entity, permission, by }),
+    authorizePlan: (model, plan) => authorizePlan(access, model, plan),
     user: access ? { guid: access.userGuid, username: access.username } : undefined,
   }
 }

@@ -10,7 +10,8 @@
 //   an update       update; a delete: delete;
 //   a method        execute:<name>, and for an entity result what reading that result needs;
 //   a write's reply what its $expand reaches (the written entity itself is shown to its writer);
-//   a workflow's commit what each stored plan's writes need, again, with the access of then.
+//   a workflow's commit what each stored plan's writes need, again, with the access of then;
+//   granting full access (User.HasFullAccess) full access, whatever else the caller holds.
 // A caller with full access passes every check. The switches are exhaustive: a new kind of
 // request, or a new node of the bound tree, does not compile until it says what it needs.
 // test/auth/route-permissions.test.ts sends every route as principals lacking each permission.
@@ -113,6 +114,34 @@ export function needsOf(request: AuthorizationRequest): Need[] {
       unknownKind(request)
   }
   return needs
+}
+
+/**
+ * Full access passes every check, so only a caller who has it may grant it: update (or create)
+ * on User, given to a helpdesk to disable users say, does not let its holders make themselves
+ * or anyone else administrators. Only the values say it, so this reads the bound plan.
+ */
+export function authorizeGrants(access: AccessContext | undefined, plan: WritePlan): void {
+  if (!access) throw AuthError.missingCredentials()
+  if (access.fullAccess) return
+  const grants = (entity: string, values: Readonly<Record<string, unknown>>) => entity === FULL_ACCESS.entity && values[FULL_ACCESS.property] === true
+  const create = (operation: CreateOperation): boolean => grants(operation.entity, operation.values) || operation.nested.some((nested) => create(nested.create))
+  for (const operation of plan.operations) {
+    if ((operation.kind === 'create' && create(operation)) || (operation.kind === 'update' && grants(operation.entity, operation.values))) {
+      throw AuthError.forbidden(`Setting ${FULL_ACCESS.entity}.${FULL_ACCESS.property} to true needs full access, which you do not have.`)
+    }
+  }
+}
+
+/** The flag that passes every check (system-entities.ts). */
+const FULL_ACCESS = { entity: 'User', property: 'HasFullAccess' }
+
+/** A stored plan applied again (a workflow's commit): what it needs, and no grant of full access past it. */
+export function authorizePlan(access: AccessContext | undefined, model: Model, plan: WritePlan): void {
+  if (!access) throw AuthError.missingCredentials()
+  if (access.fullAccess) return
+  for (const need of planNeeds(model, plan)) demand(access, need)
+  authorizeGrants(access, plan)
 }
 
 /**

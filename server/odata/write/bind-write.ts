@@ -14,7 +14,7 @@ import { writePlan, type CreateOperation, type WritePlan } from '../../writes/wr
 import { declaredReturnType } from '../metadata/build-csdl.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
-import { authorize, type BoundRead } from '../semantic/authorize.ts'
+import { authorize, authorizeGrants, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
 import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
@@ -127,7 +127,9 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       for (const written of [...nested.created, ...nested.bound]) requireSystemWritable(written.entity)
       authorize(access, { kind: 'create', entity, nested, reply: reply.read })
       const created = bindCreateBody(bodyContext(binding), entity, body)
-      return { plan: writePlan([request.parent ? throughParent(binding, created, request.parent) : created]), reply }
+      const plan = writePlan([request.parent ? throughParent(binding, created, request.parent) : created])
+      authorizeGrants(access, plan)
+      return { plan, reply }
     }
     case 'update': {
       const { entity, key, mode, body } = request
@@ -137,7 +139,9 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const ifNoneMatch = parseIfNoneMatch(request.ifNoneMatch)
       authorize(access, { kind: 'update', entity, reply: reply.read })
       const values = bindUpdateBody(bodyContext(binding), entity, key, body, mode)
-      return { plan: writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}), ...(ifNoneMatch ? { ifNoneMatch } : {}) }]), reply }
+      const plan = writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}), ...(ifNoneMatch ? { ifNoneMatch } : {}) }])
+      authorizeGrants(access, plan)
+      return { plan, reply }
     }
     case 'delete': {
       const { entity, key } = request
