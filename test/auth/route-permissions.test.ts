@@ -327,6 +327,7 @@ function odataRoutes(model: Model): Route[] {
           return { ...(await body()), [nav]: [member] }
         }
         const binding = async () => ({ ...(await body()), [`${nav}@odata.bind`]: [`${target.setName}(${await fresh(target)})`] })
+        const referencing = async () => ({ ...(await body()), [nav]: [{ '@id': `${target.setName}(${await fresh(target)})` }] })
         list.push(
           { name: `${set}(k)/${nav}/$count`, set, method: 'GET', path: () => `${set}(${k})/${nav}/$count`, needs: both },
           { name: `${set}?$filter=${nav}/any()`, set, method: 'GET', path: () => `${set}?$filter=${nav}/any()`, needs: both },
@@ -337,6 +338,8 @@ function odataRoutes(model: Model): Route[] {
           { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
           // Binding an existing member moves it to the new parent: a change of the member, as POST …/$ref is.
           { name: `POST ${set} binding an existing ${nav}`, set, method: 'POST', path: () => set, body: binding, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }], refused },
+          // The same bind written as OData 4.01 entity references, {"@id": …}.
+          { name: `POST ${set} binding an existing ${nav} by @id`, set, method: 'POST', path: () => set, body: referencing, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }], refused },
         )
       }
     }

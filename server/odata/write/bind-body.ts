@@ -287,6 +287,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * the existing ones it binds into a collection, whose reference to their parent it changes.
  *   { "Number": 7, "Lines": [{ "Quantity": 1 }] }          →  created: [{ OrderLine, "Lines/0" }]
  *   { "Name": "Ada", "Orders@odata.bind": ["Orders(…)"] }  →  bound: [{ Order, "Orders@odata.bind/0" }]
+ *   { "Name": "Ada", "Orders": [{ "@id": "Orders(…)" }] }   →  bound: [{ Order, "Orders/0" }]
  */
 export function nestedWrites(naming: NamingPolicy, entity: EntityModel, body: unknown, path = ''): NestedWrites {
   const at = (name: string) => (path ? `${path}/${name}` : name)
@@ -310,7 +311,9 @@ export function nestedWrites(naming: NamingPolicy, entity: EntityModel, body: un
     if (property?.kind === 'reference' && !bindsReference(false, value)) nested(property.target, value, at(name))
     if (property?.kind !== 'collection' || !Array.isArray(value)) continue
     value.forEach((item, i) => {
+      // {"@id": …}, the 4.01 form of a bind: the member moves, as with @odata.bind.
       if (referenceId(item) === undefined) nested(property.target, item, at(`${name}/${i}`))
+      else found.bound.push({ entity: property.target, path: at(`${name}/${i}`) })
     })
   }
   return found
