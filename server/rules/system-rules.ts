@@ -29,14 +29,18 @@ export function changesRoleTree(unit: UnitOfWork): boolean {
   return unit.entries().some((entry) => entry.entity.name === 'Role' && (entry.removed ? entry.state === 'loaded' : entry.state === 'new' || unit.changes(entry).includes('Parent')))
 }
 
-/** A restricting reference (onDelete 'restrict') keeps its target from being deleted: 409. */
+/**
+ * A restricting reference (onDelete 'restrict') keeps its target from being deleted: 409. The
+ * message says that such members exist, which the refusal tells anyway, not how many: the
+ * deleter may have no read permission on them, and a count is what reading them would give.
+ */
 export async function checkRestrictedDeletes(unit: UnitOfWork, removed: ReadonlySet<Entry>): Promise<void> {
   for (const entry of removed) {
     for (const property of entry.entity.properties.values()) {
       if (property.kind !== 'collection' || property.inverse.onDelete !== 'restrict') continue
       const blocking = await unit.find(property.target, { [property.inverse.name]: entry.key })
       if (blocking.length > 0) {
-        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${blocking.length} ${property.target.setName} (${property.name}); delete or move them first.`)
+        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${property.target.setName} (${property.name}), which keep it from being deleted; delete or move them first.`)
       }
     }
   }
