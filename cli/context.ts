@@ -87,7 +87,7 @@ async function withServer<T>(config: Config, work: (context: AdminContext) => Pr
     throw unreachable(error, config, used) ?? error
   })
   open.server = server
-  const tenants = new TenantRegistry(config, model, server.url)
+  const tenants = new TenantRegistry(administered(config), model, server.url)
   open.tenants = tenants
   try {
     return await work({
@@ -118,4 +118,14 @@ async function withServer<T>(config: Config, work: (context: AdminContext) => Pr
     await tenants.close()
     await server.stop()
   }
+}
+
+/**
+ * The configuration as the admin commands open it: a disabled tenant too. Disabling refuses
+ * the tenant's requests to the API (README, Tenants:<name>:Disabled), not its administration:
+ * its users, roles and PATs are managed, and its responsibilities synced, as backup and
+ * migrate already read it.
+ */
+function administered(config: Config): Config {
+  return { ...config, Tenants: new Map([...config.Tenants].map(([name, tenant]) => [name, { ...tenant, Disabled: false }])) }
 }

@@ -149,3 +149,18 @@ describe('pat', { timeout: SLOW }, () => {
     expect((await run('pat', 'revoke', '00000000-0000-7000-8000-000000000000', '--tenant', t)).stderr).toContain("No PAT '00000000-0000-7000-8000-000000000000'")
   })
 })
+
+describe('a disabled tenant', { timeout: SLOW }, () => {
+  it('is refused by the API but still administered: users, and responsibility sync of every tenant', async () => {
+    await ok('tenant', 'disable', t)
+    try {
+      expect((await call(`${server.api}/auth/signin`, { method: 'POST', body: { TenantId: t, Username: ADMIN.username, Password: ADMIN.password } })).status).toBe(401)
+      await ok('user', 'add', '--tenant', t, '--username', 'while-disabled', '--password', 'disabled-password-1')
+      expect((await ok('user', 'list', '--tenant', t, '--json')).json().map((u: { username: string }) => u.username)).toContain('while-disabled')
+      // Every tenant, the disabled one included: it used to stop at it, 'No tenant … Known tenants: <it>'.
+      expect((await ok('responsibility', 'sync', '--json')).json().map((report: { tenant: string }) => report.tenant)).toEqual([t])
+    } finally {
+      await ok('tenant', 'enable', t)
+    }
+  })
+})
