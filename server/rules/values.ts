@@ -33,7 +33,7 @@ export function toRuleValue(property: ScalarProperty, value: unknown): unknown {
 export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>, value: unknown): { value: unknown } | { problem: string } {
   if (value === null) return { value: null }
   const type = property.type
-  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${(typeof value === 'number' ? String(value) : JSON.stringify(value))?.slice(0, 60)}` })
+  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${described(value)}` })
   switch (type) {
     case 'Text':
     case 'ProperNoun':
@@ -76,6 +76,13 @@ export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>
     case 'Guid':
       return typeof value === 'string' && GUID_PATTERN.test(value) ? { value: value.toLowerCase() } : wrong('a GUID')
   }
+}
+
+/** A client's value in a message. JSON reads a number beyond a double (1e400) as Infinity, which JSON.stringify writes as null. */
+function described(value: unknown): string {
+  if (Number.isNaN(value)) return 'NaN'
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'a number out of range (beyond ±1.8e308)'
+  return String(JSON.stringify(value)?.slice(0, 60))
 }
 
 function isRealDate(year: number, month: number, day: number): boolean {

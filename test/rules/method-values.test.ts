@@ -56,7 +56,7 @@ describe('doubles that are not finite', () => {
     }
     const body = await fetch(`${server.api}/Crates/Twice`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"x":1e400}' })
     expect(body.status).toBe(400)
-    expect(((await body.json()) as { error: { message: string } }).error.message).toBe("The parameter 'x' expects a finite number, not Infinity.")
+    expect(((await body.json()) as { error: { message: string } }).error.message).toBe("The parameter 'x' expects a finite number, not a number out of range (beyond ±1.8e308).")
   })
 
   it('are the plugin\'s fault as a result (500 PluginFailed), never answered as null', async () => {
