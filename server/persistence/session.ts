@@ -182,7 +182,15 @@ function statementSession(tenant: TenantDatabase, sql: Sql): Session {
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
 export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered'> & { signal?: AbortSignal } = {}): UnitOfWork {
   const { signal, ...unitOptions } = options
-  return new UnitOfWork({ model: tenant.model, sql, rules: businessRules, cipher: tenant.cipher, plugins: { timeoutMs: tenant.pluginTimeoutMs ?? 0, signal }, ...unitOptions })
+  return new UnitOfWork({
+    model: tenant.model,
+    sql,
+    rules: businessRules,
+    cipher: tenant.cipher,
+    plugins: { timeoutMs: tenant.pluginTimeoutMs ?? 0, signal },
+    publicName: tenant.publicName,
+    ...unitOptions,
+  })
 }
 
 /** Runs `work` on a unit that must not change anything: nothing is flushed, a change is a 403. */

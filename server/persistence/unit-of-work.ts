@@ -132,6 +132,11 @@ export interface UnitOptions {
   readonly remembered?: RowCacheScope
   /** How long the plugin code the unit runs (rules, methods) may keep it waiting (rules/plugin-call.ts); absent: no limit. */
   readonly plugins?: PluginLimits
+  /**
+   * A property's name as the API's clients know it (model/naming.ts, ApiOptions:EnableLowerCamelCase),
+   * for the targets and messages of validation errors; absent: as declared.
+   */
+  readonly publicName?: (declared: string) => string
 }
 
 /**
@@ -269,10 +274,16 @@ export class UnitOfWork {
     this.#bodyPaths.set(entry, path)
   }
 
-  /** The target of an error about `property` of `entry`: `Lines/1/Quantity` for a nested new entity. */
+  /** The target of an error about `property` of `entry`: `Lines/1/Quantity` for a nested new entity, named as clients name it. */
   targetOf(entry: Entry, property: string): string {
     const path = this.#bodyPaths.get(entry)
-    return path ? `${path}/${property}` : property
+    const segments = path ? [...path.split('/'), property] : [property]
+    return segments.map((segment) => (/^\d+$/.test(segment) ? segment : this.publicName(segment))).join('/')
+  }
+
+  /** `property` as the API's clients name it (`Quantity`, or `quantity` in lower camel case). */
+  publicName(property: string): string {
+    return this.#options.publicName?.(property) ?? property
   }
 
   /** The entries that may have changed since the last staged step: all of them in a unit that does not stage. */

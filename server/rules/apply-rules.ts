@@ -83,12 +83,12 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
   for (const item of touched.values()) {
     if (item.entry.removed) continue
     const view = scope.view(item.entry)
-    for (const failure of checkFieldConstraints(item.entry.entity, view)) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
+    for (const failure of checkFieldConstraints(item.entry.entity, view, (name) => unit.publicName(name))) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
     const before = item.created ? undefined : originalView(item.entry)
     for (const [property, validate] of item.entry.entity.rules.validations) {
       const verdict = await awaitPlugin(`validation ${item.entry.entity.name}.${property}`, validate(view, { ...context, before }), unit.pluginLimits)
       if (verdict !== true) {
-        failures.push({ code: 'ValidationFailed', target: unit.targetOf(item.entry, property), message: typeof verdict === 'string' ? verdict : `${property} is not valid` })
+        failures.push({ code: 'ValidationFailed', target: unit.targetOf(item.entry, property), message: typeof verdict === 'string' ? verdict : `${unit.publicName(property)} is not valid` })
       }
     }
   }
@@ -226,7 +226,7 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
   for (const { entity, key, referrer } of missing) {
     if (seen.has(`${entity.name}(${key})`)) continue
     seen.add(`${entity.name}(${key})`)
-    failures.push({ code: 'ValidationFailed', target: referrer, message: `No ${entity.name} has the Guid ${key}.` })
+    failures.push({ code: 'ValidationFailed', target: unit.publicName(referrer), message: `No ${entity.name} has the Guid ${key}.` })
   }
   if (failures.length > 0) throw validationFailed(failures)
 }

@@ -29,6 +29,8 @@ export interface TenantDatabase {
   readonly remembered?: RowCacheScope
   /** How long one call of plugin code may keep a request waiting (rules/plugin-call.ts); 0 or absent: no limit. */
   readonly pluginTimeoutMs?: number
+  /** A property's name as the API's clients know it, for validation errors (persistence/unit-of-work.ts); absent: as declared. */
+  readonly publicName?: (declared: string) => string
   close(): Promise<void>
 }
 
@@ -48,6 +50,8 @@ export interface TenantDatabaseOptions {
   readonly planForValuesAfterMs?: number
   /** ApiOptions:PluginTimeoutSeconds (rules/plugin-call.ts); absent or 0: none. */
   readonly pluginTimeoutMs?: number
+  /** ApiOptions:EnableLowerCamelCase, as names (model/naming.ts); absent: as declared. */
+  readonly publicName?: (declared: string) => string
   /** This database's share of the rows the instance remembers (persistence/row-cache.ts); absent: none. */
   readonly remembered?: RowCacheScope
   /** Told when a connection of the pool breaks while idle or in use (default: not told). */
@@ -110,6 +114,7 @@ export async function openTenantDatabase(
     plans: new PlanChoice(options.planForValuesAfterMs ?? 0),
     remembered: options.remembered,
     pluginTimeoutMs: options.pluginTimeoutMs,
+    publicName: options.publicName,
     async close() {
       if (!pool.ending) await pool.end()
     },

@@ -14,6 +14,7 @@
 
 import type { Config, TenantConfig } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
+import { namingPolicy } from '../model/naming.ts'
 import { databaseUrl } from './database-server.ts'
 import { openTenantDatabase, type TenantDatabase } from './tenant-database.ts'
 import { ConnectionBudget } from './connection-budget.ts'
@@ -241,6 +242,7 @@ export class TenantRegistry {
         poolSize: this.#poolSize,
         statementTimeoutMs: this.#config.ApiOptions.QueryTimeoutSeconds * 1000,
         pluginTimeoutMs: this.#config.ApiOptions.PluginTimeoutSeconds * 1000,
+        publicName: namingPolicy(this.#config.ApiOptions.EnableLowerCamelCase).toPublic,
         acquireTimeoutMs: this.#config.Database.AcquireTimeoutSeconds * 1000,
         planForValuesAfterMs: this.#config.Database.PlanForValuesAfterMs,
         cipher: propertyCipher(tenant, settings.EncryptionKey, settings.PreviousEncryptionKey),

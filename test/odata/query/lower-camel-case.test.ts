@@ -8,6 +8,7 @@ import type { Employee } from '../../fixtures/dataset.ts'
 import { lowerCamel } from '../../../server/model/naming.ts'
 import { data, type QueryCase } from './cases.ts'
 import { startQueryServer, url, type QueryServer } from './query-server.ts'
+import { call } from '../../support/test-server.ts'
 import { fn, gt, keysOf, project, sortRows, withoutEtags } from './reference.ts'
 
 const { employees: E, orders: O, departments: D } = data
@@ -94,6 +95,23 @@ describe('lower camel case', () => {
   it('counts with a lower camel filter', async () => {
     const response = await server.get(url('Employees/$count', { $filter: 'active and manager ne null' }))
     expect(response.text).toBe(String(E.filter((e) => e.Active && e.Manager !== null).length))
+  })
+
+  it('names properties in lower camel case in validation errors too, nested ones included', async () => {
+    const answer = await call(`${server.server.api}/Departments`, {
+      method: 'POST',
+      token: server.token,
+      body: { code: 'TOO-LONG-CODE', employees: [{ active: true }] },
+    })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error.details).toEqual(
+      expect.arrayContaining([
+        { code: 'ValidationFailed', target: 'code', message: 'code may have at most 10 characters (has 13)' },
+        { code: 'ValidationFailed', target: 'name', message: 'name is required' },
+        { code: 'ValidationFailed', target: 'employees/0/name', message: 'name is required' },
+      ]),
+    )
+    expect(answer.body.error.details).toHaveLength(3)
   })
 
   it.each([
