@@ -37,13 +37,15 @@ export async function lockRoleTree(sql: Sql): Promise<void> {
 
 /**
  * Throws 400 RoleCycle when `newParentGuid` as the parent of `roleGuid` would make the roles
- * a cycle (a role its own ancestor). null or undefined: no parent, always fine.
+ * a cycle (a role its own ancestor). null or undefined: no parent, always fine. `target`: the
+ * error's target, the Parent property as the caller's clients name it.
  */
 export async function checkRoleParent(
   sql: Sql,
   roleGuid: string,
   newParentGuid: string | null | undefined,
   pendingParents: ReadonlyMap<string, string | null> = new Map(),
+  target = 'Parent',
 ): Promise<void> {
   if (!newParentGuid) return
   const roles = await sql<RoleRow>('select "Guid", "Name", "Parent_Guid" from "Role"')
@@ -59,7 +61,7 @@ export async function checkRoleParent(
       throw new ServiceError(
         'RoleCycle',
         `Role ${names[names.length - 1]} cannot have ${names[names.length - 2]} as its parent: the roles would form a cycle (${names.join(' → ')}).`,
-        { target: 'Parent' },
+        { target },
       )
     }
     if (path.length > MAX_DEPTH) break

@@ -19,7 +19,7 @@ export async function runRoleRules(unit: UnitOfWork, touched: Iterable<Touched>,
   const removedRoles = [...removed].filter((entry) => entry.entity.name === 'Role')
   // The checks read the tree as committed; it must stay so until this write commits.
   if (changedRoles.length > 0 || removedRoles.length > 0) await lockRoleTree(unit.sql)
-  for (const role of changedRoles) await checkRoleParent(unit.sql, role.entry.key, parentOf(role.entry), pendingParents)
+  for (const role of changedRoles) await checkRoleParent(unit.sql, role.entry.key, parentOf(role.entry), pendingParents, unit.targetOf(role.entry, 'Parent'))
   const removing = new Set(removedRoles.map((entry) => entry.key))
   for (const role of removedRoles) await checkRoleDeletable(unit.sql, role.key, removing)
 }

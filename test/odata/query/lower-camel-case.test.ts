@@ -114,6 +114,17 @@ describe('lower camel case', () => {
     expect(answer.body.error.details).toHaveLength(3)
   })
 
+  it('names the parent of a role in lower camel case when it would make a cycle', async () => {
+    const role = await call(`${server.server.api}/Roles`, { method: 'POST', token: server.token, body: { name: 'Loop' } })
+    expect(role.status, role.text).toBe(200)
+    const cycle = await call(`${server.server.api}/Roles(${role.body.guid})`, {
+      method: 'PATCH',
+      token: server.token,
+      body: { 'parent@odata.bind': `Roles(${role.body.guid})` },
+    })
+    expect([cycle.status, cycle.body.error.code, cycle.body.error.target]).toEqual([400, 'RoleCycle', 'parent'])
+  })
+
   it.each([
     ['Employees?$filter=Age gt 40', "Employees has no property 'Age'; did you mean 'age'?"],
     ['Employees?$select=Name', "Employees has no property 'Name'; did you mean 'name'?"],
