@@ -190,6 +190,10 @@ const options: ErrorCase[] = [
   [`Employees(${ada.Guid})?$filter=Age gt 1`, q, ['apply to collections, not to a single entity']],
   [`Employees(${ada.Guid})?$top=1`, q, ['apply to collections, not to a single entity']],
   ['Employees(1)', q, ["'1' is not a Guid", 'keys of Employees are Guids']],
+  // A string literal is shown as written, quoted once.
+  ["Employees('abc')", q, ["'abc' is not a Guid"]],
+  ["Employees(Guid='abc')", q, ["'abc' is not a Guid"]],
+  [`Employees(@key)?@key=${ada.Guid}`, 'NotImplemented', ['A parameter alias as a key (@key)', 'write the Guid: Employees(<Guid>)'], 501],
   ['Employees(abc)', q, ['Invalid resource path', "found 'abc'"]],
 ]
 
