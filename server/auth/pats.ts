@@ -54,9 +54,19 @@ export interface PatOwner {
 export const MAX_EXPIRATION_DAYS = 365
 const MAX_NAME_LENGTH = 100
 
-/** Reads `{ name, expirationDays, responsibilityIds }`; every problem is one detail of a 400. */
+const PAT_FIELDS = ['name', 'expirationDays', 'responsibilityIds']
+
+/**
+ * Reads `{ name, expirationDays, responsibilityIds }`; every problem is one detail of a 400.
+ * A field of another name is one too: `responsibilities` for `responsibilityIds` would
+ * otherwise leave the scope empty, which asks for a full-access fallback PAT.
+ */
 export function readPatRequest(body: Body): PatRequest {
   const details: ErrorDetail[] = []
+  const known = new Set(PAT_FIELDS.map((name) => name.toLowerCase()))
+  for (const key of Object.keys(body).filter((key) => !known.has(key.toLowerCase())).slice(0, 5)) {
+    details.push(problem(key.slice(0, 100), `Unknown field ${JSON.stringify(key.slice(0, 100))}: the body has the fields ${PAT_FIELDS.join(', ')}`))
+  }
   const name = field(body, 'name')
   const days = field(body, 'expirationDays')
   const ids = field(body, 'responsibilityIds') ?? []

@@ -202,6 +202,16 @@ describe('revoke and regenerate', () => {
 describe('full-access fallback', () => {
   const adminCli = (...args: string[]) => cli(server.configPath, ...args, '--tenant', tenant, '--username', ADMIN.username)
 
+  it('is not issued for a misspelt responsibilityIds: the unknown field is a 400, not an empty scope', async () => {
+    const before = (await list('admin')).body.length
+    const response = await create('admin', { name: 'typo', expirationDays: 7, responsibilities: [responsibility.ReadNotes] })
+    expect(response.status).toBe(400)
+    expect(response.body.error.details).toEqual([
+      { code: 'InvalidValue', target: 'responsibilities', message: 'Unknown field "responsibilities": the body has the fields name, expirationDays, responsibilityIds' },
+    ])
+    expect((await list('admin')).body).toHaveLength(before)
+  })
+
   it('is issued with an empty list to a full-access user without roles, and grants full access', async () => {
     const fallback = await issue('admin', [], 'fallback')
     expect(fallback.isFullAccessFallback).toBe(true)
