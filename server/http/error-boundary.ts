@@ -30,7 +30,9 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
         error: { code: 'InternalError', message: `An internal error occurred; quote request id ${ctx.state.requestId} when reporting it.` },
       }
     }
-    ctx.set('OData-Version', '4.0')
+    // The version negotiated for the request (odata-headers.ts), as a success would name it;
+    // 4.0 when the request failed before it was negotiated.
+    if (!ctx.response.get('OData-Version')) ctx.set('OData-Version', '4.0')
   }
 }
 

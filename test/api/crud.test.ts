@@ -375,6 +375,12 @@ describe('protocol errors', () => {
   it('carries OData-Version, 4.01 when the client accepts it', async () => {
     expect((await get('Customers')).headers.get('odata-version')).toBe('4.0')
     expect((await get('Customers', { 'OData-MaxVersion': '4.01' })).headers.get('odata-version')).toBe('4.01')
+    // An error answer names the same version as a success would.
+    const missing = await get('Customers(00000000-0000-4000-8000-000000000009)', { 'OData-MaxVersion': '4.01' })
+    expect([missing.status, missing.headers.get('odata-version')]).toEqual([404, '4.01'])
+    const invalid = await get('Customers?$filter=Nope eq 1', { 'OData-MaxVersion': '4.01' })
+    expect([invalid.status, invalid.headers.get('odata-version')]).toEqual([400, '4.01'])
+    expect((await get('Customers(00000000-0000-4000-8000-000000000009)')).headers.get('odata-version')).toBe('4.0')
   })
 
   it('serves the versions it speaks and answers 400 for the others, in OData-Version and OData-MaxVersion alike', async () => {
