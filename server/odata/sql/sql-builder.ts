@@ -5,7 +5,7 @@
 
 import { SqlParameters } from '../../persistence/sql-parameters.ts'
 import type { Range, ValueType } from '../semantic/bound.ts'
-import type { EntityModel, ScalarProperty } from '../../model/model.ts'
+import type { ScalarProperty } from '../../model/model.ts'
 import { DEFAULT_FORMAT, type JsonFormat } from '../handlers/negotiate.ts'
 
 export interface CompiledQuery {
