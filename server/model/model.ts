@@ -105,6 +105,14 @@ export interface PluginSource {
   readonly version?: string
 }
 
+/**
+ * Whether clients create, change and delete the entity over the API. Responsibilities are
+ * declared by plugins: `responsibility sync` owns their table, and the API only reads it.
+ */
+export function writableOverApi(entity: EntityModel): boolean {
+  return !(entity.system && entity.name === 'Responsibility')
+}
+
 /** The generated tsvector column of an entity with searchable properties; never public, read by $search. */
 export const SEARCH_COLUMN = '_Search'
 /**

@@ -73,6 +73,12 @@ export const annotate = {
   searchable: (searchable: boolean) => annotation('Capabilities.SearchRestrictions', value.record({ Searchable: value.bool(searchable) })),
   maxExpandLevels: (levels: number) => annotation('Capabilities.ExpandRestrictions', value.record({ MaxLevels: value.int(levels) })),
   keyAsSegmentSupported: () => tag('Capabilities.KeyAsSegmentSupported'),
+  /** A set clients only read: no create, update or delete (UI5 hides those actions). */
+  readOnly: () => [
+    annotation('Capabilities.InsertRestrictions', value.record({ Insertable: value.bool(false) })),
+    annotation('Capabilities.UpdateRestrictions', value.record({ Updatable: value.bool(false) })),
+    annotation('Capabilities.DeleteRestrictions', value.record({ Deletable: value.bool(false) })),
+  ],
   odataVersions: (versions: string) => annotation('Core.ODataVersions', value.string(versions)),
 }
 

@@ -10,7 +10,7 @@
 // navigation property's ReferentialConstraint points at.
 
 import type { MethodKind } from '../../model/declarations.ts'
-import { searchableProperties, type EntityModel, type Model } from '../../model/model.ts'
+import { searchableProperties, writableOverApi, type EntityModel, type Model } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { PluginError } from '../../model/plugin-error.ts'
 import { annotate, VOCABULARIES } from './annotations.ts'
@@ -127,6 +127,7 @@ function buildEntitySet(entity: EntityModel, context: BuildContext, options: Csd
   const annotations: CsdlAnnotation[] = [annotate.optimisticConcurrency()]
   if (notQueryable.length > 0) annotations.push(annotate.nonFilterable(notQueryable), annotate.nonSortable(notQueryable))
   annotations.push(annotate.searchable(searchableProperties(entity).length > 0))
+  if (!writableOverApi(entity)) annotations.push(...annotate.readOnly())
   if (options.maxExpansionDepth !== undefined) annotations.push(annotate.maxExpandLevels(options.maxExpansionDepth))
   return { name: entity.setName, entityType: qualified(context, entity.name), navigationPropertyBindings, annotations }
 }

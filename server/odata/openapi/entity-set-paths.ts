@@ -7,7 +7,8 @@
 //   /Orders({Guid})/Lines      GET              /Orders({Guid})/Lines/$count GET
 //
 // A collection read lists $search only where the set's Capabilities.SearchRestrictions in the
-// CSDL say it is searchable, as $metadata tells UI5 and Fiori clients.
+// CSDL say it is searchable, and a set lists create, update and delete only where its Insert-,
+// Update- and DeleteRestrictions allow them, as $metadata tells UI5 and Fiori clients.
 
 import type { CsdlEntitySet, CsdlEntityType } from '../metadata/csdl.ts'
 import {
@@ -107,6 +108,12 @@ export function entitySetPaths(set: CsdlEntitySet, type: CsdlEntityType, setOf: 
       },
     },
   }
+  if (!allowed(set, 'InsertRestrictions', 'Insertable')) delete paths[`/${set.name}`].post
+  if (!allowed(set, 'UpdateRestrictions', 'Updatable')) {
+    delete paths[one].patch
+    delete paths[one].put
+  }
+  if (!allowed(set, 'DeleteRestrictions', 'Deletable')) delete paths[one].delete
   for (const navigation of type.navigationProperties) {
     const targetSchema = schemaRef(localName(navigation.type))
     const path = `${one}/${navigation.name}`
@@ -143,7 +150,12 @@ function collectionOptions(set: CsdlEntitySet | undefined): readonly string[] {
 
 /** Capabilities.SearchRestrictions/Searchable of the set; true without it, as the vocabulary's default says. */
 function searchable(set: CsdlEntitySet): boolean {
-  const restrictions = set.annotations.find((annotation) => annotation.term === 'Capabilities.SearchRestrictions')?.value
-  const flag = restrictions?.kind === 'Record' ? restrictions.properties.Searchable : undefined
-  return flag?.kind !== 'Bool' || flag.value
+  return allowed(set, 'SearchRestrictions', 'Searchable')
+}
+
+/** A flag of the set's Capabilities restrictions (`InsertRestrictions/Insertable`); true without it, the vocabulary's default. */
+function allowed(set: CsdlEntitySet, restrictions: string, flag: string): boolean {
+  const record = set.annotations.find((annotation) => annotation.term === `Capabilities.${restrictions}`)?.value
+  const value = record?.kind === 'Record' ? record.properties[flag] : undefined
+  return value?.kind !== 'Bool' || value.value
 }

@@ -8,7 +8,7 @@
 
 import type { AccessContext } from '../../auth/access-context.ts'
 import { QueryError, RequestError } from '../../errors.ts'
-import { KEY, type CollectionProperty, type EntityModel, type Model, type ReferenceProperty } from '../../model/model.ts'
+import { KEY, writableOverApi, type CollectionProperty, type EntityModel, type Model, type ReferenceProperty } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { writePlan, type CreateOperation, type WritePlan } from '../../writes/write-plan.ts'
 import { declaredReturnType } from '../metadata/build-csdl.ts'
@@ -351,9 +351,9 @@ function entityTags(text: string, header: string): readonly string[] {
   return tags
 }
 
-/** Responsibilities come from plugins: `responsibility sync` owns that table. */
+/** Responsibilities come from plugins: `responsibility sync` owns that table (writableOverApi). */
 function requireSystemWritable(entity: EntityModel): void {
-  if (entity.name === 'Responsibility') {
+  if (!writableOverApi(entity)) {
     throw RequestError.methodNotAllowed('write', 'Responsibilities', ['GET'])
   }
 }

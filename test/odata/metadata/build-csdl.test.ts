@@ -71,6 +71,17 @@ describe('buildCsdl', () => {
     expect(csdl.schema.container.entitySets.find((s) => s.name === 'Orders')?.entityType).toBe('Sales.Service.Order')
   })
 
+  it('says Responsibilities are read only (the API refuses their writes with 405), and the other sets are not', () => {
+    const sets = buildCsdl(demo, namingPolicy(false)).schema.container.entitySets
+    const restrictions = (name: string) => sets.find((s) => s.name === name)!.annotations.filter((a) => /^Capabilities\.(Insert|Update|Delete)Restrictions$/.test(a.term))
+    expect(restrictions('Responsibilities')).toEqual([
+      { term: 'Capabilities.InsertRestrictions', value: { kind: 'Record', properties: { Insertable: { kind: 'Bool', value: false } } } },
+      { term: 'Capabilities.UpdateRestrictions', value: { kind: 'Record', properties: { Updatable: { kind: 'Bool', value: false } } } },
+      { term: 'Capabilities.DeleteRestrictions', value: { kind: 'Record', properties: { Deletable: { kind: 'Bool', value: false } } } },
+    ])
+    for (const name of ['Customers', 'Roles', 'Users', 'RoleResponsibilities']) expect(restrictions(name), name).toEqual([])
+  })
+
   it('names the foreign key of a reference <Reference>Guid, nullable as the reference', () => {
     const ticket = buildCsdl(fixtureModel(), namingPolicy(false)).schema.types.find((t) => t.name === 'Ticket') as CsdlEntityType
     expect(ticket.properties.find((p) => p.name === 'OwnerGuid')).toMatchObject({ type: 'Edm.Guid', nullable: true })

@@ -112,6 +112,15 @@ describe('the OpenAPI document', () => {
   })
 })
 
+describe('a set clients only read', () => {
+  it('lists no create, update or delete for Responsibilities, as $metadata says and the API answers (405)', async () => {
+    const document = JSON.parse(openApiDocument(await source(false)))
+    expect(Object.keys(document.paths['/Responsibilities']).sort()).toEqual(['get'])
+    expect(Object.keys(document.paths['/Responsibilities({Guid})']).sort()).toEqual(['get', 'parameters'])
+    expect(Object.keys(document.paths['/RoleResponsibilities']).sort()).toEqual(['get', 'post'])
+  })
+})
+
 describe('entity-typed method parameters', () => {
   it('take in the document the forms the service accepts: the entity with its key, a reference, the Guid, @odata.bind', async () => {
     const model = await loadModel(fileURLToPath(new URL('../../rules/method-plugins', import.meta.url)))
