@@ -152,6 +152,24 @@ describe('JSON $batch (4.01)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('does not run a request with an "if" condition it cannot evaluate: 424, and nothing of its group is written', async () => {
+    const created = await jsonBatch([{ id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Kept If' } }])
+    const key = created.body.responses[0].body.Guid
+    const before = await tablesHash()
+    const answer = await jsonBatch([
+      { id: 'd', method: 'DELETE', url: `Customers(${key})`, if: 'false' },
+      { id: 'n', method: 'POST', url: 'Customers', body: { Name: 'Never If' }, atomicityGroup: 'g' },
+      { id: 'p', method: 'PATCH', url: `Customers(${key})`, body: { City: 'Nowhere' }, atomicityGroup: 'g', if: `$n/$succeeded` , dependsOn: ['n'] },
+      { id: 'r', method: 'GET', url: `Customers(${key})?$select=Name` },
+    ])
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.responses.map((r: any) => [r.id, r.status])).toEqual([['d', 424], ['p', 424], ['r', 200]])
+    expect(answer.body.responses[0].body.error).toMatchObject({ code: 'FailedDependency', message: expect.stringContaining('"if"') })
+    expect(answer.body.responses[2].body.Name).toBe('Kept If')
+    expect(await tablesHash()).toBe(before)
+    expect((await jsonBatch([{ id: 'x', method: 'GET', url: 'Customers', if: true }])).status).toBe(400)
+  })
+
   it('names the OData-Version of the request alone on every answer, failed ones too', async () => {
     const answer = await jsonBatch(
       [

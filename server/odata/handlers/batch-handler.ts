@@ -222,6 +222,14 @@ class BatchRun {
       this.#failed.add(part.id)
       return this.#failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`))
     }
+    if (part.condition !== undefined) {
+      // OData JSON 4.01 §19.1: a service that does not evaluate `if` fails the request with 424
+      // rather than run it: the client wanted it run only when its condition held.
+      const error = new ServiceError('FailedDependency', `Request '${part.id}' has an "if" condition, which this service does not evaluate; the request was not run (send it without "if", after reading what the condition tests).`)
+      if (failsTheBatch) throw error
+      this.#failed.add(part.id)
+      return this.#failure(part, error)
+    }
     let exchange: PartExchange
     try {
       const { path, querystring } = this.#resolveUrl(part.url)

@@ -1,6 +1,6 @@
 // A $batch request body, either form, as the list of requests it holds (OData 4.01 Part 1
 // §11.7, JSON Format §19):
-//   - JSON (4.01): { "requests": [{ id, method, url, headers, body, atomicityGroup, dependsOn }] }
+//   - JSON (4.01): { "requests": [{ id, method, url, headers, body, atomicityGroup, dependsOn, if }] }
 //   - multipart/mixed (4.0): parts of Content-Type application/http (one request each, as
 //     HTTP/1.1 text), or multipart/mixed change sets of such parts, each with a Content-ID.
 // A change set becomes an atomicity group named after its boundary. Nothing runs here: a
@@ -21,6 +21,8 @@ export interface BatchPart {
   readonly body: unknown
   readonly atomicityGroup?: string
   readonly dependsOn: readonly string[]
+  /** JSON's `if`: the condition the client puts on running the request, which the service does not evaluate (batch-handler.ts). */
+  readonly condition?: string
 }
 
 export interface BatchRequest {
@@ -36,16 +38,17 @@ export function parseJsonBatch(body: unknown): BatchRequest {
   const parts = requests.map((request, index): BatchPart => {
     const at = `requests/${index}`
     if (!request || typeof request !== 'object') throw RequestError.invalid(`${at} is not a request object.`, at)
-    const { id, method, url, headers, body, atomicityGroup, dependsOn } = request as Record<string, unknown>
+    const { id, method, url, headers, body, atomicityGroup, dependsOn, if: condition } = request as Record<string, unknown>
     if (typeof id !== 'string' || !id) throw RequestError.invalid(`${at} needs an "id" (a string).`, `${at}/id`)
     if (typeof method !== 'string' || !METHODS.has(method.toUpperCase())) throw RequestError.invalid(`${at} needs a "method" (GET, POST, PATCH, PUT or DELETE).`, `${at}/method`)
     if (typeof url !== 'string' || !url) throw RequestError.invalid(`${at} needs a "url" (a string).`, `${at}/url`)
     if (headers !== undefined && (typeof headers !== 'object' || headers === null || Array.isArray(headers))) throw RequestError.invalid(`${at}/headers is an object of header names and values.`, `${at}/headers`)
     if (atomicityGroup !== undefined && typeof atomicityGroup !== 'string') throw RequestError.invalid(`${at}/atomicityGroup is a string.`, `${at}/atomicityGroup`)
     if (dependsOn !== undefined && !(Array.isArray(dependsOn) && dependsOn.every((d) => typeof d === 'string'))) throw RequestError.invalid(`${at}/dependsOn is an array of request ids.`, `${at}/dependsOn`)
+    if (condition !== undefined && typeof condition !== 'string') throw RequestError.invalid(`${at}/if is a URL expression (a string).`, `${at}/if`)
     const lowered: Record<string, string> = {}
     for (const [name, value] of Object.entries((headers ?? {}) as Record<string, unknown>)) lowered[name.toLowerCase()] = String(value)
-    return { id, method: method.toUpperCase(), url, headers: lowered, body, atomicityGroup: atomicityGroup as string | undefined, dependsOn: (dependsOn as string[] | undefined) ?? [] }
+    return { id, method: method.toUpperCase(), url, headers: lowered, body, atomicityGroup: atomicityGroup as string | undefined, dependsOn: (dependsOn as string[] | undefined) ?? [], ...(condition !== undefined ? { condition } : {}) }
   })
   return { form: 'json', parts }
 }
