@@ -170,6 +170,16 @@ describe('JSON $batch (4.01)', () => {
     expect((await jsonBatch([{ id: 'x', method: 'GET', url: 'Customers', if: true }])).status).toBe(400)
   })
 
+  it('applies continue-on-error as 4.0 and 4.01 name it, and says it applied only when it did', async () => {
+    const requests = [{ id: '1', method: 'GET', url: 'Nowhere' }, { id: '2', method: 'GET', url: 'Customers/$count' }]
+    const applied = async (prefer: string) => (await jsonBatch(requests, admin, { Prefer: prefer })).headers.get('preference-applied')
+    expect(await applied('odata.continue-on-error')).toBe('odata.continue-on-error')
+    expect(await applied('continue-on-error')).toBe('continue-on-error')
+    expect(await applied('return=minimal, continue-on-error=true')).toBe('continue-on-error')
+    // false asks to stop at the first error; the batch goes on regardless, so it is not applied.
+    expect(await applied('odata.continue-on-error=false')).toBeNull()
+  })
+
   it('names the OData-Version of the request alone on every answer, failed ones too', async () => {
     const answer = await jsonBatch(
       [

@@ -62,7 +62,8 @@ export async function handleBatch(ctx: ApiContext, services: OdataServices, disp
   checkReferences(batch)
   const answers = await new BatchRun(ctx, services, dispatch, batch.parts).run(batch.parts)
   // Requests after a failed one always run (a failed atomicity group ends only itself): say so when asked.
-  if (/(?:^|,)\s*odata\.continue-on-error\b/i.test(ctx.get('Prefer'))) ctx.set('Preference-Applied', 'odata.continue-on-error')
+  const continueOnError = continueOnErrorPreference(ctx.get('Prefer'))
+  if (continueOnError) ctx.set('Preference-Applied', continueOnError)
   if (batch.form === 'json') {
     ctx.type = 'application/json'
     ctx.body = jsonAnswer(answers)
@@ -95,6 +96,19 @@ async function readText(ctx: ApiContext, limit: number): Promise<string> {
     chunks.push(chunk as Buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
+}
+
+/**
+ * `Prefer: odata.continue-on-error` (4.0), `continue-on-error` (4.01 names it without the prefix),
+ * or either `=true`: the preference as it is applied, named as the client named it. Undefined
+ * when absent or `=false`, which asks to stop at the first error: not what the service does.
+ */
+function continueOnErrorPreference(prefer: string): string | undefined {
+  for (const preference of prefer.split(',')) {
+    const match = /^\s*((?:odata\.)?continue-on-error)\s*(?:=\s*"?(true|false)"?)?\s*$/i.exec(preference)
+    if (match) return match[2]?.toLowerCase() === 'false' ? undefined : match[1]
+  }
+  return undefined
 }
 
 /**
