@@ -113,6 +113,9 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
       continue
     }
     if (name.startsWith('@') || (name.includes('@') && !name.endsWith(BIND))) continue
+    // `#entityctl.Close`: a method advertised in a full-metadata answer (OData JSON 4.01 §17),
+    // sent back with the entity it came in; no property is named so.
+    if (name.startsWith('#')) continue
     const isBind = name.endsWith(BIND)
     const propertyName = propertyNameOf(name)
     const property = properties.get(propertyName)
