@@ -231,6 +231,22 @@ describe('JSON $batch (4.01)', () => {
     expect(answer.body.responses[0]).toMatchObject({ id: '1', status: 200 })
   })
 
+  it('takes If-Match: $<id> as the ETag that request answered with (OData JSON 19.3)', async () => {
+    const created = await jsonBatch([{ id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Etag Ref' } }])
+    const key = created.body.responses[0].body.Guid
+    const answer = await jsonBatch([
+      { id: 'r', method: 'GET', url: `Customers(${key})` },
+      { id: 'p', method: 'PATCH', url: `Customers(${key})`, headers: { 'if-match': '$r' }, body: { City: 'First' }, dependsOn: ['r'] },
+      { id: 'q', method: 'PATCH', url: `Customers(${key})`, headers: { 'If-Match': '$r' }, body: { City: 'Second' }, dependsOn: ['r'] },
+      { id: 's', method: 'PATCH', url: `Customers(${key})`, headers: { 'if-match': '$p' }, body: { City: 'Third' }, dependsOn: ['p'] },
+      { id: 'n', method: 'GET', url: 'Customers/$count' },
+      { id: 'x', method: 'PATCH', url: `Customers(${key})`, headers: { 'if-match': '$n' }, body: { City: 'Never' } },
+    ])
+    expect(answer.body.responses.map((r: any) => [r.id, r.status])).toEqual([['r', 200], ['p', 204], ['q', 412], ['s', 204], ['n', 200], ['x', 400]])
+    expect(answer.body.responses[5].body.error.message).toContain("'$n' names no ETag")
+    expect((await call(`${server.api}/Customers(${key})?$select=City`, { token: admin })).body.City).toBe('Third')
+  })
+
   it('checks If-Match per request', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
     const key = created.body.Guid

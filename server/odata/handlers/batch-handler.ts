@@ -32,6 +32,13 @@ import type { OdataServices } from './odata-services.ts'
 
 type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>
 
+/** What the requests so far created, answered and which failed, to go back to when a group is undone. */
+interface Progress {
+  readonly created: ReadonlyMap<string, string>
+  readonly failed: ReadonlySet<string>
+  readonly etags: ReadonlyMap<string, string>
+}
+
 interface PartAnswer {
   readonly part: BatchPart
   readonly status: number
@@ -148,6 +155,8 @@ class BatchRun {
   readonly #ids: ReadonlySet<string>
   /** Requests and groups that failed, for dependsOn. */
   readonly #failed = new Set<string>()
+  /** The ETag each request answered with, for an `If-Match: $<id>` of a later one. */
+  readonly #etags = new Map<string, string>()
 
   constructor(ctx: ApiContext, services: OdataServices, dispatch: Dispatch, parts: readonly BatchPart[]) {
     this.#ctx = ctx
@@ -218,14 +227,16 @@ class BatchRun {
     return outcome.answers
   }
 
-  /** What the requests so far created and which failed, to go back to when a group is undone. */
-  #progress(): { created: ReadonlyMap<string, string>; failed: ReadonlySet<string> } {
-    return { created: new Map(this.#created), failed: new Set(this.#failed) }
+  /** Where the batch stands now (Progress). */
+  #progress(): Progress {
+    return { created: new Map(this.#created), failed: new Set(this.#failed), etags: new Map(this.#etags) }
   }
 
-  #restore(progress: { created: ReadonlyMap<string, string>; failed: ReadonlySet<string> }): void {
+  #restore(progress: Progress): void {
     this.#created.clear()
     for (const [id, path] of progress.created) this.#created.set(id, path)
+    this.#etags.clear()
+    for (const [id, etag] of progress.etags) this.#etags.set(id, etag)
     this.#failed.clear()
     for (const id of progress.failed) this.#failed.add(id)
   }
@@ -248,7 +259,7 @@ class BatchRun {
     try {
       const { path, querystring } = this.#resolveUrl(part.url)
       refuseAsAlone({ method: part.method, get: (name) => part.headers[name.toLowerCase()] ?? '' }, part.body !== undefined)
-      exchange = new PartExchange(this.#ctx, state, part.method, path, querystring, part.headers, this.#resolveBinds(part.body))
+      exchange = new PartExchange(this.#ctx, state, part.method, path, querystring, this.#resolveETags(part.headers), this.#resolveBinds(part.body))
       await this.#dispatch(exchange, this.#services)
     } catch (thrown) {
       const error = thrown instanceof ServiceError ? thrown : translateDatabaseError(thrown)
@@ -265,6 +276,8 @@ class BatchRun {
     if (!exchange.headers.has('OData-Version')) exchange.set('OData-Version', this.#version())
     const location = exchange.headers.get('Location')
     if (location) this.#created.set(part.id, location.slice(serviceRoot(this.#ctx, this.#services).length))
+    const etag = exchange.headers.get('ETag')
+    if (etag) this.#etags.set(part.id, etag)
     const body = await exchange.text()
     const type = exchange.type || (body ? 'application/json' : '')
     return { part, status: exchange.status, headers: exchange.headers, type, body }
@@ -302,6 +315,22 @@ class BatchRun {
     if (!/^\/api(\/|$)/i.test(resolved)) throw RequestError.invalid(`A $batch request's URL is under the service root /api/, not '${url}'.`)
     const question = resolved.indexOf('?')
     return question < 0 ? { path: resolved, querystring: '' } : { path: resolved.slice(0, question), querystring: resolved.slice(question + 1) }
+  }
+
+  /**
+   * `If-Match: $1` (or If-None-Match): the ETag request 1 answered with, as OData JSON 4.01 §19.3
+   * lets a request refer to it, so a change applies only to the entity as an earlier request read it.
+   */
+  #resolveETags(headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+    const resolved = { ...headers }
+    for (const name of ['if-match', 'if-none-match']) {
+      const reference = /^\s*\$([^\s,]+)\s*$/.exec(headers[name] ?? '')
+      if (!reference || !this.#ids.has(reference[1])) continue
+      const etag = this.#etags.get(reference[1])
+      if (!etag) throw RequestError.invalid(`${name} '$${reference[1]}' names no ETag: request '${reference[1]}' answered without one (it failed, answered no entity, or comes later).`, name)
+      resolved[name] = etag
+    }
+    return resolved
   }
 
   /** `"Order@odata.bind": "$1"` (or an entity reference's `"@odata.id": "$1"`, 4.01 `"@id"`) → the entity request 1 created, in the body and its nested entities. */
