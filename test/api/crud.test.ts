@@ -301,6 +301,17 @@ describe('update', () => {
     expect(created.body).toMatchObject({ Name: 'Posted', Country: 'FR', Title: 'Posted' })
   })
 
+  it('Prefer: return=minimal answers PATCH and PUT with 204, over $select, and says it applied', async () => {
+    const c = await customer('Minimal', { City: 'Oslo' })
+    for (const method of ['PATCH', 'PUT']) {
+      const response = await call(`${api}/Customers(${c.Guid})?$select=Name`, { method, token, body: { Name: 'Minimal', City: method }, headers: { Prefer: 'return=minimal' } })
+      expect([response.status, response.text], method).toEqual([204, ''])
+      expect(response.headers.get('preference-applied')).toBe('return=minimal')
+      expect(response.headers.get('etag')).toMatch(/^W\/"\d+"$/)
+    }
+    expect((await get(`Customers(${c.Guid})?$select=City`)).body.City).toBe('PUT')
+  })
+
   it('refuses to change the key', async () => {
     const c = await customer()
     const response = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { Guid: '00000000-0000-4000-8000-000000000001' } })

@@ -44,14 +44,17 @@ export async function handleCreate(ctx: Exchange, scope: RequestScope, entity: E
 
 export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: EntityModel, key: string, mode: 'patch' | 'put'): Promise<void> {
   const options = replyOptions(ctx, scope)
-  const representation = prefers(ctx, 'return=representation')
+  // return=minimal wins over $select and $expand, as it does on a create.
+  const minimal = prefers(ctx, 'return=minimal')
+  const representation = !minimal && prefers(ctx, 'return=representation')
   const request = { kind: 'update' as const, entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options, representation }
   const bound = bind(ctx, scope, request)
-  const wantsBody = options.select !== undefined || options.expand !== undefined || representation
+  const wantsBody = !minimal && (options.select !== undefined || options.expand !== undefined || representation)
   await write(ctx, scope, bound, wantsBody)
   await afterWrite(scope, entity)
   if (ctx.status !== 200) {
     ctx.status = 204
+    if (minimal) ctx.set('Preference-Applied', 'return=minimal')
     return
   }
   if (representation) ctx.set('Preference-Applied', 'return=representation')
