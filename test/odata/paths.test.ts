@@ -217,6 +217,8 @@ describe('context URLs', () => {
     ['Customers?$select=Name', '$metadata#Customers(Name)'],
     ['Customers?$select=Name&$expand=Orders($select=Number;$expand=Lines($select=Quantity))', '$metadata#Customers(Name,Orders(Number,Lines(Quantity)))'],
     ['Customers?$expand=Orders', '$metadata#Customers(Guid,Orders(Guid))'],
+    // Selected and expanded: named once, with its list.
+    ['Customers?$select=Name,Orders&$expand=Orders($select=Number)', '$metadata#Customers(Name,Orders(Number))'],
     ['Orders?$apply=groupby((Customer/Name,Status),aggregate(Number with sum as Sum,$count as N))', '$metadata#Orders(Customer(Name),Status,Sum,N)'],
     ['Orders?$apply=aggregate($count as N)', '$metadata#Orders(N)'],
   ])('%s → %s', async (path, expected) => {

@@ -29,7 +29,9 @@ export function selectList(options: ProjectionOptions, key: string | undefined):
     if (item.kind !== 'expandPath' || item.suffix) return []
     return [`${item.path.join('/')}(${selectList(item.options, key).join(',')})`]
   })
-  if (options.select?.length) return [...selectNames(options.select), ...expanded]
+  // A navigation both selected and expanded is named once, with its list (`Orders(Number)`).
+  const expandedPaths = new Set((options.expand ?? []).flatMap((item) => (item.kind === 'expandPath' && !item.suffix ? [item.path.join('/')] : [])))
+  if (options.select?.length) return [...selectNames(options.select).filter((name) => !expandedPaths.has(name)), ...expanded]
   // Without $select, the $compute values are in the answer too (bind-read.ts).
   const computed = (options.compute ?? []).map((item) => item.alias)
   if (key !== undefined) return [key, ...computed, ...expanded]
