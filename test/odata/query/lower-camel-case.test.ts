@@ -81,6 +81,20 @@ describe('lower camel case', () => {
     )
   })
 
+  it('names the types of odata.metadata=full by the lower camel names, enumerations and temporal types included', async () => {
+    const response = await server.get(url('Employees', { $select: '*', $top: 1 }), { Accept: 'application/json;odata.metadata=full' })
+    expect(response.status, response.text).toBe(200)
+    expect(response.body.value[0]).toMatchObject({
+      'guid@odata.type': '#Guid',
+      'level@odata.type': expect.stringMatching(/^#entityctl\.EmployeeLevel/),
+      'hireDate@odata.type': '#Date',
+      'lastLogin@odata.type': '#DateTimeOffset',
+      'startTime@odata.type': '#TimeOfDay',
+      'age@odata.type': '#Int32',
+    })
+    for (const told of ['name', 'active', 'rating', 'displayName']) expect(response.body.value[0]).not.toHaveProperty(`${told}@odata.type`)
+  })
+
   it('groups and aggregates by lower camel paths', async () => {
     const response = await server.get(url('Orders', { $apply: 'groupby((customer/country),aggregate(total with sum as revenue,$count as n))', $orderby: 'n desc,customer/country' }))
     expect(response.status, response.text).toBe(200)
