@@ -35,11 +35,13 @@ export interface ScheduledJob<T> {
 
 export function scheduleJob<T>(services: JobServices, name: string, work: JobWork<T>): ScheduledJob<T> {
   const { config, logger } = services
-  const deployment = deploymentOf([...config.Tenants.values()].map((tenant) => services.tenants.urlOf(tenant)))
+  // The deployment is named by its tenants as they are at the run, not at the start: an
+  // instance started before a `tenant add` and one started after it claim the same lease.
+  const deployment = () => deploymentOf([...services.tenants.configured().values()].map((tenant) => services.tenants.urlOf(tenant)))
   let running: Promise<T> | undefined
   const runOn = (every: boolean) =>
     (running ??= (async () => {
-      const visits = await planVisits(services.tenants, `${deployment}:${name}`, { every })
+      const visits = await planVisits(services.tenants, `${deployment()}:${name}`, { every })
       const result = await work(visits)
       await visits.record()
       return result
@@ -48,7 +50,7 @@ export function scheduleJob<T>(services: JobServices, name: string, work: JobWor
     }))
   const run = () => runOn(true)
   const scheduled = async (scheduledAt: Date) =>
-    (await claimScheduledRun(services.tenants.serverUrl, name, scheduledAt, deployment)) ? runOn(false) : undefined
+    (await claimScheduledRun(services.tenants.serverUrl, name, scheduledAt, deployment())) ? runOn(false) : undefined
   const task = cron.schedule(
     config.Housekeeping.Schedule,
     async (context) => {

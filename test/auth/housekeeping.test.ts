@@ -126,3 +126,33 @@ it('runs each scheduled run on one of two instances only, whenever each fires an
     await adminSql(`delete from "entityctl_tenant_visit" where "Job" like '${deployment}:%'`)
   }
 })
+
+it('still runs each scheduled run on one instance only after a tenant was added while one of them served', async () => {
+  const config = loadConfig(server.configPath, {})
+  const model = await loadModel(FIXTURE_PLUGINS)
+  const instance = (settings: typeof config) =>
+    createServices({ config: settings, model, tenants: new TenantRegistry(settings, model, TEST_DATABASE_URL), logger: pino({ level: 'silent' }) })
+  // `tenant add`: the instance serving already follows its config file; one started later reads it.
+  const [first] = config.Tenants.values()
+  const tenants = new Map([...config.Tenants, ['later', { ...first, name: 'later' }]])
+  const serving = instance(config)
+  await serving.tenants.reload(tenants)
+  const started = instance({ ...config, Tenants: tenants })
+  const jobs = [startHousekeeping(serving), startHousekeeping(started)]
+  try {
+    const due = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000 * 24 * 366)
+    const results = await Promise.all(jobs.map((job) => job.scheduled(due)))
+    expect(results.filter((result) => result !== undefined)).toHaveLength(1)
+  } finally {
+    for (const job of jobs) await job.stop()
+    for (const other of [serving, started]) {
+      await other.close()
+      await other.tenants.close()
+    }
+    for (const settings of [config.Tenants, tenants]) {
+      const deployment = deploymentOf([...settings.values()].map((tenant) => started.tenants.urlOf(tenant)))
+      await adminSql(`delete from "entityctl_run_lease" where "Job" like '${deployment}:%'`)
+      await adminSql(`delete from "entityctl_tenant_visit" where "Job" like '${deployment}:%'`)
+    }
+  }
+})
