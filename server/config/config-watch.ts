@@ -3,7 +3,7 @@
 // every instance that reads it learns of a change within a moment, without a restart. The
 // directory is watched, not the file: the CLI replaces the file by a rename
 // (load-config.ts writeConfigFile), which a watch on the old file would not see. A file that
-// does not load (half edited by hand) is logged and ignored: the tenants stay as they were.
+// does not load (half edited by hand) or is missing is logged and ignored: the tenants stay as they were.
 //
 // A watch learns of a change only after a moment, and each instance at its own moment; a CLI
 // command that must know every instance has applied its change (rotate-key before it
@@ -15,7 +15,7 @@
 //   watch.close()
 
 import { createHash } from 'node:crypto'
-import { readFileSync, watch, type FSWatcher } from 'node:fs'
+import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import type { Logger } from 'pino'
 import { loadConfig, type Config } from './load-config.ts'
@@ -42,6 +42,12 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
   const reload = (digest?: string) => {
     reloading = reloading.then(async () => {
       if (digest !== undefined && configDigest(path) !== digest) return
+      // Gone for a moment (moved away, or deleted before a tool writes the new one): loaded,
+      // the missing file would be the defaults, without a single tenant.
+      if (!existsSync(path)) {
+        logger.warn({ config: path }, 'config file is missing; tenants unchanged until it is back')
+        return
+      }
       let config: Config
       try {
         config = loadConfig(path)

@@ -3,7 +3,7 @@
 // request finish.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -32,6 +32,14 @@ async function waitForLockWaiter(locker: pg.Client): Promise<void> {
 async function signIn(api: string): Promise<string> {
   const response = await call(`${api}/auth/signin`, { method: 'POST', body: { TenantId: setup.tenants[0], Username: ADMIN.username, Password: ADMIN.password } })
   return response.body.accessToken
+}
+
+/** A server on a copy of the config in a folder of its own, which only it watches. */
+async function serveCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'entityctl-serve-'))
+  const configPath = join(dir, 'entityctl.json')
+  copyFileSync(setup.configPath, configPath)
+  return { dir, configPath, served: await serveProcess(configPath) }
 }
 
 describe('entityctl serve', () => {
@@ -87,11 +95,7 @@ describe('entityctl serve', () => {
   })
 
   it('says in the log which edited config keys wait for a restart, once, while it follows the tenants', async () => {
-    // A copy of the config in a folder of its own: only this server watches it.
-    const dir = mkdtempSync(join(tmpdir(), 'entityctl-serve-'))
-    const configPath = join(dir, 'entityctl.json')
-    copyFileSync(setup.configPath, configPath)
-    const served = await serveProcess(configPath)
+    const { dir, configPath, served } = await serveCopy()
     const tenant = setup.tenants[0]
     const edit = async (change: (file: Record<string, any>) => void, logs: string) => {
       const file = readConfigFile(configPath)
@@ -111,6 +115,27 @@ describe('entityctl serve', () => {
       expect(await edit((file) => delete file.Tenants[tenant].Disabled, `"added":["${tenant}"]`)).toEqual([])
       const token = await signIn(served.api)
       expect((await call(`${served.api}/Customers?$top=8`, { token })).status).toBe(200)
+    } finally {
+      await served.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('keeps its tenants while its config file is missing, and follows the file once it is back', async () => {
+    const { dir, configPath, served } = await serveCopy()
+    const token = await signIn(served.api)
+    const content = readFileSync(configPath)
+    try {
+      const from = served.lines.length
+      rmSync(configPath)
+      const seen = await served.line((entry) => entry.msg === 'tenants changed' || entry.config === configPath, from)
+      expect(seen).toMatchObject({ level: 40, msg: 'config file is missing; tenants unchanged until it is back' })
+      expect((await call(`${served.api}/Customers`, { token })).status).toBe(200)
+      const file = JSON.parse(content.toString())
+      file.Tenants[setup.tenants[0]].Disabled = true
+      await writeConfigFile(configPath, file)
+      await served.line((entry) => entry.msg === 'tenants changed', from)
+      expect((await call(`${served.api}/Customers`, { token })).status).toBe(401)
     } finally {
       await served.stop()
       rmSync(dir, { recursive: true, force: true })
