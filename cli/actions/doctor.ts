@@ -7,6 +7,7 @@ import type { Command } from 'commander'
 import { createServer } from 'node:net'
 import type pg from 'pg'
 import { ConfigError, loadConfig, projectPath, type Config, type TenantConfig } from '../../server/config/load-config.ts'
+import type { Model } from '../../server/model/model.ts'
 import { withServerClient } from '../../server/tenancy/database-server.ts'
 import { CliError, EXIT } from '../cli-error.ts'
 import { configFileOf } from '../config-file.ts'
@@ -39,12 +40,13 @@ export async function doctor(options: { json?: boolean }, command: Command): Pro
   }
   if (config) {
     steps.step('loading the plugins')
-    checks.push(await plugins(config))
+    const loaded = await plugins(config)
+    checks.push(loaded.check)
     steps.step('checking the ports')
     checks.push(await port('port', config.Server.Host, config.Server.Port, API_LISTENER))
     if (config.Server.MetricsPort) checks.push(await port('metrics port', config.Server.MetricsHost, config.Server.MetricsPort, METRICS_LISTENER))
     steps.step(config.Database.ConnectionString ? 'connecting to the database server' : 'starting the embedded PostgreSQL')
-    checks.push(...(await databases(config, steps.step)))
+    checks.push(...(await databases(config, loaded.model, steps.step)))
   }
   steps.done()
   const failed = checks.filter((c) => c.status === 'fail').length
@@ -71,7 +73,8 @@ function nodeVersion(): Check {
     : { check: 'node', status: 'fail', detail: `Node.js ${process.versions.node}, older than ${MIN_NODE.join('.')}`, fix: 'Run ./install.sh: it installs Node 24 into .runtime/node, which bin/entityctl prefers.' }
 }
 
-async function plugins(config: Config): Promise<Check> {
+/** The plugins check, and the model when they load (the tenants' schemas are checked against it). */
+async function plugins(config: Config): Promise<{ check: Check; model?: Model }> {
   const folder = projectPath(config.Server.PluginsDir)
   try {
     const { loadModel } = await import('../../server/model/load-plugins.ts')
@@ -80,17 +83,17 @@ async function plugins(config: Config): Promise<Check> {
     const model = await loadModel(folder)
     // What serve checks at its start beyond loading: the documents the plugins publish.
     printPublishedDocuments({ model, naming: namingPolicy(config.ApiOptions.EnableLowerCamelCase), config })
-    return { check: 'plugins', status: 'ok', detail: `${folder}: ${model.entities.size} entities` }
+    return { check: { check: 'plugins', status: 'ok', detail: `${folder}: ${model.entities.size} entities` }, model }
   } catch (error) {
     const message = ((error as { summary?: string }).summary ?? (error as Error).message).split('\n')[0]
-    return { check: 'plugins', status: 'fail', detail: message, fix: `Correct the plugin at the position named (\`entityctl migrate\` shows the code around it), or move it out of ${folder}.` }
+    return { check: { check: 'plugins', status: 'fail', detail: message, fix: `Correct the plugin at the position named (\`entityctl migrate\` shows the code around it), or move it out of ${folder}.` } }
   }
 }
 
 /** A listener of `entityctl serve`: the key setting its port, and how it answers when it runs there. */
 interface Listener {
-  /** The key, and the option that overrides it if any. */
   readonly key: string
+  /** The key, and the option that overrides it if any. */
   readonly setBy: string
   isServing(origin: string): Promise<boolean>
 }
@@ -126,8 +129,8 @@ async function port(check: string, host: string, number: number, listener: Liste
   return { check, status: 'fail', detail: `${host}:${number}: ${problem.message}`, fix: problem.code === 'EACCES' ? `Ports below 1024 need privileges: choose ${key} 1024 or above.` : `Check ${key} and Server:Host.` }
 }
 
-/** The database server, then per tenant: a connection, its schema and its key canary. */
-async function databases(config: Config, step: (text: string) => void): Promise<Check[]> {
+/** The database server, then per tenant: a connection, its schema (against `model`, when the plugins load) and its key canary. */
+async function databases(config: Config, model: Model | undefined, step: (text: string) => void): Promise<Check[]> {
   const { openDatabaseServer, databaseUrl } = await import('../../server/tenancy/database-server.ts')
   const where = config.Database.ConnectionString ? 'Database:ConnectionString' : `the embedded PostgreSQL (Database:EmbeddedPort ${config.Database.EmbeddedPort})`
   let server: Awaited<ReturnType<typeof openDatabaseServer>> | undefined
@@ -142,7 +145,7 @@ async function databases(config: Config, step: (text: string) => void): Promise<
     const checks: Check[] = [{ check: 'database', status: 'ok', detail: `${where}: reachable` }]
     for (const tenant of config.Tenants.values()) {
       step(`checking tenant '${tenant.name}'`)
-      checks.push(await tenantCheck(tenant, tenant.ConnectionString || databaseUrl(server.url, tenant.Database)))
+      checks.push(await tenantCheck(tenant, tenant.ConnectionString || databaseUrl(server.url, tenant.Database), model))
     }
     if (config.Tenants.size === 0) checks.push({ check: 'tenants', status: 'warn', detail: 'no tenant is configured', fix: 'Add one: `entityctl tenant add <name>`.' })
     return checks
@@ -151,17 +154,19 @@ async function databases(config: Config, step: (text: string) => void): Promise<
   }
 }
 
-async function tenantCheck(tenant: TenantConfig, url: string): Promise<Check> {
+async function tenantCheck(tenant: TenantConfig, url: string, model: Model | undefined): Promise<Check> {
   const check = `tenant ${tenant.name}`
   const setting = tenant.ConnectionString ? `Tenants:${tenant.name}:ConnectionString` : `Tenants:${tenant.name}:Database`
-  const canary = await withClient(url, async (client) => {
+  const { recordedSchemaVersion } = await import('../../server/migrations/migration-journal.ts')
+  const found = await withClient(url, async (client) => {
     const table = await client.query(`select to_regclass('"_EncryptionCheck"') is not null as present`)
     if (!table.rows[0].present) return 'unmigrated' as const
     const { rows } = await client.query<{ Canary: string }>(`select "Canary" from "_EncryptionCheck" where "Id" = 1`)
-    return rows[0]?.Canary ?? null
+    return { canary: rows[0]?.Canary ?? null, schemaVersion: await recordedSchemaVersion(client) }
   }).catch((error: Error) => error)
-  if (canary instanceof Error) return { check, status: 'fail', detail: `cannot connect: ${canary.message}`, fix: `Check ${setting}; does the database exist on that server?` }
-  if (canary === 'unmigrated') return { check, status: 'fail', detail: 'the database has no entityctl schema', fix: `Run \`entityctl migrate --tenant ${tenant.name}\` (or reattach the right database in ${setting}).` }
+  if (found instanceof Error) return { check, status: 'fail', detail: `cannot connect: ${found.message}`, fix: `Check ${setting}; does the database exist on that server?` }
+  if (found === 'unmigrated') return { check, status: 'fail', detail: 'the database has no entityctl schema', fix: `Run \`entityctl migrate --tenant ${tenant.name}\` (or reattach the right database in ${setting}).` }
+  const { canary } = found
   if (canary === null) return { check, status: 'warn', detail: 'reachable; no key canary yet', fix: 'The next `entityctl serve` or `migrate` records it.' }
   const { propertyCipher } = await import('../../server/tenancy/property-encryption.ts')
   try {
@@ -175,6 +180,15 @@ async function tenantCheck(tenant: TenantConfig, url: string): Promise<Check> {
     }
   }
   if (tenant.PreviousEncryptionKey) return { check, status: 'warn', detail: 'reachable; a key rotation was left unfinished', fix: `Finish it: \`entityctl tenant rotate-key ${tenant.name}\`.` }
+  const { schemaVersion } = await import('../../server/migrations/schema-version.ts')
+  if (model && found.schemaVersion !== schemaVersion(model)) {
+    return {
+      check,
+      status: 'warn',
+      detail: 'reachable, EncryptionKey opens the canary; its schema is not the one the plugins make',
+      fix: `\`entityctl migrate --plan --tenant ${tenant.name}\` shows the change; a start or \`entityctl migrate\` makes it (with Server:MigrateOnStart false, the tenant answers 503 until then).`,
+    }
+  }
   return { check, status: 'ok', detail: 'reachable, schema present, EncryptionKey opens the canary' }
 }
 

@@ -4,7 +4,7 @@
 // does not load) with what to do, and exits 1; a healthy installation exits 0.
 
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PLUGINS, TEST_DATABASE_URL } from '../support/test-server.ts'
 import { dropDatabase } from '../../server/tenancy/database-server.ts'
-import { loadConfig } from '../../server/config/load-config.ts'
+import { loadConfig, readConfigFile } from '../../server/config/load-config.ts'
 import { serveProcess } from '../support/serve-process.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -183,6 +183,21 @@ describe('doctor', { timeout: SLOW }, () => {
     expect(human.code).toBe(1)
     expect(human.stdout).toContain('3 checks failed.')
     expect(human.stdout).toContain('FAIL tenant wrong-key: Put back the key')
+  })
+
+  it('warns of a tenant whose schema is not the one the plugins make, naming the command that shows the change', async () => {
+    const plugins = join(dir, 'changed-plugins')
+    cpSync(DEMO_PLUGINS, plugins, { recursive: true })
+    writeFileSync(join(plugins, 'notes.ts'), `import { entity, p, plugin } from 'entityctl/plugin'\nexport default plugin({ entities: [entity('Note', { properties: { Text: p.text() } })] })\n`)
+    const config = writeConfig('changed.json', { Server: { PluginsDir: plugins }, Tenants: readConfigFile(healthy).Tenants })
+    const result = await entityctl(config, 'doctor', '--json')
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+    const checks = Object.fromEntries(result.json().checks.map((c: { check: string }) => [c.check, c]))
+    expect(checks[`tenant ${tenant}`]).toMatchObject({
+      status: 'warn',
+      detail: 'reachable, EncryptionKey opens the canary; its schema is not the one the plugins make',
+      fix: expect.stringContaining(`entityctl migrate --plan --tenant ${tenant}`),
+    })
   })
 
   it('knows a running server by its metrics port too: a warning, not a port in use by another program', async () => {
