@@ -178,6 +178,11 @@ export const RequestError = {
     new ServiceError('ServiceUnavailable', `The database cannot serve this request now (SQLSTATE ${sqlState}: out of disk space, memory or another resource, or a system error); nothing of it was saved. Try again later.`, {
       headers: retryAfter(RETRY_UNAVAILABLE_SECONDS),
     }),
+  /** The tenant's schema is not the one this server's plugins make: migrated while it ran. */
+  schemaChanged: () =>
+    new ServiceError('ServiceUnavailable', "This server cannot serve the request: the tenant's schema was changed by a migration under it (plugins other than its own); try again shortly.", {
+      headers: retryAfter(RETRY_UNAVAILABLE_SECONDS),
+    }),
   /** Every connection of the tenant stayed busy for Database:AcquireTimeoutSeconds. */
   noConnection: (seconds?: number) =>
     new ServiceError('ServiceUnavailable', `No database connection of this tenant became free within ${seconds === undefined ? 'Database:AcquireTimeoutSeconds' : `${seconds} s (Database:AcquireTimeoutSeconds)`}; try again shortly.`, {

@@ -56,6 +56,10 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   if (error?.code === '57014') {
     return /statement timeout/.test(error.message ?? '') ? RequestError.queryTimeout() : RequestError.databaseUnavailable()
   }
+  // A table or column of this server's plugins is not in the tenant's database: the schema was
+  // migrated under the running server (`entityctl migrate` with other plugins). Another
+  // instance, started with those plugins, can serve the request; this one must be restarted.
+  if (error?.code === '42703' || error?.code === '42P01') return RequestError.schemaChanged()
   if (!error?.code && error?.message === POOL_TIMEOUT_MESSAGE) return RequestError.noConnection()
   if (isLostConnection(thrown) || error?.code === '53300' ||
     // Refused at connection (database not accepting connections, missing, credentials): FATAL.

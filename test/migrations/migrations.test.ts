@@ -6,7 +6,7 @@
 // serves it; an index made by hand survives. Then many tenants and two instances at once.
 
 import { execFile } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,7 +17,7 @@ import { loadModel } from '../../server/model/load-plugins.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { addUser } from '../../server/auth/user-admin.ts'
-import { ADMIN, call, DEMO_PLUGINS, testDatabaseUrl } from '../support/test-server.ts'
+import { ADMIN, call, DEMO_PLUGINS, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { createManyTenants, type ManyTenants } from '../support/many-tenants.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 
@@ -322,6 +322,35 @@ describe('renames only where the plugin declares them', { timeout: SLOW }, () =>
     expect(applied.tenant).toMatchObject({ status: 'applied', renames: ['property Doc.Body → Doc.Text'], losses: [] })
     expect(await column('Doc', 'Text')).toEqual(['lovelace'])
     expect(await column('Doc', '_Search')).toEqual(["'lovelace':1"])
+  })
+})
+
+describe('a server running while another entityctl migrates its tenant', { timeout: SLOW }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'entityctl-migr-under-'))
+  const plugins = join(dir, 'plugins')
+  let server: TestServer
+
+  beforeAll(async () => {
+    cpSync(DEMO_PLUGINS, plugins, { recursive: true })
+    server = await startTestServer({ pluginsDir: plugins })
+  })
+  afterAll(async () => {
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('answers 503 with Retry-After, not 500, for what its plugins no longer match', async () => {
+    const token = await server.token()
+    const sales = join(plugins, 'sales.ts')
+    writeFileSync(sales, readFileSync(sales, 'utf8').replace("City: p.text().maxLength(60).searchable(),", "Town: p.text().maxLength(60).searchable().renamedFrom('City'),"))
+    const migrated = await entityctl(server.configPath, 'migrate')
+    expect(migrated.code, migrated.stderr).toBe(0)
+
+    const write = await call(`${server.api}/Customers`, { method: 'POST', token, body: { Name: 'Ada', City: 'London' } })
+    expect([write.status, write.body.error.code, write.headers.get('retry-after')]).toEqual([503, 'ServiceUnavailable', '5'])
+    expect(write.body.error.message).toContain("the tenant's schema was changed by a migration under it")
+    const read = await call(`${server.api}/Customers?$select=City`, { token })
+    expect(read.status).toBe(503)
   })
 })
 
