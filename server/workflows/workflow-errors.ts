@@ -30,6 +30,13 @@ export const WorkflowError = {
     new ServiceError('InvalidRequest', `${path} cannot be part of a workflow; send it without Workflow-Id and Workflow-Index.`, {
       target: 'Workflow-Id',
     }),
+  /** A request of a $batch naming a workflow the batch does not: it would be done at once, for good. */
+  inBatchPart: () =>
+    new ServiceError(
+      'InvalidRequest',
+      'Workflow-Id and Workflow-Index go on the $batch request itself, which is then one request of that workflow; a request of the batch cannot name another.',
+      { target: 'Workflow-Id' },
+    ),
   /** Rows a stored request changed were changed outside the workflow since it ran (row versions). */
   changedOutside: (request: RequestRef, details: readonly ErrorDetail[]) =>
     new ServiceError(

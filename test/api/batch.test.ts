@@ -453,6 +453,28 @@ describe('$batch in a workflow', () => {
     expect(await customerNamed('Workflow Batch')).toBe(1)
   })
 
+  it('refuses a request of the batch that names a workflow the batch does not: it would be done for good', async () => {
+    const workflow = await WorkflowClient.start(server.api, admin)
+    const before = await tablesHash()
+    const outside = await jsonBatch([
+      { id: '1', method: 'POST', url: 'Customers', headers: workflow.headers(1), body: { Name: 'Part Named A Workflow' } },
+      { id: '2', method: 'GET', url: 'Customers?$top=1', headers: { 'Workflow-Index': '1' } },
+    ])
+    expect(outside.status, outside.text).toBe(200)
+    expect(outside.body.responses.map((r: any) => [r.status, r.body.error?.code])).toEqual([
+      [400, 'InvalidRequest'],
+      [400, 'InvalidRequest'],
+    ])
+    expect(outside.body.responses[0].body.error.message).toContain('go on the $batch request itself')
+    expect(await tablesHash()).toBe(before)
+
+    // Inside the workflow, a request repeating the batch's own headers is one of its requests.
+    const inside = await jsonBatch([{ id: '1', method: 'POST', url: 'Customers', headers: workflow.headers(1), body: { Name: 'Part Named A Workflow' } }], admin, workflow.headers(1))
+    expect(inside.body.responses[0].status, inside.text).toBe(200)
+    expect(await tablesHash()).toBe(before)
+    expect((await workflow.abort()).status).toBe(200)
+  })
+
   it('fails whole when an atomicity group fails inside a workflow, leaving the workflow as it was', async () => {
     const workflow = await WorkflowClient.start(server.api, admin)
     const answer = await jsonBatch(

@@ -23,6 +23,7 @@ import { refuseAsAlone } from '../../http/odata-headers.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import { metAnotherWrite, translateDatabaseError } from '../../persistence/database-errors.ts'
 import { atomically } from '../../persistence/session.ts'
+import { WorkflowError } from '../../workflows/workflow-errors.ts'
 import { WorkflowSession } from '../../workflows/workflow-session.ts'
 import { multipartBoundary, parseJsonBatch, parseMultipartBatch, type BatchPart, type BatchRequest } from '../parser/batch-parser.ts'
 import { serviceRoot } from '../serializer/urls.ts'
@@ -259,6 +260,7 @@ class BatchRun {
     try {
       const { path, querystring } = this.#resolveUrl(part.url)
       refuseAsAlone({ method: part.method, get: (name) => part.headers[name.toLowerCase()] ?? '' }, part.body !== undefined)
+      this.#refuseOtherWorkflow(part)
       exchange = new PartExchange(this.#ctx, state, part.method, path, querystring, this.#resolveETags(part.headers), this.#resolveBinds(part.body))
       await this.#dispatch(exchange, this.#services)
     } catch (thrown) {
@@ -281,6 +283,18 @@ class BatchRun {
     const body = await exchange.text()
     const type = exchange.type || (body ? 'application/json' : '')
     return { part, status: exchange.status, headers: exchange.headers, type, body }
+  }
+
+  /**
+   * The batch is the workflow's request (workflow-routes.ts), or none: a request of it naming
+   * a workflow would run outside it, done for good. Repeating the batch's own headers, as a
+   * client setting them for every request does, is harmless.
+   */
+  #refuseOtherWorkflow(part: BatchPart): void {
+    for (const name of ['workflow-id', 'workflow-index']) {
+      const given = part.headers[name]?.trim()
+      if (given && given.toLowerCase() !== this.#ctx.get(name).trim().toLowerCase()) throw WorkflowError.inBatchPart()
+    }
   }
 
   /**
