@@ -16,7 +16,7 @@ export const WorkflowError = {
   /** `header`: the one at fault, as the error's target. */
   headers: (problem: string, header: 'Workflow-Id' | 'Workflow-Index' = 'Workflow-Id') => new ServiceError('InvalidRequest', problem, { target: header }),
   /** The same answer for an unknown id and for someone else's workflow: it does not exist for them. */
-  notFound: (id: string, why = 'it was never created here, or it belongs to someone else') =>
+  notFound: (id: string, why = 'it was never created here, belongs to someone else, or was aborted or discarded') =>
     new ServiceError('WorkflowNotFound', `Workflow ${id} does not exist: ${why}.`, { target: 'Workflow-Id' }),
   indexConflict: (given: number, expected: number) =>
     new ServiceError('WorkflowIndexConflict', `Workflow-Index ${given} is out of order: the next index of this workflow is ${expected}.`, {

@@ -44,6 +44,7 @@ import { metAnotherWrite } from '../persistence/database-errors.ts'
 import {
   abortWorkflow,
   createWorkflow,
+  findWorkflow,
   loadAnswer,
   loadReplayable,
   lockWorkflow,
@@ -111,7 +112,12 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow/abort', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id } = requireHeaders(ctx as ApiContext)
-    if (!(await abortWorkflow(plainSql(tenant.pool), id, access.userGuid))) throw WorkflowError.notFound(id)
+    const sql = plainSql(tenant.pool)
+    if (!(await abortWorkflow(sql, id, access.userGuid))) {
+      // Not open: say why (committed, expired), as any other request of it would.
+      requireOpen(id, await findWorkflow(sql, id, access.userGuid), idleMinutes)
+      throw WorkflowError.notFound(id)
+    }
     services.metrics.workflows('aborted')
     ctx.body = { workflowId: id, aborted: true }
   })

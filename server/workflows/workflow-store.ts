@@ -63,10 +63,19 @@ export async function createWorkflow(sql: Sql, id: string, userGuid: string, idl
 }
 
 /** The workflow of this user, locked until the transaction ends: its requests run one at a time. */
-export async function lockWorkflow(sql: Sql, id: string, userGuid: string): Promise<WorkflowRow | undefined> {
+export function lockWorkflow(sql: Sql, id: string, userGuid: string): Promise<WorkflowRow | undefined> {
+  return readWorkflow(sql, id, userGuid, 'for update')
+}
+
+/** The workflow of this user as it stands, unlocked: to say why it cannot be aborted. */
+export function findWorkflow(sql: Sql, id: string, userGuid: string): Promise<WorkflowRow | undefined> {
+  return readWorkflow(sql, id, userGuid, '')
+}
+
+async function readWorkflow(sql: Sql, id: string, userGuid: string, lock: 'for update' | ''): Promise<WorkflowRow | undefined> {
   const [row] = await sql<{ LastIndex: number; Status: 'open' | 'committed'; Expired: boolean }>(
     `select "LastIndex", "Status", "ExpiresAt" <= now() as "Expired"
-       from "_Workflow" where "Id" = $1 and "UserGuid" = $2 for update`,
+       from "_Workflow" where "Id" = $1 and "UserGuid" = $2 ${lock}`,
     [id, userGuid],
   )
   return row && { lastIndex: row.LastIndex, status: row.Status, expired: row.Expired }

@@ -314,6 +314,22 @@ describe('index rules', () => {
     expect((await get(`Customers?$filter=Name eq 'Concurrent' or startswith(Name,'Racer')&$count=true`)).body['@odata.count']).toBe(2)
   })
 
+  it('answers an abort after the commit, or a second abort, with why it cannot be aborted', async () => {
+    const committed = await start()
+    await committed.send('POST', 'Customers', { Name: 'Committed, then aborted' })
+    expect((await committed.commit()).status).toBe(200)
+    const late = await committed.abort(committed.index + 2)
+    expect(late.status).toBe(404)
+    expect(late.body.error).toMatchObject({ code: 'WorkflowNotFound', message: `Workflow ${committed.id} does not exist: it was committed.` })
+    expect((await get(`Customers?$filter=Name eq 'Committed, then aborted'&$count=true`)).body['@odata.count']).toBe(1)
+
+    const aborted = await start()
+    expect((await aborted.abort()).status).toBe(200)
+    const again = await aborted.abort()
+    expect(again.status).toBe(404)
+    expect(again.body.error.message).toContain('or was aborted')
+  })
+
   it('answers a retried commit with its answer again', async () => {
     const workflow = await start()
     await workflow.send('POST', 'Customers', { Name: 'Committed twice' })
