@@ -47,6 +47,17 @@ describe('double parameters', () => {
   })
 })
 
+describe('annotations in an action\'s body', () => {
+  it('are taken on a parameter it declares, as on a property (x@odata.type), and name no other', async () => {
+    const annotated = await call(`${server.api}/Crates/Twice`, { method: 'POST', token, body: { '@odata.context': '$metadata#Crates', 'x@odata.type': '#Double', x: 1.5 } })
+    expect(annotated.status, annotated.text).toBe(200)
+    expect(annotated.body.value).toBe(3)
+    const stray = await call(`${server.api}/Crates/Twice`, { method: 'POST', token, body: { 'y@odata.type': '#Double', x: 1.5 } })
+    expect(stray.status).toBe(400)
+    expect(stray.body.error).toMatchObject({ code: 'InvalidParameter', target: 'y', message: expect.stringContaining("Unknown parameter 'y'") })
+  })
+})
+
 describe('doubles that are not finite', () => {
   it('are refused as parameters, INF and NaN in a URL, 1e400 in a body: no answer could write them back', async () => {
     for (const path of ['Crates/Half(x=INF)', 'Crates/Half(x=-INF)', 'Crates/Half(x=NaN)', 'Crates/Half?x=INF']) {

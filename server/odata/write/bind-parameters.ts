@@ -53,8 +53,9 @@ export function bindParameters(
     }
     input[name] = value
   }
-  // `many@odata.bind` names the parameter many; other annotations (`@odata.type`) are the client's.
-  const given = [...Object.keys(fromBody).filter((name) => !name.startsWith('@')).map((name) => (name.endsWith(BIND) ? name.slice(0, -BIND.length) : name)), ...(inline ?? []).map((arg) => arg.name ?? '')]
+  // `many@odata.bind` names the parameter many, as `by@odata.type` annotates by (OData JSON 20):
+  // annotations are the client's, of the body (`@odata.context`) or of a parameter it declares.
+  const given = [...Object.keys(fromBody).filter((name) => !name.startsWith('@')).map((name) => name.split('@')[0]), ...(inline ?? []).map((arg) => arg.name ?? '')]
   for (const name of given) {
     if (!known.has(name)) throw new ServiceError('InvalidParameter', `Unknown parameter '${name}'; parameters: ${[...known].join(', ') || '(none)'}.`, { target: name })
   }
