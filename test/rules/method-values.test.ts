@@ -58,6 +58,23 @@ describe('annotations in an action\'s body', () => {
   })
 })
 
+describe('text parameters in the query string', () => {
+  it('take null as null, as in the path, and a quoted or bare word as its text', async () => {
+    const cases: [string, string][] = [
+      ['Crates/Shout?word=null', 'nothing'],
+      ['Crates/Shout(word=null)', 'nothing'],
+      ["Crates/Shout?word='null'", 'NULL'],
+      ["Crates/Shout?word='hi'", 'HI'],
+      ['Crates/Shout?word=hi', 'HI'],
+    ]
+    for (const [path, value] of cases) {
+      const response = await call(`${server.api}/${path}`, { token })
+      expect(response.status, response.text).toBe(200)
+      expect(response.body.value, path).toBe(value)
+    }
+  })
+})
+
 describe('doubles that are not finite', () => {
   it('are refused as parameters, INF and NaN in a URL, 1e400 in a body: no answer could write them back', async () => {
     for (const path of ['Crates/Half(x=INF)', 'Crates/Half(x=-INF)', 'Crates/Half(x=NaN)', 'Crates/Half?x=INF']) {

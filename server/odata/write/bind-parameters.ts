@@ -101,7 +101,8 @@ function fromQueryString(context: BodyContext, name: string, decl: PropertyDecl,
   } catch {
     // An unquoted string ('category=Tools') is accepted as the text it is.
   }
-  if (decl.kind === 'scalar' && ['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'].includes(decl.type) && typeof value !== 'string') value = text
+  // `word=null` is the null literal, as in the path; the text null is `word='null'`.
+  if (decl.kind === 'scalar' && ['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'].includes(decl.type) && typeof value !== 'string' && value !== null) value = text
   return checkValue(context, name, decl, value)
 }
 

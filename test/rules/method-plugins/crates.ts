@@ -40,6 +40,9 @@ const Crate = entity('Crate', {
     Verdict: method.read('An enumeration result', { static: true, returns: p.enumeration('Yes', 'No') }, () => 'Yes'),
     Day: method.read('A date result, a JS Date', { static: true, returns: p.date() }, () => new Date('2024-03-01T00:00:00Z')),
     Half: method.read('A double parameter and result', { static: true, params: { x: p.double().required() }, returns: p.double() }, ({ x }) => x / 2),
+    Shout: method.read('A text parameter, which may be null', { static: true, params: { word: p.text() }, returns: p.text() }, ({ word }) =>
+      word === null ? 'nothing' : String(word).toUpperCase(),
+    ),
     Twice: method.modify('A double parameter and result, from a body', { static: true, params: { x: p.double().required() }, returns: p.double() }, ({ x }) => x * 2),
   },
 })
