@@ -45,6 +45,14 @@ export const WorkflowError = {
         'The workflow stays open: abort it and start again from the current data.',
       { details },
     ),
+  /** A request creates an entity under the key of one the workflow deleted (workflow-rebuild.ts refuseRecreated). */
+  recreated: (label: string, deleter: RequestRef) =>
+    new ServiceError(
+      'Conflict',
+      `${label} was deleted by ${describe(deleter)}; a workflow cannot create it again under the same key. ` +
+        'Create it under a new key, or commit the workflow first.',
+      { target: label },
+    ),
   /** A stored request fails when replayed: a permission its user lost since and validation stay what they are, anything else is a conflict. */
   noLongerApplies: (request: RequestRef, error: ServiceError) =>
     error.code === 'Forbidden'

@@ -28,11 +28,11 @@ import { newGuid } from '../persistence/guid.ts'
 import { openUnit } from '../persistence/session.ts'
 import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
 import { SqlParameters } from '../persistence/sql-parameters.ts'
-import type { LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
+import type { FlushedRow, LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
-import { WorkflowError } from './workflow-errors.ts'
+import { WorkflowError, type RequestRef } from './workflow-errors.ts'
 import type { StoredRequest, Touch } from './workflow-store.ts'
 
 export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests: readonly StoredRequest[], actor: PlanActor): Promise<void> {
@@ -127,6 +127,24 @@ function heldRows(model: Model, requests: readonly StoredRequest[]): Map<string,
     }
   }
   return held
+}
+
+/**
+ * A key the workflow deleted is not created again in it: the commit applies every plan to one
+ * unit of work, where the entity deleted and the one created are one entry, and the new one
+ * would be lost. 409 naming the key and the request that deleted it, before it is stored.
+ */
+export function refuseRecreated(model: Model, requests: readonly StoredRequest[], current: RequestRef & { readonly rows: readonly FlushedRow[] }): void {
+  const deletedBy = new Map<string, RequestRef>()
+  for (const request of [...requests, current]) {
+    for (const row of request.rows) {
+      const id = `${row.entity}(${row.key})`
+      if (row.kind === 'delete' && !deletedBy.has(id)) deletedBy.set(id, request)
+      const deleter = deletedBy.get(id)
+      if (row.kind !== 'insert' || !deleter || request !== current) continue
+      throw WorkflowError.recreated(`${model.entities.get(row.entity)?.setName ?? row.entity}(${row.key})`, deleter)
+    }
+  }
 }
 
 /** The rows that existed before the workflow still have the versions it found: one statement, or 409 naming those that do not. */

@@ -36,7 +36,7 @@ import { GUID_PATTERN, newGuid } from '../persistence/guid.ts'
 import type { WorkflowServices as Services } from './workflow-services.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { WorkflowError } from './workflow-errors.ts'
-import { rebuildWorkflow, restoreWorkflow } from './workflow-rebuild.ts'
+import { rebuildWorkflow, refuseRecreated, restoreWorkflow } from './workflow-rebuild.ts'
 import { planActor } from '../writes/plan-actor.ts'
 import { WorkflowSession } from './workflow-session.ts'
 import { inTransaction as inPoolTransaction, plainSql, type Sql } from '../persistence/sql.ts'
@@ -141,10 +141,12 @@ export function workflowStage(services: Services): Middleware<ApiState> {
       if (headers.index > maxRequests) throw WorkflowError.limitExceeded(maxRequests)
 
       await sql('savepoint workflow_replay')
-      await restoreWorkflow(tenant, sql, await loadReplayable(sql, headers.id))
+      const stored = await loadReplayable(sql, headers.id)
+      await restoreWorkflow(tenant, sql, stored)
       const session = new WorkflowSession(tenant, sql)
       live.state.session = session
       await next()
+      refuseRecreated(tenant.model, stored, { index: headers.index, method: live.method, path: live.url, rows: session.rows })
       const answer = answerOf(live)
       await sql('rollback to savepoint workflow_replay')
       // A failure throws before this point and rolls everything back: the workflow stays as it was.

@@ -115,3 +115,36 @@ describe('commit after a concurrent change', () => {
     expect((await get(`OrderLines(${data.lines[0]})?$select=Quantity`)).body.Quantity).toBe(7)
   })
 })
+
+describe('a key the workflow deleted, created again', () => {
+  it('is refused with 409 when the request comes, leaving the workflow as it was: its commit would have lost the new entity', async () => {
+    const data = await saveSalesData(api, token, 6)
+    const customer = (await outside('POST', 'Customers', { Name: 'Deleted and reborn' })).body.Guid
+    const workflow = await WorkflowClient.start(api, token)
+    expect((await workflow.send('DELETE', `Customers(${customer})`)).status).toBe(204)
+    const again = await workflow.send('POST', 'Customers', { Guid: customer, Name: 'Reborn' })
+    expect(again.status, again.text).toBe(409)
+    expect(again.body.error).toMatchObject({ code: 'Conflict', target: `Customers(${customer})` })
+    expect(again.body.error.message).toContain('request 1 of the workflow')
+
+    // In one request too (a $batch of the workflow).
+    const batch = await call(`${api}/$batch`, {
+      method: 'POST',
+      token,
+      headers: workflow.headers(workflow.index + 1),
+      body: {
+        requests: [
+          { id: '1', method: 'DELETE', url: `OrderLines(${data.lines[0]})` },
+          { id: '2', method: 'POST', url: 'OrderLines', body: { Guid: data.lines[0], 'Order@odata.bind': `Orders(${data.order})`, 'Product@odata.bind': `Products(${data.products[0]})`, Quantity: 1 } },
+        ],
+      },
+    })
+    expect(batch.status, batch.text).toBe(409)
+
+    // The workflow is as it was: the delete pending, and it commits.
+    expect((await workflow.get(`Customers?$filter=Guid eq ${customer}&$count=true`)).body['@odata.count']).toBe(0)
+    expect((await workflow.commit()).status).toBe(200)
+    expect((await get(`Customers?$filter=Guid eq ${customer}&$count=true`)).body['@odata.count']).toBe(0)
+    expect((await get(`OrderLines(${data.lines[0]})?$select=Quantity`)).body.Quantity).toBe(2)
+  })
+})
