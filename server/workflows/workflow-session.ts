@@ -17,7 +17,7 @@ export class WorkflowSession implements Session {
   readonly tenant: TenantDatabase
   /** The clock of this request's rules. */
   readonly at: Date
-  /** The Guids this request generated, in order. */
+  /** The Guids this request's writes generated, in order. */
   readonly guids: string[] = []
   /** The rows this request changed or deleted, keyed `Entity(key)`, with the version each had before. */
   readonly touched = new Map<string, Touch>()
@@ -41,33 +41,43 @@ export class WorkflowSession implements Session {
     // Only a plan can be applied again: a write without one has no place in a workflow.
     const { plan, within } = options
     if (!plan) throw new Error('a write inside a workflow must come as a write plan')
-    const unit = this.#unitOfWork()
+    const written: WrittenRow[] = []
+    const flushed: FlushedRow[] = []
+    const guids: string[] = []
+    const unit = this.#unitOfWork(written, flushed, guids)
     return this.#inSavepoint(async () => {
       const result = await work(unit)
       await unit.flush()
       await within?.(this, result)
+      // Only now is the write the request's: one undone after its flush (its reply failed, in a
+      // $batch that goes on) leaves no rows for the next request to put back, and no Guids for
+      // the commit to give the plans after it.
       this.plans.push(plan)
+      this.guids.push(...guids)
+      this.#recordTouched(written)
+      this.rows.push(...flushed)
       return result
     }, 'release')
   }
 
   /** A read-only unit of work: whatever it does is rolled back. */
   read<T>(work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
-    return this.#inSavepoint(() => readOnly(this.#unitOfWork(), work), 'rollback')
+    return this.#inSavepoint(() => readOnly(this.#unitOfWork([], [], []), work), 'rollback')
   }
 
-  #unitOfWork(): UnitOfWork {
+  #unitOfWork(written: WrittenRow[], flushed: FlushedRow[], guids: string[]): UnitOfWork {
     return openUnit(this.tenant, this.#sql, {
-      pins: { now: this.at, newGuid: () => this.#nextGuid() },
-      onWrite: (rows) => this.#recordTouched(rows),
-      onFlush: (rows) => this.rows.push(...rows),
+      pins: {
+        now: this.at,
+        newGuid: () => {
+          const guid = newGuid(this.at.getTime())
+          guids.push(guid)
+          return guid
+        },
+      },
+      onWrite: (rows) => written.push(...rows),
+      onFlush: (rows) => flushed.push(...rows),
     })
-  }
-
-  #nextGuid(): string {
-    const guid = newGuid(this.at.getTime())
-    this.guids.push(guid)
-    return guid
   }
 
   #recordTouched(rows: readonly WrittenRow[]): void {

@@ -475,6 +475,31 @@ describe('$batch in a workflow', () => {
     expect((await workflow.abort()).status).toBe(200)
   })
 
+  it('keeps nothing of a request that failed after its write (its reply), in what the workflow shows or commits', async () => {
+    const workflow = await WorkflowClient.start(server.api, admin)
+    // The reply's expanded $filter overflows on the data: the write is undone, the batch goes on.
+    const failing = `Customers?$expand=Orders($filter=Number mul 2147483647 mul 2147483647 eq 1)`
+    const answer = await jsonBatch(
+      [
+        { id: '1', method: 'POST', url: failing, body: { Name: 'Undone In Workflow', Orders: [{ Number: 9731 }] } },
+        { id: '2', method: 'POST', url: 'Customers', body: { Name: 'Kept In Workflow' } },
+      ],
+      admin,
+      workflow.headers(1),
+    )
+    expect(answer.body.responses.map((r: any) => r.status), answer.text).toEqual([400, 200])
+    const kept = answer.body.responses[1].body.Guid
+    workflow.index = 1
+    const seen = await workflow.get(`Customers?$filter=endswith(Name,' In Workflow')&$select=Name`)
+    expect(seen.body.value).toMatchObject([{ Guid: kept, Name: 'Kept In Workflow' }])
+    expect((await workflow.get('Orders?$filter=Number eq 9731&$count=true')).body['@odata.count']).toBe(0)
+    expect((await workflow.commit()).status).toBe(200)
+    expect(await customerNamed('Undone In Workflow')).toBe(0)
+    // Saved under the key the workflow gave it, not one the undone write had taken.
+    const { rows } = await pool.query(`select "Guid"::text as "Guid" from "Customer" where "Name" = 'Kept In Workflow'`)
+    expect(rows).toEqual([{ Guid: kept }])
+  })
+
   it('fails whole when an atomicity group fails inside a workflow, leaving the workflow as it was', async () => {
     const workflow = await WorkflowClient.start(server.api, admin)
     const answer = await jsonBatch(
