@@ -500,6 +500,25 @@ describe('$batch in a workflow', () => {
     expect(rows).toEqual([{ Guid: kept }])
   })
 
+  it('fails whole when a request of an atomicity group fails its dependency inside a workflow: no half group', async () => {
+    const workflow = await WorkflowClient.start(server.api, admin)
+    const answer = await jsonBatch(
+      [
+        { id: 'a', method: 'POST', url: 'Customers', body: { Name: 'x', CreditLimit: 'lots' } },
+        { id: 'g1', method: 'POST', url: 'Customers', body: { Name: 'Half Group' }, atomicityGroup: 'g' },
+        { id: 'g2', method: 'POST', url: 'Customers', body: { Name: 'Other Half' }, atomicityGroup: 'g', dependsOn: ['a'] },
+      ],
+      admin,
+      workflow.headers(1),
+    )
+    expect(answer.status, answer.text).toBe(424)
+    expect(answer.body.error.code).toBe('FailedDependency')
+    const next = await workflow.at(1, 'GET', `Customers?$filter=Name eq 'Half Group' or Name eq 'Other Half'`)
+    expect(next.status).toBe(200)
+    expect(next.body.value).toEqual([])
+    expect((await workflow.abort(2)).status).toBe(200)
+  })
+
   it('fails whole when an atomicity group fails inside a workflow, leaving the workflow as it was', async () => {
     const workflow = await WorkflowClient.start(server.api, admin)
     const answer = await jsonBatch(

@@ -245,8 +245,11 @@ class BatchRun {
   async #runPart(part: BatchPart, state: ApiState, failsTheBatch = false): Promise<PartAnswer> {
     const failedDependency = part.dependsOn.find((id) => this.#failed.has(id))
     if (failedDependency) {
+      const error = new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`)
+      // Inside a workflow a group's parts run on its session as they come: only a throw undoes those before.
+      if (failsTheBatch) throw error
       this.#failed.add(part.id)
-      return this.#failure(part, new ServiceError('FailedDependency', `Request '${part.id}' depends on '${failedDependency}', which failed.`))
+      return this.#failure(part, error)
     }
     if (part.condition !== undefined) {
       // OData JSON 4.01 §19.1: a service that does not evaluate `if` fails the request with 424
