@@ -135,6 +135,25 @@ describe('JSON $batch (4.01)', () => {
     expect(await customerNamed('Batch One')).toBe(1)
   })
 
+  it('binds an entity reference to an earlier request, {"@odata.id": "$<id>"}, as the request alone binds one', async () => {
+    const answer = await jsonBatch([
+      { id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Referenced By Id' } },
+      { id: 'o', method: 'POST', url: 'Orders?$select=Number&$expand=Customer($select=Name)', body: { Number: 7401, Customer: { '@odata.id': '$c' } } },
+    ])
+    expect(answer.body.responses[1], answer.text).toMatchObject({ status: 200, body: { Number: 7401, Customer: { Name: 'Referenced By Id' } } })
+    expect(await customerNamed('Referenced By Id')).toBe(1)
+    const customer = answer.body.responses[0].body.Guid
+    const alone = await call(`${server.api}/Orders?$select=Number&$expand=Customer($select=Name)`, {
+      method: 'POST',
+      token: admin,
+      body: { Number: 7402, Customer: { '@odata.id': `Customers(${customer})` } },
+    })
+    expect(alone.body, alone.text).toMatchObject({ Number: 7402, Customer: { Guid: customer, Name: 'Referenced By Id' } })
+    const wrongSet = await call(`${server.api}/Orders`, { method: 'POST', token: admin, body: { Number: 7403, Customer: { '@odata.id': `Orders(${customer})` } } })
+    expect(wrongSet.status).toBe(400)
+    expect(wrongSet.body.error.details).toMatchObject([{ target: 'Customer', message: expect.stringContaining('does not address a Customer') }])
+  })
+
   it('writes nothing of an atomicity group one of whose requests fails, and answers its dependents 424', async () => {
     const before = await tablesHash()
     const answer = await jsonBatch([
