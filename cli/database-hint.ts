@@ -26,6 +26,8 @@ export function unreachable(error: unknown, config: Config, tenants: Iterable<st
     const where = serverOf(connection)
     return new CliError(`Cannot reach the database${where ? ` at ${where}` : ''} (${message}). Check ${option}.`, { code: 'DatabaseUnreachable' })
   }
+  const missing = missingTenantDatabase(error, cause.code, config, tenants)
+  if (missing) return missing
   const suspects: Setting[] = [...tenants]
     .map((name) => config.Tenants.get(name))
     .filter((tenant) => tenant?.ConnectionString)
@@ -42,6 +44,23 @@ export function unreachable(error: unknown, config: Config, tenants: Iterable<st
   const message = (error as Error)?.message || cause.code
   return new CliError(
     `Cannot reach the database${where ? ` at ${where}` : ''} (${message}). Check ${setting.key}${embedded} in ${config.path} (or $${setting.key.replaceAll(':', '__')}).`,
+    { code: 'DatabaseUnreachable' },
+  )
+}
+
+/**
+ * A tenant database that does not exist (3D000) on a server that answers: the tenant's
+ * Database setting is the one to check, not the server's connection string.
+ */
+function missingTenantDatabase(error: unknown, code: string, config: Config, tenants: Iterable<string>): CliError | undefined {
+  if (code !== '3D000') return undefined
+  const database = /database "([^"]+)" does not exist/.exec((error as Error)?.message ?? '')?.[1]
+  const tenant = [...tenants].map((name) => config.Tenants.get(name)).find((t) => t && !t.ConnectionString && t.Database === database)
+  if (!tenant) return undefined
+  const where = serverOf(config.Database.ConnectionString || `postgres://127.0.0.1:${config.Database.EmbeddedPort}`)
+  const key = `Tenants:${tenant.name}:Database`
+  return new CliError(
+    `The database ${database} of tenant '${tenant.name}' does not exist${where ? ` on ${where}` : ''}. Check ${key} in ${config.path} (or $${key.replaceAll(':', '__')}), or restore the tenant from a backup.`,
     { code: 'DatabaseUnreachable' },
   )
 }

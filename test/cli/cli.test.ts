@@ -245,6 +245,15 @@ describe('a database that cannot be reached', () => {
     expect(metrics.json().error.message).toBe('Cannot listen on 192.0.2.1: it is not an address of this machine (EADDRNOTAVAIL); check Server:MetricsHost.')
   })
 
+  it('names the tenant and its Database setting when its database does not exist on a server that answers', { timeout: SLOW }, async () => {
+    const config = writeConfig('missing-database.json', { Tenants: { gone: { Database: 'entityctl_gone_nowhere', EncryptionKey: key() } } })
+    const [users, serve] = await Promise.all([entityctl(config, 'user', 'list', '--tenant', 'gone', '--json'), entityctl(config, 'serve', '--port', '0', '--json')])
+    const server = new URL(TEST_DATABASE_URL)
+    const message = `The database entityctl_gone_nowhere of tenant 'gone' does not exist on ${server.hostname}:${server.port || 5432}. Check Tenants:gone:Database in ${config} (or $Tenants__gone__Database), or restore the tenant from a backup.`
+    expect([users.code, users.json().error]).toEqual([1, { code: 'DatabaseUnreachable', message }])
+    expect([serve.code, serve.json().error]).toEqual([1, { code: 'DatabaseUnreachable', message }])
+  })
+
   it('names the option of a database given on the command line, without its password', { timeout: SLOW }, async () => {
     const config = writeConfig('move-down.json', { Tenants: { acme: { EncryptionKey: key() } } })
     const result = await entityctl(config, 'tenant', 'move', 'acme', '--to', 'postgres://postgres:secret-pw@127.0.0.1:1/acme', '--json')
