@@ -67,6 +67,18 @@ describe('a single property', () => {
     expect((await get(`Orders(${orders[1]})/Title`)).body.value).toBe('Order 2')
   })
 
+  it('answers 204 for a single-valued navigation that relates no entity, and 404 when its entity does not exist', async () => {
+    const root = (await post('Roles', { Name: 'Paths root' })).Guid
+    const child = (await post('Roles', { Name: 'Paths child', 'Parent@odata.bind': `Roles(${root})` })).Guid
+    for (const path of [`Roles(${root})/Parent`, `Roles(${root})/Parent/$ref`, `Roles/${root}/Parent?$select=Name`]) {
+      const answer = await get(path)
+      expect([answer.status, answer.text], path).toEqual([204, ''])
+    }
+    expect((await get(`Roles(${child})/Parent?$select=Name`)).body.Name).toBe('Paths root')
+    expect((await get(`Roles(${MISSING})/Parent`)).status).toBe(404)
+    expect((await get(`Roles(${MISSING})/Parent/$ref`)).status).toBe(404)
+  })
+
   it('answers 404 for an unknown entity or property, and 400 for query options that shape entities', async () => {
     expect((await get(`Customers(${MISSING})/Name`)).status).toBe(404)
     expect((await get(`Orders(${MISSING})/Customer/Name`)).status).toBe(404)

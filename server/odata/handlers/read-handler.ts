@@ -19,7 +19,7 @@ import type { BoundCollectionRead, BoundEntityByKey, ParentLink } from '../seman
 import { authorize, type BoundRead } from '../semantic/authorize.ts'
 import { planCollectionRead, planCount, planEntityRead, type CollectionPlan, type EntityPlan, type ReadPlanLimits } from '../plan/read-plan.ts'
 import type { PreparedRead } from '../plan/read-plan-cache.ts'
-import { compileCollectionRead, compileCount, compileEntityRead, type CompiledRead } from '../sql/compile-read.ts'
+import { compileCollectionRead, compileCount, compileEntityRead, compileParentExists, type CompiledRead } from '../sql/compile-read.ts'
 import { finishEntities, needsFinishing, type Finishing } from '../serializer/finish-entities.ts'
 import { entityAnswer } from '../serializer/entity-answer.ts'
 import { typeAnnotation } from '../serializer/type-annotation.ts'
@@ -89,6 +89,11 @@ export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<vo
     return
   }
   const found = await runEntityRead(scope, plan, statement, context)
+  if (!found && target.kind === 'entity' && target.parent && !target.key && (await parentExists(scope, target.parent))) {
+    // A single-valued navigation that relates no entity (OData 4.01 Part 1 §11.2.7): 204.
+    ctx.status = 204
+    return
+  }
   if (!found) throw target.parent ? parentOrNavigationNotFound(target) : RequestError.notFound(`${target.entity.setName}(${target.kind === 'entity' ? target.key : '…'}) does not exist.`)
   ctx.set('ETag', found.etag)
   if (matchesNoneOf(ctx.get('If-None-Match'), found.etag)) {
@@ -196,6 +201,12 @@ async function readProperty(ctx: Exchange, scope: RequestScope, target: Property
   const type = annotation ? `"@odata.type":${JSON.stringify(annotation)},` : ''
   ctx.type = jsonContentType(scope.format)
   ctx.body = headless(ctx, `{${context}${type}"value":${written}}`)
+}
+
+async function parentExists(scope: RequestScope, parent: ParentLink): Promise<boolean> {
+  const statement = compileParentExists(parent)
+  const [row] = await scope.session.query<{ exists: boolean }>(statement.sql, statement.params)
+  return row.exists
 }
 
 /** `Customers(<key>)/Orders` for a customer that does not exist. */

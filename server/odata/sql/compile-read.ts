@@ -174,6 +174,15 @@ function countOf(builder: SqlBuilder, read: BoundCollectionRead, alias: string, 
   return `select count(*)::text from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}`
 }
 
+/**
+ * Whether the entity a navigation path starts from exists: `Roles(<key>)/Parent` that finds no
+ * parent is a role without one (204), or no such role (404).
+ */
+export function compileParentExists(parent: ParentLink): CompiledQuery {
+  const builder = new SqlBuilder()
+  return { sql: `select exists (select 1 from ${ident(parent.navigation.entity.table)} p where p."Guid" = ${builder.param(parent.key, 'guid')}) as "exists"`, params: builder.params }
+}
+
 /** Customers(<key>)/Orders → the orders whose Customer is <key>; Orders(<key>)/Customer → that order's customer. */
 function parentCondition(builder: SqlBuilder, parent: ParentLink | undefined, alias: string, keyParam?: string): string[] {
   if (!parent) return []
