@@ -23,7 +23,7 @@
 import { RequestError, ServiceError, type ErrorDetail } from '../errors.ts'
 import type { EntityModel, Model } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
-import { translateDatabaseError } from '../persistence/database-errors.ts'
+import { metAnotherWrite, translateDatabaseError } from '../persistence/database-errors.ts'
 import { newGuid } from '../persistence/guid.ts'
 import { openUnit } from '../persistence/session.ts'
 import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
@@ -39,7 +39,8 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
   if (requests.length === 0) return
   // Rows changed outside first: a stored request that now fails its rules on them fails
   // because its data no longer stands (409), not because of what the client sent (400).
-  await requireUnchanged(tenant.model, sql, [...heldRows(tenant.model, requests).values()].filter((row) => row.existed))
+  const existed = [...heldRows(tenant.model, requests).values()].filter((row) => row.existed)
+  await requireUnchanged(tenant.model, sql, existed)
   const touched = new Map<string, Touch>()
   const unit = openUnit(tenant, sql, {
     onWrite: (rows) => {
@@ -64,9 +65,16 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     const changed = changesOutside(tenant.model, request.touched, touched)
     if (changed.length > 0) throw WorkflowError.changedOutside(request, changed)
   }
+  await sql('savepoint workflow_flush')
   try {
     await unit.flush()
   } catch (error) {
+    if (metAnotherWrite(error)) {
+      // Another write of these rows committed while this one waited for them: name its rows,
+      // as the commit sent again would, rather than only asking for it to be sent again.
+      await sql('rollback to savepoint workflow_flush')
+      await requireUnchanged(tenant.model, sql, existed)
+    }
     throw noLongerApplies(requests.at(-1)!, error)
   }
 }

@@ -2,6 +2,7 @@
 // changed, nothing saved, the workflow still open. And an open workflow blocks nobody.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tenantPool } from '../auth/helpers.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { saveSalesData, WorkflowClient } from './helpers.ts'
 
@@ -113,6 +114,41 @@ describe('commit after a concurrent change', () => {
     expect((await workflow.commit()).status).toBe(200)
     expect((await get(`Customers(${data.customer})?$select=City`)).body.City).toBe('Basel')
     expect((await get(`OrderLines(${data.lines[0]})?$select=Quantity`)).body.Quantity).toBe(7)
+  })
+})
+
+describe('a commit racing another write of its rows', () => {
+  it('is 409 naming the rows the other write changed, as the next try would', async () => {
+    const data = await saveSalesData(api, token, 8)
+    const workflow = await WorkflowClient.start(api, token)
+    expect((await workflow.send('PATCH', `Customers(${data.customer})`, { City: 'Inside' })).status).toBe(204)
+    // Another writer changes the customer and holds its row until the commit waits for it.
+    const pool = tenantPool(server)
+    const other = await pool.connect()
+    try {
+      await other.query('begin')
+      await other.query(`update "Customer" set "City" = 'Outside', "_Version" = "_Version" + 1 where "Guid" = $1`, [data.customer])
+      const commit = workflow.commit()
+      for (;;) {
+        const { rows } = await other.query(
+          "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
+        )
+        if (rows[0].waiting > 0) break
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      await other.query('commit')
+      const answer = await commit
+      expect(answer.status, answer.text).toBe(409)
+      expect(answer.body.error.message).toContain('changes were changed outside the workflow since')
+      expect(answer.body.error.details).toContainEqual(
+        expect.objectContaining({ target: `Customers(${data.customer})`, message: expect.stringContaining('row version 1 when the workflow changed it, 2 now') }),
+      )
+    } finally {
+      other.release()
+      await pool.end()
+    }
+    expect((await get(`Customers(${data.customer})?$select=City`)).body.City).toBe('Outside')
+    expect((await workflow.abort()).status).toBe(200)
   })
 })
 
