@@ -266,6 +266,14 @@ describe('JSON $batch (4.01)', () => {
     expect((await call(`${server.api}/Customers(${key})?$select=City`, { token: admin })).body.City).toBe('Third')
   })
 
+  it('answers a HEAD request with the headers of its GET and no body, as alone', async () => {
+    const answer = await jsonBatch([{ id: 'h', method: 'HEAD', url: 'Customers?$top=1' }])
+    expect(answer.status, answer.text).toBe(200)
+    const [head] = answer.body.responses
+    expect(head).toMatchObject({ id: 'h', status: 200, headers: { 'content-type': expect.stringMatching(/^application\/json/) } })
+    expect(head).not.toHaveProperty('body')
+  })
+
   it('checks If-Match per request', async () => {
     const created = await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Etag Part' } })
     const key = created.body.Guid

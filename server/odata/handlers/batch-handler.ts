@@ -283,8 +283,10 @@ class BatchRun {
     if (location) this.#created.set(part.id, location.slice(serviceRoot(this.#ctx, this.#services).length))
     const etag = exchange.headers.get('ETag')
     if (etag) this.#etags.set(part.id, etag)
-    const body = await exchange.text()
-    const type = exchange.type || (body ? 'application/json' : '')
+    const text = await exchange.text()
+    const type = exchange.type || (text ? 'application/json' : '')
+    // As HTTP answers a HEAD alone: the GET's status and headers, no body.
+    const body = part.method === 'HEAD' ? '' : text
     return { part, status: exchange.status, headers: exchange.headers, type, body }
   }
 
