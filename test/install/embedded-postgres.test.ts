@@ -151,6 +151,32 @@ describe('embedded PostgreSQL', () => {
     expect(await isEmbeddedRunning(fresh)).toBeUndefined()
   })
 
+  test('a server whose owner was killed is taken over by the next process, which stops it', async () => {
+    const folder = join(root, 'orphaned')
+    const folderPort = await freePort()
+    const module = new URL('../../server/persistence/embedded-postgres/start-embedded.ts', import.meta.url).pathname
+    const owner = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { startEmbeddedPostgres } = await import(${JSON.stringify(module)})
+      const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(folder)}, port: ${folderPort} })
+      console.log(server.pid)
+      setInterval(() => {}, 1000)
+    `], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const pid = Number(await new Promise<string>((resolve) => owner.stdout!.once('data', (chunk) => resolve(String(chunk)))))
+    const gone = new Promise((resolve) => owner.once('exit', resolve))
+    owner.kill('SIGKILL')
+    await gone
+    expect((await isEmbeddedRunning(folder))?.pid).toBe(pid)
+
+    try {
+      const next = await startEmbeddedPostgres({ dataDir: folder, port: folderPort })
+      expect([next.owned, next.pid]).toEqual([true, pid])
+      await next.stop()
+      expect(await isEmbeddedRunning(folder)).toBeUndefined()
+    } finally {
+      await stopEmbeddedPostgres(folder).catch(() => {})
+    }
+  })
+
   test('a non-empty folder that is no cluster is refused', async () => {
     writeFileSync(join(root, 'placeholder'), '')
     await expect(startEmbeddedPostgres({ dataDir: root, port })).rejects.toThrow(/holds no PostgreSQL cluster/)

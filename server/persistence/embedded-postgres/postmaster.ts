@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process'
 import { chownSync, closeSync, existsSync, openSync, readFileSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { platform } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import pg from 'pg'
 import { postgresEnv } from './binaries.ts'
 import type { Binaries } from './binaries.ts'
@@ -264,6 +264,28 @@ function newLog(dataDir: string, from: number): string {
  * The owner's stop. If other processes are still connected (a server that started while our
  * CLI command held the database), the server is left running for them rather than pulled away.
  */
+/**
+ * Whether the server `pid` was left running by the process that started it, which ended
+ * without stopping it (killed, crashed, stopped by a signal before it served): its parent is
+ * then no longer Node.js but whoever adopted it (init, a subreaper). Such a server is nobody's:
+ * the next process to reuse it takes it over (`adopt`). undefined when `ps` cannot tell.
+ */
+export function isOrphaned(pid: number): boolean | undefined {
+  const parent = spawnSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' })
+  const ppid = Number(parent.stdout?.trim())
+  if (parent.status !== 0 || !Number.isInteger(ppid) || ppid <= 0) return undefined
+  const command = spawnSync('ps', ['-o', 'args=', '-p', String(ppid)], { encoding: 'utf8' })
+  if (command.status !== 0) return true
+  return !/^node/.test(basename(command.stdout.trim().split(/\s+/)[0] ?? ''))
+}
+
+/** Takes over a server nobody owns (isOrphaned): it is stopped as if this process had started it. */
+export function adopt(running: RunningEmbedded, dataDir: string, logger: EmbeddedLogger): EmbeddedPostgres {
+  logger.info(`taking over the embedded PostgreSQL left running by a process that ended without stopping it (pid ${running.pid}, port ${running.port})`)
+  let stopping: Promise<void> | undefined
+  return { ...running, owned: true, stop: () => (stopping ??= stopOwned(running.pid, running.connectionString, dataDir, logger)) }
+}
+
 async function stopOwned(pid: number, url: string, dataDir: string, logger: EmbeddedLogger): Promise<void> {
   if (!isAlive(pid)) return
   const others = await otherClients(url)

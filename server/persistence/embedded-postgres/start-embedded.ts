@@ -11,7 +11,8 @@
 //
 // One data folder, one server: the first process to ask starts it and owns it; any other
 // process (the CLI while `entityctl serve` runs, or a second server) finds it through
-// postmaster.pid and a connection, reuses it, and never stops it.
+// postmaster.pid and a connection, reuses it, and never stops it. A server whose owner ended
+// without stopping it (killed, crashed) is taken over by the next process that finds it.
 //
 // Root in a private folder. As root the server runs as 'postgres', which must be able to
 // enter every folder above the binaries and the data folder. A project cloned into a folder
@@ -39,7 +40,7 @@ import { join, resolve } from 'node:path'
 import { findBinaries } from './binaries.ts'
 import { hasCluster, initialiseCluster, placeDataDir } from './data-folder.ts'
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts'
-import { findRunning, isAlive, isPostmasterOf, launch, LockTaken, readPidFile, shutdown } from './postmaster.ts'
+import { adopt, findRunning, isAlive, isOrphaned, isPostmasterOf, launch, LockTaken, readPidFile, shutdown } from './postmaster.ts'
 import { canEnter, lookupUser, postgresUser } from './postgres-user.ts'
 
 export { EmbeddedPostgresError }
@@ -113,6 +114,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (running.port !== options.port) {
         logger.warn(`embedded PostgreSQL for ${dataDir} already runs on port ${running.port}, not ${options.port}; using it`)
       }
+      if (isOrphaned(running.pid)) return adopt(running, dataDir, logger)
       logger.info(`reusing the embedded PostgreSQL already running (pid ${running.pid}, port ${running.port})`)
       return {
         connectionString: running.connectionString,
