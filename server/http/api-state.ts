@@ -15,6 +15,8 @@ export class ApiState {
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session
+  /** The workflow and index the request names (workflows/workflow-routes.ts), for its log line. */
+  workflow?: { readonly id: string; readonly index?: number }
   /** Aborted when the client goes away before its answer (client-disconnect.ts). */
   signal?: AbortSignal
   readonly #root: Logger

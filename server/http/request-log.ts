@@ -1,5 +1,6 @@
 // Gives every request an id and its state (ApiState, whose logger carries the id), and logs
-// one line when it ends: method, path, status, duration. Query strings are logged; bodies
+// one line when it ends: method, path, status, duration (and the workflow and index it names,
+// so a workflow's requests and its commit can be followed). Query strings are logged; bodies
 // and headers are not, so secrets (passwords, tokens) never reach the log. The same moment
 // counts the request for the metrics (metrics/metrics.ts; nothing when they are off).
 
@@ -20,7 +21,8 @@ export function requestLog(logger: Logger, metrics: Metrics) {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
       const tenant = ctx.state.access?.tenant
-      logger.info({ requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant }, 'request')
+      const { id: workflow, index: workflowIndex } = ctx.state.workflow ?? {}
+      logger.info({ requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant, workflow, workflowIndex }, 'request')
       metrics.requestEnded(ctx.method, ctx.path, ctx.status, tenant, ms / 1000)
     }
   }

@@ -74,6 +74,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const id = newGuid()
+    ctx.state.workflow = { id }
     await createWorkflow(plainSql(tenant.pool), id, access.userGuid, idleMinutes)
     services.metrics.workflows('created')
     ctx.body = {
@@ -87,6 +88,7 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   router.post('/workflow/commit', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const { id, index } = requireHeaders(ctx as ApiContext)
+    ctx.state.workflow = { id, index }
     let retried = false
     let wroteAccess = false
     await inTransaction(tenant, async (sql) => {
@@ -111,7 +113,8 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
   // Aborting is always possible: the index is required but not checked against the sequence.
   router.post('/workflow/abort', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
-    const { id } = requireHeaders(ctx as ApiContext)
+    const { id, index } = requireHeaders(ctx as ApiContext)
+    ctx.state.workflow = { id, index }
     const sql = plainSql(tenant.pool)
     if (!(await abortWorkflow(sql, id, access.userGuid))) {
       // Not open: say why (committed, expired), as any other request of it would.
@@ -133,6 +136,7 @@ export function workflowStage(services: Services): Middleware<ApiState> {
     const headers = workflowHeaders(ctx as ApiContext)
     if (!headers) return next()
     const live = ctx as ApiContext
+    live.state.workflow = headers
     const { tenant, access } = signedIn(live)
     await inTransaction(tenant, async (sql) => {
       const open = requireOpen(headers.id, await lockWorkflow(sql, headers.id, access.userGuid), idleMinutes)
