@@ -61,7 +61,8 @@ const CASES: [url: string, sql: string, params: unknown[], keySlots: number[]][]
   // An expand's count reads the members' relation as compiled once: its parameter is the page's.
   [
     'Orders?$top=1&$expand=Lines($select=Quantity;$filter=Quantity ge 2;$top=3;$count=true)',
-    `${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), ['Lines', `(select coalesce('[' || string_agg(${OBJECT(ETAG('t1'), COLUMN('t1', 'Guid'), COLUMN('t1', 'Quantity'))}, ',' order by t1."@o0") || ']', '[]') from (select t1.*, t1."Guid" as "@o0" from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int order by t1."Guid" limit 3) t1)`], ['Lines@odata.count', `(select count(*)::text from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int)`])} as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0   order by t0."Guid" limit 1) t0 order by t0."@o0" offset 0) j`,
+    // The count first: control information precedes the property it is about.
+    `${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), ['Lines@odata.count', `(select count(*)::text from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int)`], ['Lines', `(select coalesce('[' || string_agg(${OBJECT(ETAG('t1'), COLUMN('t1', 'Guid'), COLUMN('t1', 'Quantity'))}, ',' order by t1."@o0") || ']', '[]') from (select t1.*, t1."Guid" as "@o0" from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int order by t1."Guid" limit 3) t1)`])} as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0   order by t0."Guid" limit 1) t0 order by t0."@o0" offset 0) j`,
     [2],
     [],
   ],
