@@ -353,6 +353,13 @@ describe('protocol errors', () => {
     expect(response.headers.get('allow')).toContain('PATCH')
   })
 
+  it('answers a write to Responsibilities 405, saying why and where they come from', async () => {
+    const response = await call(`${api}/Responsibilities`, { method: 'POST', token, body: { Name: 'Mine' } })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('GET')
+    expect(response.body.error.message).toBe('Responsibilities are read only here: plugins declare them and `entityctl responsibility sync` writes them; allowed: GET.')
+  })
+
   it('answers 405 with Allow for a method a fixed route does not take, whatever the case of its path', async () => {
     const cases: [string, string, string][] = [
       ['GET', 'auth/signin', 'POST'],

@@ -7,7 +7,7 @@
 // whether the entity exists, whether its ETag still matches, which members a cascade reaches.
 
 import type { AccessContext } from '../../auth/access-context.ts'
-import { QueryError, RequestError } from '../../errors.ts'
+import { QueryError, RequestError, ServiceError } from '../../errors.ts'
 import { KEY, writableOverApi, type CollectionProperty, type EntityModel, type Model, type ReferenceProperty } from '../../model/model.ts'
 import type { NamingPolicy } from '../../model/naming.ts'
 import { writePlan, type CreateOperation, type WritePlan } from '../../writes/write-plan.ts'
@@ -354,7 +354,7 @@ function entityTags(text: string, header: string): readonly string[] {
 /** Responsibilities come from plugins: `responsibility sync` owns that table (writableOverApi). */
 function requireSystemWritable(entity: EntityModel): void {
   if (!writableOverApi(entity)) {
-    throw RequestError.methodNotAllowed('write', 'Responsibilities', ['GET'])
+    throw new ServiceError('MethodNotAllowed', `Responsibilities are read only here: plugins declare them and \`entityctl responsibility sync\` writes them; allowed: GET.`, { headers: { Allow: 'GET' } })
   }
 }
 
