@@ -28,8 +28,8 @@ export function keys(options: { json?: boolean }): void {
   printResult(options, rows, () => {
     const lines = ['| Key | Type | Default | Meaning |', '|---|---|---|---|']
     for (const row of rows) {
-      const tenant = row.key.startsWith('Tenants:')
-      const def = tenant ? '' : row.default === null ? ' (required)' : ` \`${String(row.default)}\``
+      // A tenant key without a default has none to show; JWT:SigningKey has none because it is required.
+      const def = row.default !== null ? ` \`${String(row.default)}\`` : row.key.startsWith('Tenants:') ? '' : ' (required)'
       lines.push(`| \`${row.key}\` | ${row.type} |${def} | ${row.doc} |`)
     }
     return lines.join('\n')

@@ -144,6 +144,11 @@ describe('usage and configuration errors exit 2', () => {
     expect(keys.json()).toContainEqual({ key: 'Server:Port', type: 'integer', default: 8080, doc: expect.any(String) })
     expect(keys.json()).toContainEqual({ key: 'JWT:SigningKey', type: 'secret', default: null, doc: expect.any(String) })
     expect(markdown.stdout).toContain('| `Server:Port` | integer | `8080` |')
+    // The README's Configuration reference is this table, as it says.
+    const readme = readFileSync(join(root, 'README.md'), 'utf8')
+    const section = readme.slice(readme.indexOf('## Configuration reference'))
+    const rows = (text: string) => text.split('\n').filter((line) => line.startsWith('| `'))
+    expect(rows(section.slice(0, section.indexOf('\n\n', section.indexOf('| Key |'))))).toEqual(rows(markdown.stdout))
   })
 })
 
