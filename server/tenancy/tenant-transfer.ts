@@ -2,7 +2,8 @@
 // checks are tenant-backup.ts; here the files, the databases and the config entries.
 
 import { constants, createReadStream, createWriteStream } from 'node:fs'
-import { access, rename, rm } from 'node:fs/promises'
+import { access, rename, rm, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
@@ -46,6 +47,7 @@ export async function backupTenant(config: Config, serverUrl: string, name: stri
   // A key that does not open the data would make a backup nobody can read.
   await verifyEncryptionKey(name, url, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
   if (tenant.PreviousEncryptionKey) throw new TenantAdminError(`Tenant '${name}' is in the middle of a key rotation; finish it with \`entityctl tenant rotate-key ${name}\` first.`)
+  await checkBackupTarget(file, name)
   const keyFile = `${file}.key`
   await writeKeyFile(keyFile, tenant.EncryptionKey)
   const temporary = `${file}.${process.pid}.partial`
@@ -63,6 +65,17 @@ export async function backupTenant(config: Config, serverUrl: string, name: stri
     await rm(temporary, { force: true })
     throw error
   }
+}
+
+/**
+ * Refuses a backup file that cannot be written before anything is: a folder given as the file
+ * (`--out /tmp` wrote the key to /tmp.key, then failed), or one in a folder that does not exist.
+ */
+async function checkBackupTarget(file: string, tenant: string): Promise<void> {
+  const target = await stat(file).catch(() => undefined)
+  if (target?.isDirectory()) throw new TenantAdminError(`${file} is a folder: name the backup file in it (e.g. ${join(file, `${tenant}.entityctl-backup`)}).`)
+  const folder = await stat(dirname(file)).catch(() => undefined)
+  if (!folder?.isDirectory()) throw new TenantAdminError(`Cannot write the backup ${file}: the folder ${dirname(file)} does not exist.`)
 }
 
 export interface RestoreResult {

@@ -5,7 +5,7 @@
 // process started on the same config afterwards. Every database made here is dropped.
 
 import { execFile, spawn, spawnSync } from 'node:child_process'
-import { cpSync, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -152,6 +152,18 @@ describe('backup and restore', { timeout: SLOW }, () => {
     const missingWithItsKey = await entityctl('tenant', 'restore', join(dir, 'nowhere.entityctl-backup'), '--as', `wrong-${suffix}`)
     expect([missingWithItsKey.code, missingWithItsKey.stderr]).toEqual([1, expect.stringContaining(`Cannot read the backup ${join(dir, 'nowhere.entityctl-backup')}`)])
     expect(loadConfig(server.configPath, {}).Tenants.has(`wrong-${suffix}`)).toBe(false)
+  })
+
+  it('refuses a folder or a missing folder as the backup file before it writes anything, its key included', async () => {
+    const folder = join(dir, 'backups')
+    mkdirSync(folder)
+    const intoFolder = await entityctl('tenant', 'backup', source, '--out', folder, '--json')
+    expect([intoFolder.code, intoFolder.json().error.message]).toEqual([1, `${folder} is a folder: name the backup file in it (e.g. ${join(folder, `${source}.entityctl-backup`)}).`])
+    // It used to write the tenant's key beside the folder, then fail on the rename.
+    expect(existsSync(`${folder}.key`)).toBe(false)
+    const nowhere = join(dir, 'no-such-folder', 'x.entityctl-backup')
+    const missing = await entityctl('tenant', 'backup', source, '--out', nowhere, '--json')
+    expect([missing.code, missing.json().error.message]).toEqual([1, `Cannot write the backup ${nowhere}: the folder ${join(dir, 'no-such-folder')} does not exist.`])
   })
 
   it('refuses a truncated backup, ending and leaving no database or config entry behind', async () => {
