@@ -7,7 +7,8 @@
 // with mode 600 and never over another file, so an export cannot destroy an earlier key.
 
 import { createHash, randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import pg from 'pg'
 import type { Config, TenantConfig } from '../config/load-config.ts'
 import { readConfigFile, writeConfigFile } from '../config/load-config.ts'
@@ -38,6 +39,7 @@ export async function writeKeyFile(path: string, key: string): Promise<void> {
     await writeFile(path, `${key}\n`, { mode: 0o600, flag: 'wx' })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      if ((await stat(path)).isDirectory()) throw new TenantKeyError(`${path} is a folder: name the key file in it (e.g. ${join(path, 'tenant.key')}).`)
       // The same key there already is fine (a second export); another key is never overwritten.
       if ((await readKeyFile(path).catch(() => undefined)) === key) return
       throw new TenantKeyError(`${path} exists and holds another key; choose another file (an exported key is never overwritten).`)

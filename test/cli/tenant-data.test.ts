@@ -270,6 +270,11 @@ describe('keys', { timeout: SLOW }, () => {
     expect(refused.stderr).toContain('--export-key FILE')
     expect(loadConfig(server.configPath, {}).Tenants.has(during)).toBe(true)
 
+    // A folder is no key file: said so, not 'holds another key'; the tenant stays.
+    const intoFolder = await entityctl('tenant', 'remove', during, '--yes', '--keep-database', '--export-key', dir, '--json')
+    expect([intoFolder.code, intoFolder.json().error.message]).toEqual([1, `${dir} is a folder: name the key file in it (e.g. ${join(dir, 'tenant.key')}).`])
+    expect(loadConfig(server.configPath, {}).Tenants.has(during)).toBe(true)
+
     const keyFile = join(dir, 'during.key')
     const key = loadConfig(server.configPath, {}).Tenants.get(during)!.EncryptionKey
     expect(await ok('tenant', 'remove', during, '--yes', '--keep-database', '--export-key', keyFile)).toEqual({ tenant: during, removed: true, databaseKept: true, keyFile })
