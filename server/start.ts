@@ -10,6 +10,7 @@
 // subsystem imports this file.
 
 import type { Server } from 'node:http'
+import { createServer as createNetServer } from 'node:net'
 import pino, { type Logger } from 'pino'
 import { ConfigError, loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
@@ -76,6 +77,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const model = options.model ?? (await loadModel(projectPath(config.Server.PluginsDir)))
   printPublishedDocuments({ model, naming: namingPolicy(config.ApiOptions.EnableLowerCamelCase), config })
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
+  const host = options.host ?? config.Server.Host
+  // A start that cannot listen (a second `serve` on the same port) must not migrate the
+  // tenants first, under the server that holds the port.
+  await ensureFree(port, host, API_SETTINGS)
+  if (config.Server.MetricsPort > 0) await ensureFree(config.Server.MetricsPort, config.Server.MetricsHost, METRICS_SETTINGS)
   const database = await openDatabaseServer(config, logger)
   let tenants: TenantRegistry | undefined
   let scrapes: MetricsListener | undefined
@@ -87,7 +93,6 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const services = createServices({ config, model, tenants, logger, metrics, schemaGate })
     const app = createApp(services)
     const server = createHttpServer(app.callback(), config, logger)
-    const host = options.host ?? config.Server.Host
     // Before the API's listener, so that a failure here leaves nothing listening.
     if (metrics) scrapes = await listenForScrapes(metrics, config.Server.MetricsHost, config.Server.MetricsPort, logger)
     await listen(server, port, host)
@@ -151,10 +156,23 @@ function portOf(variable: string | undefined): number | undefined {
   return port
 }
 
+const API_SETTINGS = { port: '--port', host: 'Server:Host (or --host)' }
+const METRICS_SETTINGS = { port: 'Server:MetricsPort', host: 'Server:MetricsHost' }
+
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, { port: '--port', host: 'Server:Host (or --host)' })))
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, API_SETTINGS)))
     server.listen(port, host, () => resolve())
+  })
+}
+
+/** Refuses a port this process could not listen on (another program's), before anything starts; port 0 is any free one. */
+function ensureFree(port: number, host: string, settings: { port: string; host: string }): Promise<void> {
+  if (port === 0) return Promise.resolve()
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer()
+    probe.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, settings)))
+    probe.listen(port, host, () => probe.close(() => resolve()))
   })
 }
 

@@ -352,6 +352,20 @@ describe('a server running while another entityctl migrates its tenant', { timeo
     const read = await call(`${server.api}/Customers?$select=City`, { token })
     expect(read.status).toBe(503)
   })
+
+  it('is not migrated under by a second serve on its port: that one fails before it migrates', async () => {
+    writeFileSync(join(plugins, 'shelves.ts'), `import { entity, p, plugin } from 'entityctl/plugin'\nexport default plugin({ entities: [entity('Shelf', { properties: { Label: p.text() } })] })\n`)
+    const second = await entityctl(server.configPath, 'serve', '--port', new URL(server.url).port)
+    expect([second.code, second.stderr]).toEqual([1, expect.stringContaining('is already in use; choose another with --port')])
+    const database = loadConfig(server.configPath, {}).Tenants.get(server.tenants[0])!.Database
+    const client = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), database) })
+    await client.connect()
+    try {
+      expect((await client.query(`select to_regclass('"Shelf"') as shelf`)).rows).toEqual([{ shelf: null }])
+    } finally {
+      await client.end()
+    }
+  })
 })
 
 /**
