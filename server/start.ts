@@ -60,6 +60,8 @@ export interface RunningServer {
   readonly model: Model
   /** The server's log: whoever runs it (cli/actions/serve.ts) logs through it too, so every line is alike. */
   readonly logger: Logger
+  /** Reads the config file again now, as its watch does on a change (SIGHUP). */
+  reloadConfig(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -137,7 +139,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       clearInterval(logFlush)
       await flushed(logger)
     })
-    return { url, metricsUrl: scrapes?.url, config, model, logger, stop }
+    return { url, metricsUrl: scrapes?.url, config, model, logger, reloadConfig: () => configWatch.reload(), stop }
   } catch (error) {
     clearInterval(logFlush)
     await flushed(logger)

@@ -40,6 +40,12 @@ export async function serve(options: { port?: number; host?: string; watch?: boo
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
+  // The reload signal of daemons, and what a closed terminal sends: it must not end the
+  // server (Node's default), which would cut its requests and drop its unwritten log lines.
+  process.on('SIGHUP', () => {
+    logger().info({ signal: 'SIGHUP' }, 'SIGHUP received, reading the config file again')
+    void server.reloadConfig()
+  })
   guardProcess(logger)
   watchEventLoop(logger, server.config.ApiOptions.PluginTimeoutSeconds)
   if (!options.watch) return

@@ -26,6 +26,8 @@ const SETTLE_MS = 50
 export interface ConfigWatch {
   /** Applies the file now if it holds the content of this digest (another deployment's file, or a newer one, is left to the watch). */
   announced(digest: string): Promise<void>
+  /** Applies the file now, whatever it holds (SIGHUP). */
+  reload(): Promise<void>
   close(): void
 }
 
@@ -77,6 +79,7 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
   }
   return {
     announced: (digest) => reload(digest),
+    reload: () => reload(),
     close() {
       clearTimeout(timer)
       watcher?.close()

@@ -142,6 +142,19 @@ describe('entityctl serve', () => {
     }
   })
 
+  it('reads its config file again on SIGHUP, and keeps serving', async () => {
+    const served = await serveProcess(setup.configPath)
+    try {
+      const from = served.lines.length
+      served.process.kill('SIGHUP')
+      const heard = await Promise.race([served.line((entry) => entry.signal === 'SIGHUP', from), served.exited.then((code) => ({ exited: code }))])
+      expect(heard).toMatchObject({ level: 30, signal: 'SIGHUP', msg: 'SIGHUP received, reading the config file again' })
+      expect((await fetch(`${served.url}/healthz`)).status).toBe(200)
+    } finally {
+      await served.stop()
+    }
+  })
+
   it('refuses to start on a bad configuration value, naming the key', async () => {
     await expect(serveProcess(setup.configPath, { ApiOptions__MaxTop: 'lots' })).rejects.toThrow('ApiOptions:MaxTop: must be an integer, not "lots"')
   })
