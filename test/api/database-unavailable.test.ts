@@ -1,9 +1,11 @@
 // decisions.md: 503 when the database is unavailable; never a 500, and the service recovers
 // by itself once the database is back.
 
+import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { loadConfig } from '../../server/config/load-config.ts'
-import { ADMIN, adminSql, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess } from '../support/serve-process.ts'
 
 let server: TestServer
@@ -52,6 +54,25 @@ it('logs what PostgreSQL said about it: the 503 is a warning with its SQLSTATE a
     })
   } finally {
     await adminSql(`alter database "${database}" allow_connections true`)
+    await served.stop()
+  }
+})
+
+it('logs the same for a request of a $batch, naming it', async () => {
+  const served = await serveProcess(server.configPath, { ApiOptions__QueryTimeoutSeconds: '1' })
+  const locker = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), database) })
+  await locker.connect()
+  try {
+    const token = (await call(`${served.api}/auth/signin`, { method: 'POST', body: { TenantId: server.tenants[0], Username: ADMIN.username, Password: ADMIN.password } })).body.accessToken
+    // The read waits for the lock until its statement runs out of time.
+    await locker.query('begin')
+    await locker.query('lock table "Customer" in access exclusive mode')
+    const batch = await call(`${served.api}/$batch`, { method: 'POST', token, body: { requests: [{ id: 'slow', method: 'GET', url: 'Customers' }] } })
+    expect(batch.body.responses[0]).toMatchObject({ id: 'slow', status: 503 })
+    const logged = await served.line((entry) => entry.part === 'slow')
+    expect(logged).toMatchObject({ level: 40, code: 'QueryTimeout', cause: { code: '57014', message: 'canceling statement due to statement timeout' }, msg: 'request refused: the database failed it' })
+  } finally {
+    await locker.end()
     await served.stop()
   }
 })

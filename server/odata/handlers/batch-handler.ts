@@ -21,7 +21,7 @@ import { errorBody } from '../../http/error-boundary.ts'
 import { refuseUnusableBody } from '../../http/json-body.ts'
 import { refuseAsAlone } from '../../http/odata-headers.ts'
 import type { ApiState } from '../../http/api-state.ts'
-import { metAnotherWrite, translateDatabaseError } from '../../persistence/database-errors.ts'
+import { databaseCause, metAnotherWrite, translateDatabaseError } from '../../persistence/database-errors.ts'
 import { atomically } from '../../persistence/session.ts'
 import { WorkflowError } from '../../workflows/workflow-errors.ts'
 import { WorkflowSession } from '../../workflows/workflow-session.ts'
@@ -273,6 +273,10 @@ class BatchRun {
         if (failsTheBatch) throw thrown
         this.#failed.add(part.id)
         return this.#failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`))
+      }
+      // As for a request alone (http/error-boundary.ts): what the database said is the operator's.
+      if (error !== thrown && error.status >= 500) {
+        state.log.warn({ part: part.id, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       }
       if (failsTheBatch) throw error
       this.#failed.add(part.id)
