@@ -3,7 +3,7 @@
 // key against schema.ts. Bad values stop the start with every key and problem named at once.
 
 import { existsSync, readFileSync } from 'node:fs'
-import { writeFile, rename } from 'node:fs/promises'
+import { chmod, chown, rename, stat, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import cron from 'node-cron'
@@ -70,7 +70,14 @@ export function readConfigFile(path: string): Record<string, any> {
 
 export async function writeConfigFile(path: string, content: Record<string, any>): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`
+  // The new file takes the old one's mode and, written by root (sudo), its owner: the servers
+  // of a service user must still read it. A first file is readable by its writer only.
+  const existing = await stat(path).catch(() => undefined)
   await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 })
+  if (existing) {
+    await chmod(temporary, existing.mode & 0o777)
+    if (process.getuid?.() === 0) await chown(temporary, existing.uid, existing.gid)
+  }
   await rename(temporary, path)
 }
 

@@ -5,7 +5,7 @@
 // Databases: the test PostgreSQL only (TEST_DATABASE_URL); the one tenant made here is dropped.
 
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -209,6 +209,19 @@ describe('plugin errors', () => {
     expect(error).toMatchObject({ code: 'PluginError', location: { file, line: 7, column: 24 } })
     expect(error.message).toBe(`${file}:7:24: p.integer(...).requird is not a function; did you mean required?`)
     expect(error.frame).toContain('> 7 |     Pages: p.integer().requird(),\n    |                        ^')
+  })
+})
+
+describe('the config file a command rewrites', () => {
+  it.skipIf(process.getuid?.() !== 0)('keeps its owner and mode when root (sudo) changes it, so the service user still reads it', { timeout: SLOW }, async () => {
+    const config = writeConfig('owned.json', { Tenants: { [`${tenant}-owned`]: { EncryptionKey: randomBytes(32).toString('base64') } } })
+    chownSync(config, 65534, 65534)
+    chmodSync(config, 0o640)
+    const disabled = await entityctl(config, 'tenant', 'disable', `${tenant}-owned`)
+    expect(disabled.code, disabled.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(config, 'utf8')).Tenants[`${tenant}-owned`].Disabled).toBe(true)
+    const file = statSync(config)
+    expect([file.uid, file.gid, (file.mode & 0o777).toString(8)]).toEqual([65534, 65534, '640'])
   })
 })
 
