@@ -102,7 +102,8 @@ export function workflowRoutes(router: Router<ApiState>, services: Services): vo
       const requests = await loadReplayable(sql, id)
       await rebuildWorkflow(tenant, sql, requests, planActor(access))
       await markCommitted(sql, id, index, idleMinutes)
-      wroteAccess = requests.some((request) => request.touched.some(([entity]) => services.model.entities.get(entity)?.system))
+      // What the requests wrote, rows they added included (a role granted is a UserRole added).
+      wroteAccess = requests.some((request) => request.rows.some((row) => services.model.entities.get(row.entity)?.system))
     })
     // Users, roles or their links changed: every instance hears it before the answer (access-service.ts `changed`).
     if (wroteAccess) await services.access.changed(tenant)

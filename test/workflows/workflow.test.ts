@@ -8,7 +8,9 @@ import { basic } from '../auth/helpers.ts'
 import { saveSalesData, WorkflowClient, type SalesData } from './helpers.ts'
 
 const OTHER = { username: 'other', password: 'other-password-1', fullAccess: true }
-const CLERK = { username: 'clerk', password: 'clerk-password-1' }
+const CLERK = { username: 'clerk', password: 'clerk-password-1', fullAccess: false }
+/** Holds no role until a workflow grants one (CLERK's roles change in 'access'). */
+const TAKER = { username: 'taker', password: 'taker-password-1', fullAccess: false }
 const MAX_REQUESTS = 30
 
 let server: TestServer
@@ -16,7 +18,7 @@ let token: string
 let api: string
 
 beforeAll(async () => {
-  server = await startTestServer({ tenants: ['t1', 't2'], users: [ADMIN, OTHER, CLERK], config: { Workflow: { MaxRequests: MAX_REQUESTS } } })
+  server = await startTestServer({ tenants: ['t1', 't2'], users: [ADMIN, OTHER, CLERK, TAKER], config: { Workflow: { MaxRequests: MAX_REQUESTS } } })
   token = await server.token()
   api = server.api
 })
@@ -356,6 +358,24 @@ describe('index rules', () => {
     }
     expect((await call(`${api}/workflow/commit`, { method: 'POST', token })).status).toBe(400)
     await workflow.abort()
+  })
+})
+
+describe('access changed by a workflow', () => {
+  it('holds on the next request once committed, also when the workflow only adds rows (a role granted)', async () => {
+    const taker = (await get(`Users?$filter=Username eq '${TAKER.username}'&$select=Username`)).body.value[0].Guid
+    const takerToken = await server.token(undefined, TAKER.username, TAKER.password)
+    // Read once: the taker's access (none) is cached.
+    expect((await get('Customers?$top=1', takerToken)).status).toBe(403)
+
+    const responsibility = (await get(`Responsibilities?$filter=Name eq 'TakeOrders'&$select=Name`)).body.value[0].Guid
+    const workflow = await start()
+    const role = (await workflow.send('POST', 'Roles', { Name: 'Order takers' })).body.Guid
+    expect((await workflow.send('POST', 'RoleResponsibilities', { 'Role@odata.bind': `Roles(${role})`, 'Responsibility@odata.bind': `Responsibilities(${responsibility})` })).status).toBe(200)
+    expect((await workflow.send('POST', 'UserRoles', { 'User@odata.bind': `Users(${taker})`, 'Role@odata.bind': `Roles(${role})` })).status).toBe(200)
+    expect((await workflow.commit()).status).toBe(200)
+
+    expect((await get('Customers?$top=1', takerToken)).status).toBe(200)
   })
 })
 
