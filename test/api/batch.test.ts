@@ -149,6 +149,13 @@ describe('JSON $batch (4.01)', () => {
       body: { Number: 7402, Customer: { '@odata.id': `Customers(${customer})` } },
     })
     expect(alone.body, alone.text).toMatchObject({ Number: 7402, Customer: { Guid: customer, Name: 'Referenced By Id' } })
+    // A collection's members too: the orders bound to a new customer.
+    const both = await call(`${server.api}/Customers?$select=Name&$expand=Orders($select=Number;$orderby=Number)`, {
+      method: 'POST',
+      token: admin,
+      body: { Name: 'Took Two Orders', Orders: [{ '@odata.id': `Orders(${answer.body.responses[1].body.Guid})` }, { '@odata.id': `Orders(${alone.body.Guid})` }] },
+    })
+    expect(both.body, both.text).toMatchObject({ Name: 'Took Two Orders', Orders: [{ Number: 7401 }, { Number: 7402 }] })
     const wrongSet = await call(`${server.api}/Orders`, { method: 'POST', token: admin, body: { Number: 7403, Customer: { '@odata.id': `Orders(${customer})` } } })
     expect(wrongSet.status).toBe(400)
     expect(wrongSet.body.error.details).toMatchObject([{ target: 'Customer', message: expect.stringContaining('does not address a Customer') }])
