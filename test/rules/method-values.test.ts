@@ -75,6 +75,17 @@ describe('text parameters in the query string', () => {
   })
 })
 
+describe('a parameter given twice', () => {
+  it('is refused naming where, rather than one of its values taken silently', async () => {
+    const path = await call(`${server.api}/Crates/Shout(word='a')?word=b`, { token })
+    expect(path.status, path.text).toBe(400)
+    expect(path.body.error).toMatchObject({ code: 'InvalidParameter', target: 'word', message: "The parameter 'word' is given twice, in the path and in the query string; give it once." })
+    const body = await call(`${server.api}/Crates/Twice?x=2`, { method: 'POST', token, body: { x: 1 } })
+    expect(body.status, body.text).toBe(400)
+    expect(body.body.error.message).toContain('in the body and in the query string')
+  })
+})
+
 describe('doubles that are not finite', () => {
   it('are refused as parameters, INF and NaN in a URL, 1e400 in a body: no answer could write them back', async () => {
     for (const path of ['Crates/Half(x=INF)', 'Crates/Half(x=-INF)', 'Crates/Half(x=NaN)', 'Crates/Half?x=INF']) {

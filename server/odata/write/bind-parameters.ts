@@ -42,6 +42,8 @@ export function bindParameters(
       const problem = decl.kind === 'scalar' ? 'names no entity; give its value' : `is given twice, as ${publicName} and ${publicName}${BIND}`
       throw new ServiceError('InvalidParameter', `The parameter '${publicName}' ${problem}.`, { target: publicName })
     }
+    const places = [publicName in fromBody || bound ? 'the body' : '', inlineArg ? 'the path' : '', custom.has(publicName) ? 'the query string' : ''].filter(Boolean)
+    if (places.length > 1) throw new ServiceError('InvalidParameter', `The parameter '${publicName}' is given twice, in ${places.join(' and in ')}; give it once.`, { target: publicName })
     if (publicName in fromBody) value = checkValue(context, name, decl, fromBody[publicName])
     else if (bound) value = checkValue(context, name, decl, fromBody[`${publicName}${BIND}`])
     else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, decl, inlineArg.value, aliases))
