@@ -456,6 +456,19 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('refuses a part whose body is not JSON by its Content-Type as alone (415), and answers the others', async () => {
+    const body = [
+      '--b\r\nContent-Type: application/http\r\n\r\nPOST Customers HTTP/1.1\r\nContent-Type: text/plain\r\n\r\nName=Plain\r\n',
+      '--b\r\nContent-Type: application/http\r\n\r\nGET Customers/$count HTTP/1.1\r\n\r\n\r\n',
+      '--b--\r\n',
+    ].join('')
+    const answer = await sendMultipart({ body, type: 'multipart/mixed; boundary=b' })
+    expect(answer.status, answer.text).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => p.status)).toEqual([415, 200])
+    expect(parts[0].body.error.code).toBe('UnsupportedMediaType')
+  })
+
   it('refuses a multipart body it cannot read, and a Content-Type that is neither form', async () => {
     const broken = await sendMultipart({ body: '--b\r\nContent-Type: application/http\r\n\r\nGET Customers HTTP/1.1\r\n\r\n', type: 'multipart/mixed; boundary=b' })
     expect(broken.status).toBe(400)

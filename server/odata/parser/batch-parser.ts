@@ -135,7 +135,11 @@ function httpPart(part: BodyPart, position: number, changeSet?: string): BatchPa
   const { headers, rest } = headerBlock(lines.slice(first + 1))
   const text = rest.join('\r\n').trim()
   let body: unknown
-  if (text) {
+  const bodyType = headers['content-type']
+  if (text && bodyType && !/^application\/json\b/i.test(bodyType)) {
+    // Not JSON by its own word: the request is refused as it would be alone (415), not the batch.
+    body = text
+  } else if (text) {
     try {
       body = JSON.parse(text)
     } catch {
