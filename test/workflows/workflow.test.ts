@@ -379,6 +379,26 @@ describe('access changed by a workflow', () => {
   })
 })
 
+describe('the commit', () => {
+  it('needs the permissions of the writes it saves: a read-only PAT of the same user cannot save them', async () => {
+    const reports = (await get(`Responsibilities?$filter=Name eq 'ReadReports'&$select=Name`)).body.value[0].Guid
+    const pat = await call(`${api}/user/pats`, { method: 'POST', token, body: { name: 'read only', expirationDays: 1, responsibilityIds: [reports] } })
+    expect(pat.status, pat.text).toBe(200)
+    const readOnly = { Authorization: `Basic ${Buffer.from(`pat:${pat.body.secret}`).toString('base64')}` }
+
+    const workflow = await start()
+    expect((await workflow.send('POST', 'Customers', { Name: 'Saved only by a writer' })).status).toBe(200)
+    const refused = await call(`${api}/workflow/commit`, { method: 'POST', headers: { ...readOnly, ...workflow.headers(workflow.index + 1) } })
+    expect(refused.status, refused.text).toBe(403)
+    expect(refused.body.error.message).toBe('Request 1 of the workflow (POST /api/Customers) is no longer allowed: Creating Customers needs the create permission on Customer, which your responsibilities do not grant.')
+    expect((await get(`Customers?$filter=Name eq 'Saved only by a writer'&$count=true`)).body['@odata.count']).toBe(0)
+
+    // Still open: the user's full-access sign-in commits it.
+    expect((await workflow.commit()).status).toBe(200)
+    expect((await get(`Customers?$filter=Name eq 'Saved only by a writer'&$count=true`)).body['@odata.count']).toBe(1)
+  })
+})
+
 describe('system routes', () => {
   it('are refused with a workflow\'s headers, doing nothing: they would be done for good, not pending', async () => {
     const workflow = await start()
@@ -393,7 +413,7 @@ describe('system routes', () => {
       expect(answer.status, answer.text).toBe(400)
       expect(answer.body.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('cannot be part of a workflow') })
     }
-    expect((await call(`${api}/user/pats`, { token })).body).toEqual([])
+    expect((await call(`${api}/user/pats`, { token })).body).not.toContainEqual(expect.objectContaining({ name: 'made in a workflow' }))
     // The workflow is untouched: its first index is still free.
     expect((await workflow.get('Customers?$top=1')).status).toBe(200)
     expect((await workflow.abort()).status).toBe(200)
