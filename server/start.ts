@@ -99,7 +99,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     if (metrics) scrapes = await listenForScrapes(metrics, config.Server.MetricsHost, config.Server.MetricsPort, logger)
     await listen(server, port, host)
     const address = server.address()
-    const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
+    // An IPv6 address is written in brackets in a URL (RFC 3986), as the metrics listener writes it.
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof address === 'object' && address ? address.port : port}`
     // Tenants follow the config file (tenant add/remove/disable/enable, a key changed); other
     // keys wait for a restart, which the log says once for each set of them changed.
     let awaitingRestart = ''

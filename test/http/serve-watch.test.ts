@@ -24,6 +24,18 @@ afterAll(async () => {
   rmSync(plugins, { recursive: true, force: true })
 })
 
+it('serves on an IPv6 address, with --watch too: its URL is written with brackets', { timeout: 90_000 }, async () => {
+  // It used to be http://::1:<port>, which is no URL: --watch read its port from it and ended with 'Invalid URL'.
+  const ipv6 = await serveProcess(setup.configPath, {}, ['--watch', '--host', '::1'])
+  try {
+    expect(ipv6.url).toMatch(/^http:\/\/\[::1\]:\d+$/)
+    await ipv6.line((entry) => entry.msg === 'watching the plugins folder')
+    expect((await call(`${ipv6.url}/healthz`)).status).toBe(200)
+  } finally {
+    await ipv6.stop()
+  }
+})
+
 it('reloads a changed plugin, and keeps the old one serving when the new one does not load', { timeout: 90_000 }, async () => {
   served = await serveProcess(setup.configPath, {}, ['--watch'])
   await served.line((entry) => entry.msg === 'watching the plugins folder')
