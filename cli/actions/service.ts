@@ -28,6 +28,7 @@ export function installService(options: InstallOptions, command: Command): void 
   }
   const user = options.user ?? ownerOf(PROJECT_DIR)
   if (!/^[a-z_][a-z0-9_.-]*\$?$/i.test(user)) throw usageError(`--user: '${user}' is not a user name.`)
+  if (!userExists(user)) throw usageError(`--user: there is no user '${user}' on this machine; systemd would refuse to start the service. Create the user, or name another.`)
   const envFile = resolve(options.environmentFile)
   const unit = unitText({ user, envFile, configPath, stopSeconds: config.Server.ShutdownTimeoutSeconds + 10 })
   try {
@@ -123,6 +124,15 @@ function ownerOf(path: string): string {
     return execFileSync('id', ['-nu', String(uid)], { encoding: 'utf8' }).trim()
   } catch {
     throw usageError(`The owner of ${path} (uid ${uid}) has no name; pass --user.`)
+  }
+}
+
+function userExists(user: string): boolean {
+  try {
+    execFileSync('id', ['-u', user], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
   }
 }
 

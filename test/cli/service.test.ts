@@ -82,4 +82,8 @@ it('leaves a unit it did not write alone, and refuses a bad name or user with ex
   expect(existsSync(foreign)).toBe(true)
   expect((await entityctl('service', 'install', '--name', 'a b', '--unit-dir', unitDir)).code).toBe(2)
   expect((await entityctl('service', 'install', '--user', 'x;y', '--unit-dir', unitDir, '--environment-file', environmentFile)).code).toBe(2)
+  // A well-formed name of no user: the unit would be written, and systemd would refuse to start it.
+  const noUser = await entityctl('service', 'install', '--user', 'no-such-user-here', '--name', 'nouser', '--unit-dir', unitDir, '--environment-file', environmentFile, '--json')
+  expect([noUser.code, JSON.parse(noUser.stdout).error]).toEqual([2, { code: 'UsageError', message: expect.stringContaining("there is no user 'no-such-user-here' on this machine") }])
+  expect(existsSync(join(unitDir, 'nouser.service'))).toBe(false)
 })
