@@ -17,6 +17,7 @@ import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import { odataRoute } from '../odata/handlers/odata-routes.ts'
+import { formatOption, negotiate } from '../odata/handlers/negotiate.ts'
 import { openApiRoute } from '../odata/openapi/openapi-route.ts'
 import { explorerRoutes } from '../explorer/explorer-routes.ts'
 import { refuseSystemRoutesInWorkflow, workflowRoutes, workflowStage } from '../workflows/workflow-routes.ts'
@@ -96,6 +97,8 @@ function fixedRoutes(router: Router<ApiState>): Middleware<ApiState> {
     const matched = router.match(ctx.path, ctx.method)
     const allowed = [...new Set(matched.path.flatMap((layer) => layer.methods))]
     if (!matched.route && allowed.length > 0) throw RequestError.methodNotAllowed(ctx.method, ctx.path, allowed)
+    // Their answers are JSON (the explorer's are its page and files): a client that accepts no JSON is told so, 406, as by the OData routes.
+    if (matched.route && firstSegment(ctx.path) !== 'explorer') negotiate(ctx.get('Accept'), formatOption(ctx.querystring), ['json'])
     return routed(ctx, next)
   }
   // As on the router's own middleware: what test/auth/route-permissions.test.ts lists the routes of.

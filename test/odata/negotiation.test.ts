@@ -215,11 +215,21 @@ describe('406 Not Acceptable', () => {
     [`Customers(${'00000000-0000-0000-0000-000000000000'})`, { Accept: 'application/xml' }],
     ['Customers?$format=atom', {}],
     ['$metadata', { Accept: 'text/html' }],
+    // The fixed routes answer JSON too: the same 406, not JSON regardless.
+    ['openapi.json', { Accept: 'application/atom+xml' }],
+    ['roles/tree', { Accept: 'text/html' }],
+    ['user/pats', { Accept: 'application/xml' }],
   ])('%s with %j', async (path, headers) => {
     const answer = await get(path, headers)
     expect(answer.status).toBe(406)
     expect(answer.body.error).toMatchObject({ code: 'NotAcceptable' })
     expect(answer.body.error.message).toContain('available as')
+  })
+
+  it('serves the explorer, a page, to a browser that asks for HTML', async () => {
+    const page = await call(`${api}/explorer`, { headers: { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } })
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, expect.stringContaining('text/html')])
+    expect((await get('openapi.json', { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' })).status).toBe(200)
   })
 
   it('serves what a client accepts among several, by quality', async () => {
