@@ -77,15 +77,23 @@ export async function remove(
     const { writeKeyFile } = await import('../../server/tenancy/tenant-keys.ts')
     await adminCall(() => writeKeyFile(options.exportKey!, tenant.EncryptionKey))
   }
+  // `tenant add NAME` reattaches only the database it makes, entityctl_<name> on the Database
+  // server; a tenant kept elsewhere (moved, or a Database or ConnectionString set by hand) must
+  // be written back with its setting, or `tenant add` would serve another, perhaps stale, copy.
+  const { withoutPassword } = await import('../../server/tenancy/database-server.ts')
+  const reattach = (keyFile: string) =>
+    !tenant.ConnectionString && tenant.Database === defaultDatabase(name)
+      ? `\`entityctl tenant add ${name} --encryption-key-file ${keyFile}\` reattaches it`
+      : `to reattach it, write Tenants:${name} back in the config with ${tenant.ConnectionString ? `its ConnectionString (${withoutPassword(tenant.ConnectionString)})` : `Database ${tenant.Database}`} and the EncryptionKey in ${keyFile}: \`tenant add ${name}\` would use ${defaultDatabase(name)} instead`
   await withAdminContext(command, async ({ config, server }) => {
     const { removeTenant } = await import('../../server/tenancy/tenant-admin.ts')
     const { sharedWith } = await adminCall(() => removeTenant(config, server.url, name, options.keepDatabase ?? false, { announce: configAnnouncer(config.path, server.url) }))
     if (printKey) {
-      process.stderr.write(`WARNING: the EncryptionKey of tenant '${name}' is printed below and is now in no file. Keep it safe: without it the kept database's encrypted properties are lost. Reattach with \`entityctl tenant add ${name} --encryption-key-file FILE\` (FILE holding this line).\n`)
+      process.stderr.write(`WARNING: the EncryptionKey of tenant '${name}' is printed below and is now in no file. Keep it safe: without it the kept database's encrypted properties are lost. ${reattach('FILE')} (FILE holding this line).\n`)
       process.stdout.write(`${tenant.EncryptionKey}\n`)
     }
     const shared = !keepsData && sharedWith.length > 0 ? ` Its database ${tenant.Database} is kept: tenant ${sharedWith.map((other) => `'${other}'`).join(', ')} uses it.` : ''
-    const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: \`entityctl tenant add ${name} --encryption-key-file ${options.exportKey}\` reattaches it.` : shared
+    const kept = options.exportKey ? ` Its database is kept; its key is in ${options.exportKey}: ${reattach(options.exportKey)}.` : shared
     printResult(
       options,
       { tenant: name, removed: true, ...(keepsData || shared ? { databaseKept: true } : {}), ...(shared ? { sharedWith } : {}), ...(options.exportKey ? { keyFile: options.exportKey } : {}) },

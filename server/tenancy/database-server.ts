@@ -41,6 +41,17 @@ export class CommandLineDatabaseError extends Error {
   }
 }
 
+/** The connection string without its password, for messages and results. */
+export function withoutPassword(connection: string): string {
+  try {
+    const url = new URL(connection)
+    if (url.password) url.password = '***'
+    return url.toString()
+  } catch {
+    return '(a connection string)'
+  }
+}
+
 /** The same server, another database. */
 export function databaseUrl(serverUrl: string, database: string): string {
   const url = new URL(serverUrl)

@@ -10,7 +10,7 @@ import { createGunzip, createGzip } from 'node:zlib'
 import type { Config } from '../config/load-config.ts'
 import { defaultDatabase, readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
-import { CommandLineDatabaseError, createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase } from './database-server.ts'
+import { CommandLineDatabaseError, createDatabase, databaseExists, databaseUrl, dropDatabase, sameDatabase, withoutPassword } from './database-server.ts'
 import {
   backupLines,
   BackupError,
@@ -180,15 +180,15 @@ export async function moveTenant(
     throw new TenantAdminError('--to must be a PostgreSQL connection string (postgres://user@host:port/database); the value given is not a URL.')
   }
   const database = decodeURIComponent(targetUrl.pathname.slice(1))
-  if (!/^postgres(ql)?:$/.test(targetUrl.protocol) || !database) throw new TenantAdminError(`--to must name the target database: postgres://user@host:port/database, not '${redact(target)}'.`)
-  if (sameDatabase(source, target)) throw new TenantAdminError(`Tenant '${name}' is already in ${redact(target)}.`)
+  if (!/^postgres(ql)?:$/.test(targetUrl.protocol) || !database) throw new TenantAdminError(`--to must name the target database: postgres://user@host:port/database, not '${withoutPassword(target)}'.`)
+  if (sameDatabase(source, target)) throw new TenantAdminError(`Tenant '${name}' is already in ${withoutPassword(target)}.`)
   const targetServer = databaseUrl(target, 'postgres')
   // The first contact with the target: failing here, it is --to that needs checking.
   const created = !(await databaseExists(targetServer, database).catch((error) => {
     throw new CommandLineDatabaseError('--to', target, error)
   }))
   if (created) await createDatabase(targetServer, database)
-  else if (await hasTables(target)) throw new TenantAdminError(`${redact(target)} already holds tables; a move needs an empty database.`)
+  else if (await hasTables(target)) throw new TenantAdminError(`${withoutPassword(target)} already holds tables; a move needs an empty database.`)
   // Interrupted, the move leaves behind no database it made, unless the tenant points at it already.
   const withdraw = options.onInterrupt?.(async () => {
     if (created && readConfigFile(config.path).Tenants?.[name]?.ConnectionString !== target) await dropDatabase(targetServer, database)
@@ -212,7 +212,7 @@ export async function moveTenant(
     const entry = { ...(file.Tenants?.[name] ?? {}) }
     delete entry.Database
     await recordTenant(config.path, name, { ...entry, ConnectionString: target })
-    return { tenant: name, to: redact(target), tables, rows: tables.reduce((sum, t) => sum + t.rows, 0), previous: redact(source) }
+    return { tenant: name, to: withoutPassword(target), tables, rows: tables.reduce((sum, t) => sum + t.rows, 0), previous: withoutPassword(source) }
   } catch (error) {
     if (created) await dropDatabase(targetServer, database).catch(() => {})
     throw error
@@ -256,13 +256,3 @@ function readError(error: unknown, file: string, headerRead: boolean): unknown {
   return error
 }
 
-/** The connection string without its password, for messages and results. */
-function redact(connection: string): string {
-  try {
-    const url = new URL(connection)
-    if (url.password) url.password = '***'
-    return url.toString()
-  } catch {
-    return '(a connection string)'
-  }
-}

@@ -15,7 +15,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, DEMO_PLUGINS, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
-import { loadConfig } from '../../server/config/load-config.ts'
+import { loadConfig, readConfigFile, writeConfigFile } from '../../server/config/load-config.ts'
 import { databaseExists, databaseUrl, dropDatabase } from '../../server/tenancy/database-server.ts'
 import { propertyCipher } from '../../server/tenancy/property-encryption.ts'
 
@@ -391,6 +391,22 @@ describe('move', { timeout: SLOW }, () => {
     } finally {
       await dropDatabase(TEST_DATABASE_URL, database)
     }
+  })
+
+  it('says how to reattach a moved tenant removed with its database kept: by its connection string, since tenant add would take the copy left behind', async () => {
+    const target = databaseUrl(TEST_DATABASE_URL, movedDatabase)
+    expect(tenantUrl(restored)).toBe(target)
+    const keyFile = join(dir, 'moved.key')
+    const removed = await entityctl('tenant', 'remove', restored, '--yes', '--keep-database', '--export-key', keyFile)
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(removed.stdout).not.toContain('entityctl tenant add')
+    expect(removed.stdout).toContain(`write Tenants:${restored} back in the config with its ConnectionString (${target}) and the EncryptionKey in ${keyFile}`)
+    expect(removed.stdout).toContain(`\`tenant add ${restored}\` would use entityctl_${restored.replaceAll('-', '_')} instead`)
+    // As it says: the tenant is back where its data is.
+    const file = readConfigFile(server.configPath)
+    file.Tenants[restored] = { ConnectionString: target, EncryptionKey: readFileSync(keyFile, 'utf8').trim() }
+    await writeConfigFile(server.configPath, file)
+    expect(await ok('tenant', 'list')).toContainEqual({ name: restored, database: '(own connection string)', state: 'enabled' })
   })
 })
 
