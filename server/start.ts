@@ -80,6 +80,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   printPublishedDocuments({ model, naming: namingPolicy(config.ApiOptions.EnableLowerCamelCase), config })
   logger.info({ entities: [...model.entities.keys()].filter((n) => !model.entities.get(n)!.system) }, 'plugins loaded')
   const host = options.host ?? config.Server.Host
+  if (port !== 0 && port === config.Server.MetricsPort && host === config.Server.MetricsHost) {
+    throw new Error(`Server:MetricsPort ${port} is the port the API listens on (Server:Port, --port or PORT); give the metrics another.`)
+  }
   // A start that cannot listen (a second `serve` on the same port) must not migrate the
   // tenants first, under the server that holds the port.
   await ensureFree(port, host, API_SETTINGS)

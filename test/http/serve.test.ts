@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer as createNetServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -157,5 +158,15 @@ describe('entityctl serve', () => {
 
   it('refuses to start on a bad configuration value, naming the key', async () => {
     await expect(serveProcess(setup.configPath, { ApiOptions__MaxTop: 'lots' })).rejects.toThrow('ApiOptions:MaxTop: must be an integer, not "lots"')
+  })
+
+  it('refuses metrics on the API port, naming the key, rather than calling its own port in use', async () => {
+    const port = String(await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number }
+        probe.close(() => resolve(port))
+      })
+    }))
+    await expect(serveProcess(setup.configPath, { Server__MetricsPort: port }, ['--port', port])).rejects.toThrow(`Server:MetricsPort ${port} is the port the API listens on`)
   })
 })
