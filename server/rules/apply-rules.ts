@@ -17,7 +17,7 @@ import { ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
-import { awaitPlugin, pluginValue } from './plugin-call.ts'
+import { awaitPlugin, callPlugin, pluginValue } from './plugin-call.ts'
 import { changesRoleTree, checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
 import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
 
@@ -86,7 +86,7 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
     for (const failure of checkFieldConstraints(item.entry.entity, view, (name) => unit.publicName(name))) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
     const before = item.created ? undefined : originalView(item.entry)
     for (const [property, validate] of item.entry.entity.rules.validations) {
-      const verdict = await awaitPlugin(`validation ${item.entry.entity.name}.${property}`, validate(view, { ...context, before }), unit.pluginLimits)
+      const verdict = await awaitPlugin(`validation ${item.entry.entity.name}.${property}`, () => validate(view, { ...context, before }), unit.pluginLimits)
       if (verdict !== true) {
         failures.push({ code: 'ValidationFailed', target: unit.targetOf(item.entry, property), message: typeof verdict === 'string' ? verdict : `${unit.publicName(property)} is not valid` })
       }
@@ -128,16 +128,21 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
     for (const [name, makeDefault] of meta.rules.defaults) {
       if (isEmpty(view[name])) {
         const what = `default ${meta.name}.${name}`
-        const value = await awaitPlugin(what, makeDefault(view, context), unit.pluginLimits)
+        const value = await awaitPlugin(what, () => makeDefault(view, context), unit.pluginLimits)
         if (!isEmpty(value)) set(name, value, what)
       }
     }
   }
   for (const [name, correct] of meta.rules.corrections) {
-    if (item.changed.has(name) && !isEmpty(view[name])) set(name, correct(view[name], view), `correction ${meta.name}.${name}`)
+    if (!item.changed.has(name) || isEmpty(view[name])) continue
+    const what = `correction ${meta.name}.${name}`
+    set(name, callPlugin(what, () => correct(view[name], view)), what)
   }
   for (const name of computedOrder(meta)) {
     const rule = meta.rules.computed.get(name)!
+    const property = meta.properties.get(name)!
+    // A virtual value is computed when it is read (finish-entities.ts), never for a write.
+    if (property.kind !== 'scalar' || property.decl.virtual) continue
     // A computed value is the rule's alone: one a method or a client set is computed again.
     const stale = item.created || item.replaced || item.changed.has(name) || rule.from.some((source) => {
       const [head] = source.split('.')
@@ -145,10 +150,8 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
     })
     if (!stale) continue
     await loadForComputed(unit, scope, entry, rule.from)
-    const property = meta.properties.get(name)!
-    const value = rule.value(view, context)
-    if (property.kind !== 'scalar' || property.decl.virtual) continue
-    set(name, value, `computed ${meta.name}.${name}`)
+    const what = `computed ${meta.name}.${name}`
+    set(name, callPlugin(what, () => rule.value(view, context)), what)
   }
   return changed
 }

@@ -5,7 +5,8 @@
 // connection back. The plugin's promise is abandoned, not stopped (JavaScript cannot stop it);
 // whatever it does later touches a unit of work nobody flushes.
 
-import { PluginError } from '../errors.ts'
+import { PluginError, ServiceError, shortened } from '../errors.ts'
+import { isLostConnection } from '../persistence/database-errors.ts'
 import type { ScalarDecl } from '../model/declarations.ts'
 import { parseClientValue } from './values.ts'
 
@@ -20,11 +21,29 @@ export interface PluginLimits {
 export const NO_PLUGIN_LIMITS: PluginLimits = { timeoutMs: 0 }
 
 /**
- * The value of plugin code `what` (`method Order.Close`, `validation Order.Status`) once it
- * settles, within `limits`. A plain value passes at once.
+ * Calls plugin code `what` (`computed Order.Total`) that answers at once. What it throws is the
+ * plugin's bug, named (PluginFailed), not an anonymous 500; errors of ours it passes on (a
+ * ServiceError, a database error met by its find) stay what they are.
  */
-export async function awaitPlugin<T>(what: string, result: T | PromiseLike<T>, limits: PluginLimits): Promise<T> {
-  if (!isThenable(result)) return result
+export function callPlugin<T>(what: string, call: () => T): T {
+  try {
+    return call()
+  } catch (error) {
+    throw pluginThrew(what, error)
+  }
+}
+
+/**
+ * The value of plugin code `what` (`method Order.Close`, `validation Order.Status`) once it
+ * settles, within `limits`. A plain value passes at once; what it throws or rejects with is
+ * named as callPlugin names it.
+ */
+export async function awaitPlugin<T>(what: string, call: () => T | PromiseLike<T>, limits: PluginLimits): Promise<T> {
+  const answer = callPlugin(what, call)
+  if (!isThenable(answer)) return answer
+  const result = Promise.resolve(answer).catch((error: unknown) => {
+    throw pluginThrew(what, error)
+  })
   const { timeoutMs, signal } = limits
   if (timeoutMs <= 0 && !signal) return await result
   let timer: NodeJS.Timeout | undefined
@@ -42,6 +61,18 @@ export async function awaitPlugin<T>(what: string, result: T | PromiseLike<T>, l
     clearTimeout(timer)
     if (onAbort) signal?.removeEventListener('abort', onAbort)
   }
+}
+
+function pluginThrew(what: string, error: unknown): unknown {
+  if (error instanceof ServiceError || isDatabaseError(error) || isLostConnection(error)) return error
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  return PluginError.fault(what, `failed: ${shortened(message, 200)}`)
+}
+
+/** An error PostgreSQL sent (pg's DatabaseError): it carries an SQLSTATE and a severity. */
+function isDatabaseError(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown }
+  return typeof code === 'string' && typeof severity === 'string'
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

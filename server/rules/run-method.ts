@@ -34,10 +34,10 @@ export async function runMethod(unit: UnitOfWork, call: MethodCall): Promise<unk
   }
   const what = `method ${entity.name}.${call.method}`
   const limits = unit.pluginLimits
-  if (!key) return resultOf(what, method.returns, await awaitPlugin(what, method.run({ ...params }, context), limits))
+  if (!key) return resultOf(what, method.returns, await awaitPlugin(what, () => method.run({ ...params }, context), limits))
   const [record] = await unit.load([{ entity, key }])
   if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  return resultOf(what, method.returns, await awaitPlugin(what, method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits))
+  return resultOf(what, method.returns, await awaitPlugin(what, () => method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits))
 }
 
 /**

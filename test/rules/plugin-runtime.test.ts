@@ -106,6 +106,29 @@ describe('entityctl serve with plugin code that never returns', () => {
   })
 })
 
+describe('plugin code that throws', () => {
+  const threw = (what: string, error: string) => ({ code: 'PluginFailed', message: `The plugin's ${what} failed: ${error}.` })
+  const typeError = "TypeError: Cannot read properties of undefined (reading 'level')"
+
+  it('is a 500 naming the rule or method and what it threw, and saves nothing', async () => {
+    const computed = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Ike', Note: 'score bug' } })
+    expect([computed.status, computed.body.error]).toEqual([500, threw('computed Employee.Score', typeError)])
+    const validation = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Ike', Note: 'refused' } })
+    expect([validation.status, validation.body.error]).toEqual([500, threw('validation Employee.Note', 'Error: notes are checked by hand this week')])
+    expect((await call(`${api}/Employees?$filter=Name eq 'Ike'`, { token })).body.value).toEqual([])
+    const method = await call(`${api}/Depts(${dept.Guid})/Fails()`, { token })
+    expect([method.status, method.body.error]).toEqual([500, threw('method Dept.Fails', typeError)])
+  })
+
+  it('is a 500 naming a virtual rule when a read computes it', async () => {
+    const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Ivy' } })).body
+    // A PATCH answers 204: no reply computes the badge, so the write stands.
+    expect((await call(`${api}/Employees(${employee.Guid})`, { method: 'PATCH', token, body: { Note: 'badge bug' } })).status).toBe(204)
+    const answer = await call(`${api}/Employees(${employee.Guid})?$select=Name,Badge`, { token })
+    expect([answer.status, answer.body.error]).toEqual([500, threw('computed Employee.Badge', typeError)])
+  })
+})
+
 describe('a wrong value from plugin code', () => {
   const failure = (what: string, problem: string) => ({ code: 'PluginFailed', message: expect.stringMatching(new RegExp(`^The plugin's ${what} .*${problem}`)) })
 

@@ -7,7 +7,7 @@
 
 import { PluginError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
-import { pluginValue } from '../../rules/plugin-call.ts'
+import { callPlugin, pluginValue } from '../../rules/plugin-call.ts'
 import type { PropertyCipher } from '../../tenancy/property-encryption.ts'
 import type { BoundEntityRead, BoundSelectItem } from '../semantic/bound.ts'
 
@@ -58,8 +58,9 @@ function finishEntity(row: Record<string, any>, read: BoundEntityRead, finishing
     for (const item of read.virtuals) {
       const name = item.property.name
       const rule = entity.rules.computed.get(name)!
-      const value = rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: () => findUnavailable(entity, name) })
-      row[item.publicName] = written(pluginValue(`computed ${entity.name}.${name}`, `${entity.name}.${name}`, item.property.decl, value), item.property, finishing)
+      const what = `computed ${entity.name}.${name}`
+      const value = callPlugin(what, () => rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: () => findUnavailable(entity, name) }))
+      row[item.publicName] = written(pluginValue(what, `${entity.name}.${name}`, item.property.decl, value), item.property, finishing)
     }
   }
   for (const item of encrypted) if (read.select.includes(item)) row[item.publicName] = written(row[item.publicName], item.property, finishing)

@@ -16,6 +16,7 @@ const Dept = entity('Dept', {
     Hangs: method.read('Never answers', { returns: p.integer() }, () => new Promise(() => {})),
     // Blocked outside JavaScript, where nothing can interrupt it.
     Sleeps: method.read('Waits for a slow program', { returns: p.integer() }, () => Number(execFileSync('sleep', ['15']).length)),
+    Fails: method.read('Throws', { returns: p.integer() }, () => levelOf('method bug')),
     WrongNumber: method.read('Answers a text for a number', { returns: p.integer() }, () => 'not a number'),
     WrongEntity: method.read('Answers an employee for a department', { returns: p.reference('Dept') }, async (dept, { find }) => (await find('Employee', { Dept: dept.Guid }))[0]),
   },
@@ -27,6 +28,12 @@ function endless(note: string | null): number {
     // spins, as a loop over data that never changes does
   }
   return 1
+}
+
+/** A rule's bug on data its author did not foresee: a level looked up for a note that has none. */
+function levelOf(note: string | null): number {
+  const levels: Record<string, { level: number }> = { junior: { level: 1 } }
+  return note?.endsWith(' bug') ? levels[note].level : 1
 }
 
 const Employee = entity('Employee', {
@@ -42,12 +49,13 @@ const Employee = entity('Employee', {
   computed: {
     DeptName: { from: ['Dept.Name'], value: (employee) => employee.Dept?.Name ?? null },
     DeptCode: { from: ['Dept.Code'], value: (employee) => employee.Dept?.Code ?? null },
-    Badge: { from: ['Note'], value: (employee) => (employee.Note === 'bad badge' ? 'B-1' : 1) },
-    Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : endless(employee.Note)) },
+    Badge: { from: ['Note'], value: (employee) => (employee.Note === 'bad badge' ? 'B-1' : employee.Note === 'badge bug' ? levelOf(employee.Note) : 1) },
+    Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : employee.Note === 'score bug' ? levelOf(employee.Note) : endless(employee.Note)) },
   },
   validations: {
     Note: async (employee): Promise<true> => {
       if (employee.Note === 'hang') await new Promise(() => {})
+      if (employee.Note === 'refused') throw new Error('notes are checked by hand this week')
       return true
     },
   },
