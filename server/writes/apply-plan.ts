@@ -18,6 +18,8 @@ export interface PlanActor {
   demand(entity: EntityModel, permission: Permission, by: string): void
   /** Throws unless the caller may apply the whole plan now: one planned earlier (a workflow's commit). */
   authorizePlan(model: Model, plan: WritePlan): void
+  /** Throws unless the caller holds all the unit's changes grant (auth/grant-rules.ts): only the data says what a role gives. */
+  authorizeGrants(unit: UnitOfWork): Promise<void>
   readonly user?: { readonly guid: string; readonly username: string }
 }
 
@@ -25,6 +27,7 @@ export async function applyPlan(unit: UnitOfWork, plan: WritePlan, actor: PlanAc
   if (plan.format !== WRITE_PLAN_FORMAT) throw new Error(`a write plan of format ${String(plan.format)} cannot be applied by format ${WRITE_PLAN_FORMAT}`)
   const results: unknown[] = []
   for (const operation of plan.operations) results.push(await applyOperation(unit, operation, actor))
+  await actor.authorizeGrants(unit)
   return { results }
 }
 

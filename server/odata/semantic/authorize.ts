@@ -11,7 +11,9 @@
 //   a method        execute:<name>, and for an entity result what reading that result needs;
 //   a write's reply what its $expand reaches (the written entity itself is shown to its writer);
 //   a workflow's commit what each stored plan's writes need, again, with the access of then;
-//   granting full access (User.HasFullAccess) full access, whatever else the caller holds.
+//   granting full access (User.HasFullAccess) full access, whatever else the caller holds;
+//   granting roles  only what the caller holds (auth/grant-rules.ts, when the plan is applied:
+//                   only the data says what a role gives).
 // A caller with full access passes every check. The switches are exhaustive: a new kind of
 // request, or a new node of the bound tree, does not compile until it says what it needs.
 // test/auth/route-permissions.test.ts sends every route as principals lacking each permission.
