@@ -358,6 +358,23 @@ describe('JSON $batch (4.01)', () => {
     expect(await customerNamed('Clerk Wrote')).toBe(0)
   })
 
+  it("serves absolute URLs of this service's root only: another host's is a 400 naming it, not our own set", async () => {
+    const before = await tablesHash()
+    const root = new URL(server.api)
+    const elsewhere = ['http://evil.example/api/Customers', `${root.protocol}//evil.example:${root.port}/api/Customers`, `https://${root.host}/api/Customers`, `${server.api}x/Customers`]
+    const answer = await jsonBatch([
+      ...elsewhere.map((url, index) => ({ id: `e${index}`, method: 'POST', url, body: { Name: 'Posted Elsewhere' } })),
+      { id: 'ours', method: 'GET', url: `${server.api.toUpperCase().replace('/API', '/api')}/Customers/$count` },
+      { id: 'root', method: 'GET', url: server.api },
+    ])
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body.responses.map((r: { status: number }) => r.status)).toEqual([400, 400, 400, 400, 200, 200])
+    elsewhere.forEach((url, index) => {
+      expect(answer.body.responses[index].body.error.message).toBe(`A $batch request's absolute URL must start with this service's root ${server.api}/, not '${url}'.`)
+    })
+    expect(await tablesHash()).toBe(before)
+  })
+
   it('refuses malformed batches whole: duplicate ids, unknown dependencies, a bad $<id>', async () => {
     expect((await jsonBatch([{ id: 'a', method: 'GET', url: 'Customers' }, { id: 'a', method: 'GET', url: 'Customers' }])).status).toBe(400)
     expect((await jsonBatch([{ id: 'a', method: 'GET', url: 'Customers', dependsOn: ['b'] }])).status).toBe(400)
@@ -401,6 +418,24 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     expect(parts.every((p) => p.headers['odata-version'] === '4.0')).toBe(true)
     expect(parts[3].headers.etag).toBe('W/"2"')
     expect(parts[4].body.value).toMatchObject([{ City: 'Lyon', Orders: [{ Number: 7101 }] }])
+  })
+
+  it("answers a part whose absolute URL is another host's with 400 naming it", async () => {
+    const before = await tablesHash()
+    const answer = await sendMultipart(
+      multipart([
+        { method: 'GET', url: 'http://evil.example/api/Customers' },
+        { changeSet: [{ id: '1', method: 'POST', url: 'http://evil.example/api/Customers', body: { Name: 'Posted Elsewhere' } }] },
+        { method: 'GET', url: `${server.api}/Customers?$top=1` },
+      ]),
+    )
+    expect(answer.status, answer.text).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => p.status)).toEqual([400, 400, 200])
+    const message = `A $batch request's absolute URL must start with this service's root ${server.api}/, not 'http://evil.example/api/Customers'.`
+    expect(parts[0].body.error.message).toBe(message)
+    expect(parts[1].body.error.message).toBe(message)
+    expect(await tablesHash()).toBe(before)
   })
 
   it('writes nothing of a change set one of whose parts fails, and answers for the change set once', async () => {

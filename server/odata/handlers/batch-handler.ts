@@ -330,9 +330,15 @@ class BatchRun {
       if (!target) throw RequestError.invalid(`'$${reference[1]}' names no entity created by an earlier request of the batch (it failed, created nothing, or comes later).`)
       resolved = target + url.slice(reference[0].length)
     }
-    if (/^https?:\/\//i.test(resolved)) {
-      const parsed = new URL(resolved)
-      resolved = parsed.pathname + parsed.search
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(resolved)) {
+      // An absolute URL names its service, as an @odata.bind's does (bind-body.ts keyFromBinding):
+      // another host's Orders are not ours to serve, whatever its path says.
+      const root = serviceRoot(this.#ctx, this.#services).slice(0, -1)
+      const rest = resolved.slice(root.length)
+      if (resolved.slice(0, root.length).toLowerCase() !== root.toLowerCase() || !/^([/?]|$)/.test(rest)) {
+        throw RequestError.invalid(`A $batch request's absolute URL must start with this service's root ${root}/, not '${url}'.`)
+      }
+      resolved = `/api${rest}`
     }
     if (!resolved.startsWith('/')) resolved = `/api/${resolved}`
     if (!/^\/api(\/|$)/i.test(resolved)) throw RequestError.invalid(`A $batch request's URL is under the service root /api/, not '${url}'.`)
