@@ -169,6 +169,51 @@ describe('/$count after a collection path', () => {
   })
 })
 
+describe('a type cast (URL Conventions 4.11)', () => {
+  // No type derives from another in the model: a cast to the entity's own type is the path without it.
+  it("to the entity's own type changes nothing: after a set, a key, a navigation, a member", async () => {
+    const same: [string, string][] = [
+      ['Orders/entityctl.Order?$select=Number&$orderby=Number', 'Orders?$select=Number&$orderby=Number'],
+      ['Orders/entityctl.Order/$count', 'Orders/$count'],
+      [`Orders/entityctl.Order(${orders[1]})?$select=Number`, `Orders(${orders[1]})?$select=Number`],
+      [`Orders/entityctl.Order/${orders[1]}?$select=Number`, `Orders(${orders[1]})?$select=Number`],
+      [`Orders(${orders[1]})/entityctl.Order?$select=Number`, `Orders(${orders[1]})?$select=Number`],
+      [`Orders(${orders[1]})/entityctl.Order/Number`, `Orders(${orders[1]})/Number`],
+      [`Orders(${orders[1]})/Customer/entityctl.Customer?$select=Name`, `Orders(${orders[1]})/Customer?$select=Name`],
+      [`Customers(${ada})/Orders/entityctl.Order?$select=Number&$orderby=Number`, `Customers(${ada})/Orders?$select=Number&$orderby=Number`],
+      [`Customers(${ada})/Orders/entityctl.Order(${orders[2]})/entityctl.Order?$select=Number`, `Customers(${ada})/Orders(${orders[2]})?$select=Number`],
+    ]
+    for (const [cast, plain] of same) {
+      const [answer, expected] = [await get(cast), await get(plain)]
+      expect(answer.status, `${cast}: ${answer.text}`).toBe(200)
+      expect(answer.text, cast).toBe(expected.text)
+    }
+  })
+
+  it("to the entity's own type writes as the path without it", async () => {
+    const created = await call(`${api}/Products/entityctl.Product`, { method: 'POST', token, body: { Code: 'CAST', Name: 'Cast', Price: 1 } })
+    expect(created.status, created.text).toBe(200)
+    const product = `Products(${created.body.Guid})/entityctl.Product`
+    expect((await call(`${api}/${product}`, { method: 'PATCH', token, body: { Name: 'Recast' } })).status).toBe(204)
+    expect((await get(`${product}/Name`)).body.value).toBe('Recast')
+    expect((await call(`${api}/${product}`, { method: 'DELETE', token })).status).toBe(204)
+    expect((await get(product)).status).toBe(404)
+  })
+
+  it('to another type is 404 saying the type is not the one of the set', async () => {
+    const refused: [string, string][] = [
+      ['Orders/entityctl.Customer', 'The type cast entityctl.Customer does not apply to Orders, whose type is entityctl.Order: no type derives from it, so entityctl.Order is the only cast it takes.'],
+      [`Orders(${orders[1]})/Customer/entityctl.Order`, 'The type cast entityctl.Order does not apply to Customers, whose type is entityctl.Customer: no type derives from it, so entityctl.Customer is the only cast it takes.'],
+      [`Customers(${ada})/Orders/Other.Order`, 'Other.Order is neither a type of this service nor a method of Orders; a type cast after Orders names its type, entityctl.Order.'],
+    ]
+    for (const [path, message] of refused) {
+      const answer = await get(path)
+      expect(answer.status, path).toBe(404)
+      expect(answer.body.error.message, path).toBe(message)
+    }
+  })
+})
+
 describe('$ref', () => {
   it('reads a collection of references', async () => {
     const answer = await get(`Customers(${ada})/Orders/$ref?$orderby=Number&$top=2`)

@@ -1,6 +1,7 @@
 // Binds the resource path to what it addresses: the service document, $metadata, an entity
 // set, one entity (by key, in parentheses or as a segment), a navigation from an entity, a
-// count, or a method (static on a set, or bound to an entity).
+// count, or a method (static on a set, or bound to an entity). A type cast to the entity's own
+// type (`Orders/entityctl.Order`) may follow a set, an entity or a navigation: see castSegment.
 //   Orders(8c9c…)/Lines  →  { kind: 'collection', entity: OrderLine, parent: { Order.Lines, 8c9c… } }
 //   Orders(8c9c…)/Lines(41d0…)  →  { kind: 'entity', entity: OrderLine, key: 41d0…, parent: { Order.Lines, 8c9c… } }
 
@@ -57,8 +58,10 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
     throw RequestError.notFound(`No entity set '${first.name}'${hint ? `; did you mean '${hint}'?` : '.'}`)
   }
   let key: string | undefined
-  if (first.args !== undefined) key = keyOf(first, entity)
+  const keyed = first.args !== undefined ? first : castSegment(model, entity, segments, naming, namespace)
+  if (keyed?.args !== undefined) key = keyOf(keyed, entity)
   else if (segments[0]?.kind === 'key') key = literalKey(segments.shift()!, entity)
+  if (key) castSegment(model, entity, segments, naming, namespace)
 
   if (segments.length === 0) return key ? { kind: 'entity', entity, key } : { kind: 'collection', entity, count: false }
   const next = segments.shift()!
@@ -87,10 +90,13 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
   if (navigation.kind === 'scalar') return propertyTarget(entity, key, undefined, navigation, segments)
   const parent: ParentLink = { navigation, key }
   if (navigation.kind === 'collection') {
-    const member = next.args !== undefined ? keyOf(next, navigation.target) : segments[0]?.kind === 'key' ? literalKey(segments.shift()!, navigation.target) : undefined
-    if (member) return memberTarget(navigation.target, member, parent, naming, namespace, segments)
+    const keyed = next.args !== undefined ? next : castSegment(model, navigation.target, segments, naming, namespace)
+    const member = keyed?.args !== undefined ? keyOf(keyed, navigation.target) : segments[0]?.kind === 'key' ? literalKey(segments.shift()!, navigation.target) : undefined
+    if (member) return memberTarget(model, navigation.target, member, parent, naming, namespace, segments)
   } else if (next.args !== undefined) {
     throw RequestError.notFound(`${name} is a single entity: no key follows it.`)
+  } else {
+    castSegment(model, navigation.target, segments, naming, namespace)
   }
   const rest = segments.shift()
   if (navigation.kind === 'reference') {
@@ -112,7 +118,8 @@ export function bindPath(model: Model, naming: NamingPolicy, path: ResourcePathS
  * one of its properties, its reference, or one of its bound methods. The read finds it only
  * among the parent's members; a method is called once the read has found it there.
  */
-function memberTarget(entity: EntityModel, key: string, parent: ParentLink, naming: NamingPolicy, namespace: string, rest: PathSegmentSyntax[]): Target {
+function memberTarget(model: Model, entity: EntityModel, key: string, parent: ParentLink, naming: NamingPolicy, namespace: string, rest: PathSegmentSyntax[]): Target {
+  castSegment(model, entity, rest, naming, namespace)
   const next = rest.shift()
   if (next?.kind === 'name') {
     // Its bound methods too: an action on a row of a relative list (OpenUI5 calls Customers(k)/Orders(m)/entityctl.Close).
@@ -124,6 +131,30 @@ function memberTarget(entity: EntityModel, key: string, parent: ParentLink, nami
   refuseSecondNavigation(entity, next, naming)
   if (rest.length > 0 || (next && next.kind !== 'ref')) throw RequestError.notFound(`${entity.setName}(${key}) is reached through ${parent.navigation.name}: a property, an instance method or $ref may follow it.`)
   return { kind: 'entity', entity, key, parent, ref: Boolean(next) }
+}
+
+/**
+ * A type cast (OData 4.01 URL Conventions §4.11): a qualified type name after a set, an entity or
+ * a navigation restricts it to that type or a type derived from it. The model has no derived
+ * types, so a cast to the entity's own type changes nothing and is taken off `segments`;
+ * a cast to any other type is 404 saying so. Returns the cast, whose parentheses may hold the
+ * key that follows it (`Orders/entityctl.Order(<Guid>)`), or undefined when none comes next
+ * (a qualified name of a bound method is left for the method).
+ */
+function castSegment(model: Model, entity: EntityModel, segments: PathSegmentSyntax[], naming: NamingPolicy, namespace: string): NameSegmentSyntax | undefined {
+  const segment = segments[0]
+  if (segment?.kind !== 'name' || !segment.name.includes('.')) return undefined
+  const own = `${namespace}.${entity.name}`
+  if (segment.name === own) {
+    segments.shift()
+    return segment
+  }
+  const local = segment.name.startsWith(`${namespace}.`) ? segment.name.slice(namespace.length + 1) : undefined
+  if (local !== undefined && findMethod(entity, local, naming)) return undefined
+  if (local !== undefined && model.entities.has(local)) {
+    throw RequestError.notFound(`The type cast ${segment.name} does not apply to ${entity.setName}, whose type is ${own}: no type derives from it, so ${own} is the only cast it takes.`)
+  }
+  throw RequestError.notFound(`${segment.name} is neither a type of this service nor a method of ${entity.setName}; a type cast after ${entity.setName} names its type, ${own}.`)
 }
 
 /**
