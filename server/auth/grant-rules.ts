@@ -4,7 +4,7 @@
 // responsibility to a role they hold, or hang a role under one they hold; and one who may
 // change Users could disable or demote the administrators. So, as a PAT uses only what its
 // owner holds, such a caller may only grant responsibilities they hold themselves, and may not
-// change or delete a full-access user. Which role a write grants, and what that role gives
+// change or delete a full-access user, nor give one a role. Which role a write grants, and what that role gives
 // through the tree, only the data says: this runs on the unit of work once a plan is applied,
 // before its flush, judging the tree as the unit leaves it (committed rows, then the unit's
 // changes over them), so a $batch change set or a workflow that builds a role and grants it in
@@ -31,6 +31,9 @@ export async function checkGrants(unit: UnitOfWork, access: AccessContext): Prom
     const row = tree.row(entry)
     switch (entry.entity.name) {
       case 'UserRole': {
+        // A role given to a full-access user changes that user too: it disables their full-access fallback PAT for good.
+        const holder = tree.fullAccessUser(row.User)
+        if (holder) throw AuthError.forbidden(`Giving user '${holder}', who has full access, a role needs full access, which you do not have.`)
         const missing = lacking(tree.gives(row.Role))
         if (missing.length > 0) throw AuthError.forbidden(`Granting role '${tree.roleName(row.Role)}' gives ${list(missing)}, which you do not hold.`)
         break
@@ -76,13 +79,14 @@ type References = Readonly<Record<string, string | null>>
 /** The role tree and its links as the unit leaves them: rows as committed, the unit's changes over them. */
 async function loadTree(unit: UnitOfWork, grants: readonly Entry[]) {
   const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : null)
-  const [roles, links, responsibilities, userRoles] = await Promise.all([
+  const [roles, links, responsibilities, userRoles, administrators] = await Promise.all([
     unit.sql<{ Guid: string; Name: string; Parent: string | null }>('select "Guid", "Name", "Parent_Guid" as "Parent" from "Role"'),
     unit.sql<{ Guid: string; Role: string; Responsibility: string }>('select "Guid", "Role_Guid" as "Role", "Responsibility_Guid" as "Responsibility" from "RoleResponsibility"'),
     unit.sql<{ Guid: string; Name: string }>('select "Guid", "Name" from "Responsibility"'),
-    unit.sql<{ Guid: string; Role: string }>('select "Guid", "Role_Guid" as "Role" from "UserRole" where "Guid" = any($1::uuid[])', [
+    unit.sql<{ Guid: string; Role: string; User: string }>('select "Guid", "Role_Guid" as "Role", "User_Guid" as "User" from "UserRole" where "Guid" = any($1::uuid[])', [
       grants.filter((entry) => entry.entity.name === 'UserRole').map((entry) => entry.key),
     ]),
+    unit.sql<{ Guid: string; Username: string }>('select "Guid", "Username" from "User" where "HasFullAccess"'),
   ])
   const rows = new Map<string, Map<string, Record<string, unknown>>>([
     ['Role', new Map(roles.map((row) => [row.Guid, row]))],
@@ -102,8 +106,11 @@ async function loadTree(unit: UnitOfWork, grants: readonly Entry[]) {
   const childrenOf = Map.groupBy([...rows.get('Role')!.entries()], ([, row]) => lower(row.Parent))
   const responsibilitiesOf = Map.groupBy([...rows.get('RoleResponsibility')!.values()], (row) => lower(row.Role))
   const responsibilityNames = new Map(responsibilities.map((row) => [row.Guid, row.Name]))
+  const fullAccess = new Map(administrators.map((row) => [row.Guid, row.Username]))
   return {
     row: (entry: Entry): References => referencesOf(entry.entity.name, entry.key),
+    /** The name of the user `key` when they have full access (as committed: only a full-access caller changes that). */
+    fullAccessUser: (key: string | null) => fullAccess.get(key ?? ''),
     roleName: (key: string | null) => String(rows.get('Role')!.get(key ?? '')?.Name ?? key),
     responsibilityName: (key: string | null) => responsibilityNames.get(key ?? '') ?? String(key),
     /** The responsibilities a role gives its holders: its own and every descendant's (a supervisor holds the roles below it). */

@@ -155,6 +155,12 @@ describe('an access admin without full access', () => {
     await refused(await as('PUT', administrator, { Username: 'admin2', HasFullAccess: true }), 'Setting User.HasFullAccess to true needs full access, which you do not have.')
     await refused(await as('PATCH', administrator, { Username: 'ousted' }), "Changing user 'admin', who has full access, needs full access, which you do not have.")
     await refused(await as('DELETE', administrator), "Deleting user 'admin', who has full access, needs full access, which you do not have.")
+    // A role, even one it holds, would disable the administrator's full-access fallback PAT for good.
+    await refused(
+      await as('POST', 'UserRoles', { 'Role@odata.bind': `Roles(${roles.Auditors})`, 'User@odata.bind': administrator }),
+      "Giving user 'admin', who has full access, a role needs full access, which you do not have.",
+    )
+    await refused(await as('PATCH', `UserRoles(${ownAssignment})`, { 'User@odata.bind': administrator }), "Giving user 'admin', who has full access, a role needs full access, which you do not have.")
   })
 
   it('grants what it holds: roles, responsibilities, a place in the tree, and changes users without full access', async () => {
