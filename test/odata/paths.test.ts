@@ -200,6 +200,20 @@ describe('a type cast (URL Conventions 4.11)', () => {
     expect((await get(product)).status).toBe(404)
   })
 
+  it("in $expand, to the type it follows changes nothing; to another type is 400 saying so", async () => {
+    const plain = await get(`Orders(${orders[1]})?$select=Number&$expand=Customer($select=Name)`)
+    for (const expand of ['Customer/entityctl.Customer($select=Name)', 'entityctl.Order/Customer($select=Name)', 'entityctl.Order/Customer/entityctl.Customer($select=Name)']) {
+      const answer = await get(`Orders(${orders[1]})?$select=Number&$expand=${expand}`)
+      expect(answer.status, `${expand}: ${answer.text}`).toBe(200)
+      expect(answer.text, expand).toBe(plain.text)
+    }
+    const refused = await get(`Orders?$expand=Customer/entityctl.Order`)
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.message).toBe(
+      '$expand=Customer/entityctl.Order: the type cast entityctl.Order does not apply to Customers, whose type is entityctl.Customer: no type derives from it, so entityctl.Customer is the only cast it takes.',
+    )
+  })
+
   it('to another type is 404 saying the type is not the one of the set', async () => {
     const refused: [string, string][] = [
       ['Orders/entityctl.Customer', 'The type cast entityctl.Customer does not apply to Orders, whose type is entityctl.Order: no type derives from it, so entityctl.Order is the only cast it takes.'],

@@ -19,6 +19,7 @@ import type { Target } from './bind-path.ts'
 import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
 import { bindCondition, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
+import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 
 export type DefaultSelect = 'Key' | 'All'
 
@@ -270,8 +271,9 @@ function bindExpands(
       }
       continue
     }
-    if (item.path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${item.path[0]}($expand=${item.path.slice(1).join('/')}).`)
-    const expand = bindExpand(context, item.path[0], entity, item.options, defaultSelect, depth, item.options.levels, root)
+    const path = withoutCasts(context, entity, item.path)
+    if (path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${path[0]}($expand=${path.slice(1).join('/')}).`)
+    const expand = bindExpand(context, path[0], entity, item.options, defaultSelect, depth, item.options.levels, root)
     if (item.suffix === 'ref') {
       once(asReferences(expand))
     } else if (item.suffix === 'count') {
@@ -283,6 +285,27 @@ function bindExpands(
     }
   }
   return expands
+}
+
+/**
+ * An $expand path without its type casts (`entityctl.Order/Customer`, `Customer/entityctl.Customer`:
+ * OData 4.01 URL Conventions §5.1.3). No type derives from another, so a cast to the type it
+ * follows changes nothing; one to any other type is 400 saying so.
+ */
+function withoutCasts(context: BindContext, entity: EntityModel, path: readonly string[]): readonly string[] {
+  if (!path.some((segment) => segment.includes('.'))) return path
+  const kept: string[] = []
+  let type: EntityModel | undefined = entity
+  for (const segment of path) {
+    if (type && segment.includes('.')) {
+      const own = `${DEFAULT_NAMESPACE}.${type.name}`
+      if (segment === own) continue
+      throw QueryError.invalid(`$expand=${path.join('/')}: the type cast ${segment} does not apply to ${type.setName}, whose type is ${own}: no type derives from it, so ${own} is the only cast it takes.`, segment)
+    }
+    kept.push(segment)
+    type = type && resolveNavigation(context, type, segment)?.target
+  }
+  return kept
 }
 
 function bindExpand(

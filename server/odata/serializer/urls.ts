@@ -27,15 +27,20 @@ export function projectedContextPath(entity: EntityModel, projection: readonly s
 export function selectList(options: ProjectionOptions, key: string | undefined): string[] {
   const expanded = (options.expand ?? []).flatMap((item) => {
     if (item.kind !== 'expandPath' || item.suffix) return []
-    return [`${item.path.join('/')}(${selectList(item.options, key).join(',')})`]
+    return [`${expandedName(item.path)}(${selectList(item.options, key).join(',')})`]
   })
   // A navigation both selected and expanded is named once, with its list (`Orders(Number)`).
-  const expandedPaths = new Set((options.expand ?? []).flatMap((item) => (item.kind === 'expandPath' && !item.suffix ? [item.path.join('/')] : [])))
+  const expandedPaths = new Set((options.expand ?? []).flatMap((item) => (item.kind === 'expandPath' && !item.suffix ? [expandedName(item.path)] : [])))
   if (options.select?.length) return [...selectNames(options.select).filter((name) => !expandedPaths.has(name)), ...expanded]
   // Without $select, the $compute values are in the answer too (bind-read.ts).
   const computed = (options.compute ?? []).map((item) => item.alias)
   if (key !== undefined) return [key, ...computed, ...expanded]
   return computed.length || expanded.length ? ['*', ...computed, ...expanded] : []
+}
+
+/** An expanded navigation as the answer names it: its type casts (`Customer/entityctl.Customer`) bound to the type they follow, so they change nothing. */
+function expandedName(path: readonly string[]): string {
+  return path.filter((segment) => !segment.includes('.')).join('/')
 }
 
 /** The options that shape an entity, at the top level or in $expand. */
