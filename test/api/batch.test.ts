@@ -375,6 +375,17 @@ describe('JSON $batch (4.01)', () => {
     expect(await tablesHash()).toBe(before)
   })
 
+  it('serves the service document by the root with a query, as a request alone would be', async () => {
+    const alone = await call(`${server.api}?$format=json`, { token: admin })
+    expect(alone.status).toBe(200)
+    const answer = await jsonBatch([
+      { id: 'absolute', method: 'GET', url: `${server.api}?$format=json` },
+      { id: 'path', method: 'GET', url: '/api?$format=json' },
+    ])
+    expect(answer.body.responses.map((r: { status: number }) => r.status)).toEqual([200, 200])
+    expect(answer.body.responses[0].body).toEqual(alone.body)
+  })
+
   it('refuses malformed batches whole: duplicate ids, unknown dependencies, a bad $<id>', async () => {
     expect((await jsonBatch([{ id: 'a', method: 'GET', url: 'Customers' }, { id: 'a', method: 'GET', url: 'Customers' }])).status).toBe(400)
     expect((await jsonBatch([{ id: 'a', method: 'GET', url: 'Customers', dependsOn: ['b'] }])).status).toBe(400)

@@ -341,7 +341,7 @@ class BatchRun {
       resolved = `/api${rest}`
     }
     if (!resolved.startsWith('/')) resolved = `/api/${resolved}`
-    if (!/^\/api(\/|$)/i.test(resolved)) throw RequestError.invalid(`A $batch request's URL is under the service root /api/, not '${url}'.`)
+    if (!/^\/api([/?]|$)/i.test(resolved)) throw RequestError.invalid(`A $batch request's URL is under the service root /api/, not '${url}'.`)
     const question = resolved.indexOf('?')
     return question < 0 ? { path: resolved, querystring: '' } : { path: resolved.slice(0, question), querystring: resolved.slice(question + 1) }
   }
