@@ -10,10 +10,13 @@
 //   - strings PostgreSQL text cannot hold: a NUL character (\u0000, which JSON can escape) or a
 //     lone UTF-16 surrogate (which would be stored as U+FFFD, silently changing the data) are
 //     400 naming where they are, before anything reaches SQL;
+//   - bytes that are no UTF-8 (a Latin-1 "ü", whatever the charset says: JSON is UTF-8, RFC 8259)
+//     are 400: the decoder would put U+FFFD in their place, silently changing the data;
 //   - a body nested deeper than MAX_BODY_DEPTH is 400: JSON.parse reads any depth without
 //     recursion, but the stages after it (binding, rules, JSON.stringify) recurse, and a few
 //     thousand levels in a 10 KB body would overflow their stack.
 
+import { isUtf8 } from 'node:buffer'
 import type { Context, Middleware, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
 import type { ApiState } from './api-state.ts'
@@ -27,7 +30,13 @@ export function readJsonBody(parse: Middleware): Middleware<ApiState> {
     // Content codings are case-insensitive (RFC 9110 8.4.1); koa-body's inflation is not.
     const encoding = ctx.req.headers['content-encoding']
     if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase()
+    // The bytes as they come (koa-body decodes them as it reads), to check they are UTF-8; a
+    // compressed body is inflated inside koa-body, out of reach.
+    const bytes = !encoding && ctx.is('json') ? chunksOf(ctx.req) : undefined
     await parse(ctx, noop)
+    if (bytes && bytes.length > 0 && !isUtf8(bytes.length === 1 ? bytes[0] : Buffer.concat(bytes))) {
+      throw RequestError.invalid('The request body is not UTF-8: JSON is sent as UTF-8 (RFC 8259), and bytes that are no UTF-8 would be stored as U+FFFD, changing the text.')
+    }
     refuseUnusableBody(ctx.request.body)
   }
   return async (ctx, next: Next) => {
@@ -47,6 +56,13 @@ function isOpenPath(path: string): boolean {
 }
 
 async function noop(): Promise<void> {}
+
+/** The chunks `stream` gives its readers from now on; listening does not take them from koa-body. */
+function chunksOf(stream: NodeJS.ReadableStream): Buffer[] {
+  const chunks: Buffer[] = []
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+  return chunks
+}
 
 /** koa-body's `onError`: what it could not read, as the error the client gets. */
 export function bodyReadError(error: Error & { status?: number; code?: string }, ctx: Context): Error {

@@ -151,6 +151,21 @@ describe('NUL and other text PostgreSQL cannot hold', () => {
     expect(answer.body.error).toMatchObject({ code: 'InvalidRequest', target, message: expect.stringContaining(problem) })
   })
 
+  it('answers a body that is not UTF-8 with 400 instead of storing U+FFFD in its place, and takes a U+FFFD sent as UTF-8', async () => {
+    const send = (bytes: number[], contentType = 'application/json') =>
+      fetch(`${api}/Customers?$select=Name`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': contentType }, body: new Uint8Array(bytes) })
+    const json = (text: string) => [...Buffer.from(text, 'latin1')]
+    // "Zürich" in Latin-1: ü is the single byte 0xFC, no UTF-8.
+    for (const contentType of ['application/json', 'application/json; charset=iso-8859-1']) {
+      const latin1 = await send(json('{"Name":"Z\u00fcrich","Country":"CH"}'), contentType)
+      expect(latin1.status, contentType).toBe(400)
+      expect(((await latin1.json()) as { error: unknown }).error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('The request body is not UTF-8') })
+    }
+    const replacement = await send([...Buffer.from('{"Name":"Z\u00fcrich \ufffd","Country":"CH"}', 'utf8')])
+    expect(replacement.status).toBe(200)
+    expect(((await replacement.json()) as { Name: string }).Name).toBe('Z\u00fcrich \ufffd')
+  })
+
   it('accepts astral characters (a surrogate pair) in a body', async () => {
     const answer = await call(`${api}/Customers?$select=Name`, { method: 'POST', token, body: { Name: 'Emoji 😀', Country: 'CH' } })
     expect(answer.status).toBe(200)
