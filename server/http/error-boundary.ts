@@ -3,7 +3,7 @@
 // 500 with the request id, the stack in the log, never in the body.
 
 import type { Context, Next } from 'koa'
-import { ServiceError } from '../errors.ts'
+import { RequestError, ServiceError } from '../errors.ts'
 import { databaseCause, translateDatabaseError } from '../persistence/database-errors.ts'
 import type { ApiState } from './api-state.ts'
 
@@ -52,9 +52,10 @@ export function errorBody(error: ServiceError): Record<string, unknown> {
 
 /** Errors raised by the body parser (413, 415, bad JSON) carry a 4xx status. */
 function fromKoa(thrown: unknown): ServiceError | undefined {
-  const error = thrown as { status?: number; message?: string; type?: string }
+  const error = thrown as { status?: number; message?: string; type?: string; limit?: unknown }
   if (!error || typeof error.status !== 'number' || error.status < 400 || error.status >= 500) return undefined
-  if (error.status === 413) return new ServiceError('PayloadTooLarge', 'The request body is larger than ApiOptions:MaxBodyBytes.')
+  // raw-body names the limit it applied: ApiOptions:MaxBodyBytes.
+  if (error.status === 413) return typeof error.limit === 'number' ? RequestError.payloadTooLarge(error.limit) : new ServiceError('PayloadTooLarge', 'The request body is larger than ApiOptions:MaxBodyBytes.')
   if (error.status === 415) return new ServiceError('UnsupportedMediaType', error.message ?? 'Unsupported media type.')
   return new ServiceError('InvalidRequest', `The request body is not valid: ${error.message}`)
 }
