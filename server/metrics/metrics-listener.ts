@@ -15,8 +15,12 @@ export interface MetricsListener {
 export async function listenForScrapes(metrics: PrometheusMetrics, host: string, port: number, logger: Logger): Promise<MetricsListener> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0]
-    if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+    if (path !== '/metrics') {
       response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Only GET /metrics is served here.\n')
+      return
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { 'Content-Type': 'text/plain; charset=utf-8', Allow: 'GET, HEAD' }).end('/metrics is read with GET.\n')
       return
     }
     metrics.registry.metrics().then(

@@ -121,6 +121,13 @@ describe('metrics on their own listener, and readiness when the database server 
     await proxy?.close()
   })
 
+  it('answers another method on /metrics 405 with Allow, and other paths 404', async () => {
+    const metrics = server.server.metricsUrl!
+    const posted = await fetch(metrics, { method: 'POST' })
+    expect([posted.status, posted.headers.get('allow')]).toEqual([405, 'GET, HEAD'])
+    expect((await fetch(new URL('/other', metrics))).status).toBe(404)
+  })
+
   it('counts requests, latency, pools, sign-in failures and throttles, workflows and event-loop lag', async () => {
     const token = await server.token()
     expect((await call(`${server.api}/Customers`, { token })).status).toBe(200)
