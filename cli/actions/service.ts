@@ -86,6 +86,9 @@ Restart=on-failure
 RestartSec=2
 # SIGTERM lets requests in flight finish (Server:ShutdownTimeoutSeconds, plus time to stop).
 KillSignal=SIGTERM
+# To serve alone: the embedded PostgreSQL, in the same control group, must keep answering
+# those requests until serve stops it; whatever is left afterwards is killed.
+KillMode=mixed
 TimeoutStopSec=${o.stopSeconds}
 # stdout is not a terminal here, so the log is JSON lines; the journal keeps them.
 StandardOutput=journal

@@ -47,6 +47,7 @@ it('writes a unit that restarts on failure, reads secrets from an environment fi
     `EnvironmentFile=-${environmentFile}`,
     'StandardOutput=journal',
     'TimeoutStopSec=35',
+    'KillMode=mixed',
     'WantedBy=multi-user.target',
   ]) expect(unit.split('\n'), line).toContain(line)
   // The secrets file: created for the operator to fill in, readable by its owner only.
