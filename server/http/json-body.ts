@@ -33,7 +33,14 @@ export function readJsonBody(parse: Middleware): Middleware<ApiState> {
     // The bytes as they come (koa-body decodes them as it reads), to check they are UTF-8; a
     // compressed body is inflated inside koa-body, out of reach.
     const bytes = !encoding && ctx.is('json') ? chunksOf(ctx.req) : undefined
-    await parse(ctx, noop)
+    try {
+      await parse(ctx, noop)
+    } catch (error) {
+      // A body refused before its end (413 by Content-Length, or past the limit) is left
+      // half-read, paused: the connection could carry no next request. It closes after the answer.
+      if (!ctx.req.complete) ctx.set('Connection', 'close')
+      throw error
+    }
     if (bytes && bytes.length > 0 && !isUtf8(bytes.length === 1 ? bytes[0] : Buffer.concat(bytes))) {
       throw RequestError.invalid('The request body is not UTF-8: JSON is sent as UTF-8 (RFC 8259), and bytes that are no UTF-8 would be stored as U+FFFD, changing the text.')
     }

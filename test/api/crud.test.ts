@@ -389,6 +389,9 @@ describe('protocol errors', () => {
     expect(response.status).toBe(413)
     // The limit in bytes, as a $batch over it is told.
     expect(response.body.error).toEqual({ code: 'PayloadTooLarge', message: 'The request body is larger than ApiOptions:MaxBodyBytes (1048576 bytes).' })
+    // The body was left unread: the connection cannot carry another request, and says so.
+    expect(response.headers.get('connection')).toBe('close')
+    expect((await get('Customers?$top=1')).status).toBe(200)
   })
 
   it('carries OData-Version, 4.01 when the client accepts it', async () => {
