@@ -19,6 +19,7 @@ export async function adminCall<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     // By name: importing user-admin.ts or tenant-admin.ts here would load them for every command.
     const name = (error as Error)?.name
+    if ((error as { usage?: boolean }).usage === true && name === 'TenantAdminError') throw new CliError((error as Error).message, { code: 'UsageError' })
     if (name === 'UserAdminError' || name === 'TenantAdminError') throw new CliError((error as Error).message, { code: /^No /.test((error as Error).message) ? 'NotFound' : 'Failed' })
     if (error instanceof ServiceError) {
       const details = error.details.map((d) => d.message).filter((m) => !error.message.includes(m))

@@ -12,9 +12,12 @@ import pg from 'pg'
 import type { SyncReport } from '../auth/responsibility-sync.ts'
 
 export class TenantAdminError extends Error {
-  constructor(message: string) {
+  /** The command line gave a value that cannot be one (a tenant name, a connection string): a usage error, exit 2. */
+  readonly usage: boolean
+  constructor(message: string, options: { usage?: boolean } = {}) {
     super(message)
     this.name = 'TenantAdminError'
+    this.usage = options.usage ?? false
   }
 }
 

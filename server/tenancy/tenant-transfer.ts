@@ -100,7 +100,7 @@ export async function restoreTenant(
   keyFile: string | undefined,
   options: { progress?: ProgressReport; onInterrupt?: (cleanup: () => Promise<unknown>) => () => void } = {},
 ): Promise<RestoreResult> {
-  if (!TENANT_NAME.test(name)) throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
+  if (!TENANT_NAME.test(name)) throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`, { usage: true })
   if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists; restore under another name (--as) or remove it first.`)
   refuseDatabaseInUse(config, serverUrl, name, defaultDatabase(name))
   // The backup before its key: a mistyped backup path would otherwise be reported as a missing key file beside it.
@@ -177,10 +177,12 @@ export async function moveTenant(
     targetUrl = new URL(target)
   } catch {
     // Not echoed: a value that is not a URL may still hold a password.
-    throw new TenantAdminError('--to must be a PostgreSQL connection string (postgres://user@host:port/database); the value given is not a URL.')
+    throw new TenantAdminError('--to must be a PostgreSQL connection string (postgres://user@host:port/database); the value given is not a URL.', { usage: true })
   }
   const database = decodeURIComponent(targetUrl.pathname.slice(1))
-  if (!/^postgres(ql)?:$/.test(targetUrl.protocol) || !database) throw new TenantAdminError(`--to must name the target database: postgres://user@host:port/database, not '${withoutPassword(target)}'.`)
+  if (!/^postgres(ql)?:$/.test(targetUrl.protocol) || !database) {
+    throw new TenantAdminError(`--to must name the target database: postgres://user@host:port/database, not '${withoutPassword(target)}'.`, { usage: true })
+  }
   if (sameDatabase(source, target)) throw new TenantAdminError(`Tenant '${name}' is already in ${withoutPassword(target)}.`)
   const targetServer = databaseUrl(target, 'postgres')
   // The first contact with the target: failing here, it is --to that needs checking.

@@ -282,8 +282,11 @@ describe('a database that cannot be reached', () => {
     expect(result.stdout).not.toContain('secret-pw')
     // A value that is not a URL at all is not echoed either: it may hold a password too.
     const garbled = await entityctl(config, 'tenant', 'move', 'acme', '--to', 'secret-pw@db-host/acme', '--json')
-    expect(garbled.code).not.toBe(0)
+    // A value that cannot be a connection string is a usage error, as --port x or --days 400 are.
+    expect([garbled.code, garbled.json().error.code]).toEqual([2, 'UsageError'])
     expect(garbled.json().error.message).toContain('--to must be a PostgreSQL connection string')
+    const noDatabase = await entityctl(config, 'tenant', 'move', 'acme', '--to', 'postgres://db-host:5432', '--json')
+    expect([noDatabase.code, noDatabase.json().error.code]).toEqual([2, 'UsageError'])
     expect(garbled.stdout + garbled.stderr).not.toContain('secret-pw')
   })
 })
