@@ -1,4 +1,5 @@
 import { watch } from 'node:fs'
+import { constants as osConstants } from 'node:os'
 import type { Command } from 'commander'
 import type { Logger } from 'pino'
 import { loadConfig, projectPath } from '../../server/config/load-config.ts'
@@ -22,7 +23,16 @@ export async function serve(options: { port?: number; host?: string; watch?: boo
       const config = loadConfig(configPath)
       throw unreachable(error, config, config.Tenants.keys()) ?? error
     })
+  // A signal while starting (migrations can take minutes) ends it at once, saying so: a
+  // migration cut off is rolled back by PostgreSQL, and an embedded PostgreSQL this start left
+  // running is taken over by the next one.
+  const stopStarting = (signal: NodeJS.Signals) => {
+    process.stderr.write(`entityctl: ${signal} received while starting; stopped before serving\n`)
+    process.exit(128 + osConstants.signals[signal])
+  }
+  process.once('SIGINT', stopStarting).once('SIGTERM', stopStarting)
   let server = await start()
+  process.removeListener('SIGINT', stopStarting).removeListener('SIGTERM', stopStarting)
   // Everything said from here on goes through the server's log, so the log stays one kind of line.
   const logger = () => server.logger
   let stopping = false

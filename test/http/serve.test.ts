@@ -4,14 +4,17 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer as createNetServer } from 'node:net'
+import { spawn } from 'node:child_process'
+import { createServer as createNetServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { readConfigFile, writeConfigFile } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { ADMIN, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess } from '../support/serve-process.ts'
+const root = fileURLToPath(new URL('../..', import.meta.url))
 let setup: TestServer
 
 beforeAll(async () => {
@@ -153,6 +156,30 @@ describe('entityctl serve', () => {
       expect((await fetch(`${served.url}/healthz`)).status).toBe(200)
     } finally {
       await served.stop()
+    }
+  })
+
+  it('stops at once on SIGTERM while starting, saying so', async () => {
+    // A database server that accepts and never answers holds the start at its connection.
+    const sockets: Socket[] = []
+    const silent = createNetServer((socket) => sockets.push(socket))
+    const port = await new Promise<number>((resolve) => silent.listen(0, '127.0.0.1', () => resolve((silent.address() as { port: number }).port)))
+    const child = spawn(join(root, 'bin/entityctl'), ['--config', setup.configPath, 'serve', '--port', '0'], {
+      env: { ...process.env, Server__LogLevel: 'info', Database__ConnectionString: `postgres://postgres@127.0.0.1:${port}/postgres` },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    try {
+      let stderr = ''
+      child.stderr!.on('data', (chunk) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      await new Promise((resolve) => silent.once('connection', resolve))
+      child.kill('SIGTERM')
+      expect(await exited).toBe(143)
+      expect(stderr).toContain('entityctl: SIGTERM received while starting; stopped before serving')
+    } finally {
+      child.kill('SIGKILL')
+      for (const socket of sockets) socket.destroy()
+      silent.close()
     }
   })
 
