@@ -69,13 +69,15 @@ export function readPatRequest(body: Body): PatRequest {
   }
   const name = field(body, 'name')
   const days = field(body, 'expirationDays')
-  const ids = field(body, 'responsibilityIds') ?? []
+  const ids = field(body, 'responsibilityIds')
   if (typeof name !== 'string' || name.trim() === '') details.push(problem('name', 'name is required: a label for the PAT'))
   else if (name.trim().length > MAX_NAME_LENGTH) details.push(problem('name', `name may have at most ${MAX_NAME_LENGTH} characters`))
   if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_EXPIRATION_DAYS) {
     details.push(problem('expirationDays', `expirationDays must be a whole number from 1 to ${MAX_EXPIRATION_DAYS}`))
   }
-  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !GUID_PATTERN.test(id))) {
+  // Required (the contract's "explicit scope"): left out, it would read as the empty list that asks for a full-access fallback.
+  if (ids === undefined) details.push(problem('responsibilityIds', 'responsibilityIds is required: the Guids of the responsibilities the PAT may use, or [] for a full-access fallback'))
+  else if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !GUID_PATTERN.test(id))) {
     details.push(problem('responsibilityIds', 'responsibilityIds must be an array of responsibility Guids'))
   }
   if (details.length > 0) throw validationFailed(details)

@@ -208,7 +208,12 @@ describe('full-access fallback', () => {
     expect(response.status).toBe(400)
     expect(response.body.error.details).toEqual([
       { code: 'InvalidValue', target: 'responsibilities', message: 'Unknown field "responsibilities": the body has the fields name, expirationDays, responsibilityIds' },
+      { code: 'InvalidValue', target: 'responsibilityIds', message: expect.stringContaining('responsibilityIds is required') },
     ])
+    expect((await list('admin')).body).toHaveLength(before)
+    // Left out, it would be the same empty scope: required, as the contract says.
+    const omitted = await create('admin', { name: 'no scope', expirationDays: 7 })
+    expect([omitted.status, omitted.body.error.details]).toEqual([400, [{ code: 'InvalidValue', target: 'responsibilityIds', message: expect.stringContaining('responsibilityIds is required') }]])
     expect((await list('admin')).body).toHaveLength(before)
   })
 
