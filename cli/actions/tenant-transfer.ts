@@ -57,9 +57,11 @@ export async function move(name: string, options: { to: string; json?: boolean }
     command,
     async ({ config, model, server, onInterrupt }) => {
       const { moveTenant } = await import('../../server/tenancy/tenant-transfer.ts')
-      const result = await adminCall(() => moveTenant(config, model, server.url, name, options.to, version, { progress: (text) => steps.step(text), onInterrupt }))
-      // Returns once every running instance serves it from its new place (cli/config-announce.ts).
-      await configAnnouncer(config.path, server.url)()
+      // Each config write is applied by every running instance before the move goes on (cli/config-announce.ts).
+      const announce = configAnnouncer(config.path, server.url)
+      const result = await adminCall(() => moveTenant(config, model, server.url, name, options.to, version, { progress: (text) => steps.step(text), onInterrupt, announce }))
+      // Returns once every running instance serves it from its new place.
+      await announce()
       steps.done()
       printResult(options, result, () =>
         [

@@ -44,7 +44,7 @@ export async function list(options: { json?: boolean }, command: Command): Promi
   const rows = [...config.Tenants.values()].map((t) => ({
     name: t.name,
     database: t.ConnectionString ? '(own connection string)' : t.Database,
-    state: t.Disabled ? 'disabled' : 'enabled',
+    state: t.Disabled ? 'disabled' : t.Moving ? 'moving' : 'enabled',
   }))
   printResult(options, rows, () => table(rows, ['name', 'database', 'state']))
 }
@@ -121,6 +121,8 @@ async function setDisabled(name: string, disabled: boolean, options: { json?: bo
   if (!settings) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
   if (disabled) settings.Disabled = true
   else delete settings.Disabled
+  // Left by a move that was killed (not interrupted: Ctrl-C removes it): enabling serves the tenant where its config points.
+  if (!disabled) delete settings.Moving
   await writeConfigFile(path, file)
   await configAnnouncer(path, await runningServerUrl(path))()
   printResult(options, { tenant: name, disabled }, () =>

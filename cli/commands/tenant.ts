@@ -51,7 +51,7 @@ export function tenantCommand(): Command {
   withJson(
     tenant
       .command('move <name>')
-      .description('Copy the tenant to another database (on another server or the same), check every table, and point its config entry there. The old database is kept. Stop writes to the tenant first: a write during the move is not carried over.')
+      .description('Copy the tenant to another database (on another server or the same), check every table, and point its config entry there. Running servers answer the tenant 503 meanwhile; the copy starts once no session is left on its database. The old database is kept.')
       .requiredOption('--to <connection>', 'connection string of the target database, e.g. postgres://user:password@host:5432/acme (created if missing; must hold no tables)'),
   ).action(lazy(transfer, 'move'))
   return tenant

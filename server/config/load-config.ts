@@ -26,6 +26,8 @@ export interface TenantConfig {
   readonly PreviousEncryptionKey?: string
   /** Refused and closed, data kept (`entityctl tenant disable`). */
   readonly Disabled: boolean
+  /** Answered 503 and closed while `entityctl tenant move` copies it. */
+  readonly Moving?: boolean
 }
 
 export type Config = { readonly [N in SectionName]: Section<N> } & {
@@ -131,7 +133,7 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
 function readTenant(name: string, settings: unknown, problems: ConfigError[]): TenantConfig | undefined {
   if (!TENANT_NAME.test(name)) throw new ConfigError(`Tenants:${name}`, 'a tenant name is lower-case letters, digits, - and _, starting with a letter (at most 40)')
   const before = problems.length
-  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined> & { Disabled?: boolean }
+  const section = readSection(`Tenants:${name}`, TENANT_KEYS, settings ?? {}, problems) as Record<string, string | undefined> & { Disabled?: boolean; Moving?: boolean }
   if (!section.EncryptionKey) throw new ConfigError(`Tenants:${name}:EncryptionKey`, 'is required (32 random bytes, base64)')
   for (const key of ['EncryptionKey', 'PreviousEncryptionKey'] as const) {
     const value = section[key]
@@ -146,6 +148,7 @@ function readTenant(name: string, settings: unknown, problems: ConfigError[]): T
     EncryptionKey: section.EncryptionKey,
     ...(section.PreviousEncryptionKey ? { PreviousEncryptionKey: section.PreviousEncryptionKey } : {}),
     Disabled: section.Disabled === true,
+    ...(section.Moving === true ? { Moving: true } : {}),
   }
 }
 

@@ -114,4 +114,9 @@ export const TENANT_KEYS = {
     doc: 'Set by `entityctl tenant rotate-key` while it re-encrypts the data, and removed when it is done: values still under the old key stay readable meanwhile. Do not set it by hand.',
   },
   Disabled: { type: 'boolean', default: false, doc: 'true: the tenant\'s requests are refused (401) and its pool closed, its data kept (`entityctl tenant disable`/`enable`).' },
+  Moving: {
+    type: 'boolean',
+    default: false,
+    doc: 'Set by `entityctl tenant move` while it copies the tenant, and removed when it is done: requests are answered 503 with Retry-After and its pool closed. Do not set it by hand (`tenant enable` removes one a killed move left).',
+  },
 } as const satisfies Record<string, KeySpec>

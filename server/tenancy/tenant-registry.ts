@@ -20,6 +20,7 @@ import { openTenantDatabase, type TenantDatabase } from './tenant-database.ts'
 import { ConnectionBudget } from './connection-budget.ts'
 import { propertyCipher } from './property-encryption.ts'
 import { RowCache } from '../persistence/row-cache.ts'
+import { ServiceError } from '../errors.ts'
 
 /** A tenant's database, kept open until released (once; further calls do nothing). */
 export interface TenantLease {
@@ -88,37 +89,38 @@ export class TenantRegistry {
     this.#sweeper.unref()
   }
 
-  /** Whether requests of the tenant are served: configured and not disabled. */
+  /** Whether requests of the tenant are accepted: configured and not disabled (one being moved is answered 503). */
   has(tenant: string): boolean {
-    return this.tenantConfig(tenant) !== undefined
+    const settings = this.#tenants.get(tenant)
+    return settings !== undefined && !settings.Disabled
   }
 
-  /** Every tenant of the configuration that is served (not disabled), by name. */
+  /** Every tenant of the configuration that is served (not disabled, not being moved), by name. */
   configured(): ReadonlyMap<string, TenantConfig> {
-    return new Map([...this.#tenants].filter(([, tenant]) => !tenant.Disabled))
+    return new Map([...this.#tenants].filter(([, tenant]) => served(tenant)))
   }
 
-  /** The tenant's settings; undefined for a tenant not configured or disabled. */
+  /** The tenant's settings; undefined for a tenant not configured, disabled or being moved. */
   tenantConfig(tenant: string): TenantConfig | undefined {
     const settings = this.#tenants.get(tenant)
-    return settings?.Disabled ? undefined : settings
+    return settings && served(settings) ? settings : undefined
   }
 
   /**
    * Follows a change of the config file's tenants (config-watch.ts): a tenant added is served
-   * at its next request; one removed or disabled is refused at once and its pool closed; one
-   * whose key or database changed is closed, to reopen with the new settings. Returns what
-   * changed, by name.
+   * at its next request; one removed, disabled or being moved is refused at once and its pool
+   * closed (requests holding it finish first); one whose key or database changed is closed, to
+   * reopen with the new settings. Returns what changed, by name.
    */
   async reload(tenants: ReadonlyMap<string, TenantConfig>): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
     const before = this.#tenants
     this.#tenants = tenants
-    const served = (map: ReadonlyMap<string, TenantConfig>, name: string) => map.has(name) && !map.get(name)!.Disabled
-    const added = [...tenants.keys()].filter((name) => served(tenants, name) && !served(before, name))
-    const removed = [...before.keys()].filter((name) => served(before, name) && !served(tenants, name))
+    const servedIn = (map: ReadonlyMap<string, TenantConfig>, name: string) => map.has(name) && served(map.get(name)!)
+    const added = [...tenants.keys()].filter((name) => servedIn(tenants, name) && !servedIn(before, name))
+    const removed = [...before.keys()].filter((name) => servedIn(before, name) && !servedIn(tenants, name))
     const changed = [...tenants.keys()].filter((name) => {
       const [old, now] = [before.get(name), tenants.get(name)!]
-      return old && served(before, name) && served(tenants, name) &&
+      return old && servedIn(before, name) && servedIn(tenants, name) &&
         (old.EncryptionKey !== now.EncryptionKey || old.PreviousEncryptionKey !== now.PreviousEncryptionKey ||
           old.Database !== now.Database || old.ConnectionString !== now.ConnectionString)
     })
@@ -162,6 +164,8 @@ export class TenantRegistry {
    * configuration does not know. Never waits for room: connections do (connection-budget.ts).
    */
   async acquire(tenant: string): Promise<TenantLease | undefined> {
+    const entry = this.#tenants.get(tenant)
+    if (entry?.Moving && !entry.Disabled) throw beingMoved(tenant)
     const settings = this.tenantConfig(tenant)
     if (!settings) return undefined
     const admitting = this.#admission?.(tenant)
@@ -311,4 +315,17 @@ export class TenantRegistry {
       if (open.users === 0 && now - open.lastUsed >= idleMs) await this.#close(tenant, open)
     }
   }
+}
+
+function served(tenant: TenantConfig): boolean {
+  return !tenant.Disabled && !tenant.Moving
+}
+
+/** A move takes seconds to minutes (`entityctl tenant move`): the client comes back after it. */
+const MOVE_RETRY_AFTER_SECONDS = 10
+
+function beingMoved(tenant: string): ServiceError {
+  return new ServiceError('ServiceUnavailable', `Tenant '${tenant}' is being moved to another database; try again in a moment.`, {
+    headers: { 'Retry-After': String(MOVE_RETRY_AFTER_SECONDS) },
+  })
 }

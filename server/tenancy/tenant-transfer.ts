@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
+import pg from 'pg'
 import type { Config } from '../config/load-config.ts'
 import { defaultDatabase, readConfigFile, TENANT_NAME, writeConfigFile } from '../config/load-config.ts'
 import type { Model } from '../model/model.ts'
@@ -156,7 +157,11 @@ export interface MoveResult {
 /**
  * Copies the tenant to the database `target` names (created when missing; it must hold no
  * tables), checks every table, then points the tenant's config entry at it. The old database
- * is kept. Writes made to the tenant during the move are not carried over: stop them first.
+ * is kept. Running servers follow the config: the tenant is out of service for the copy
+ * (`Moving`: its requests answered 503, its pools closed once their requests are done), and
+ * the copy starts only when no session is left on the source, so no write acknowledged to a
+ * client can land there after the copy. `announce` is awaited after each config write (for
+ * running servers to apply it). Any failure, or Ctrl-C, leaves the tenant served where it was.
  */
 export async function moveTenant(
   config: Config,
@@ -165,9 +170,10 @@ export async function moveTenant(
   name: string,
   target: string,
   entityctl: string,
-  options: { progress?: ProgressReport; onInterrupt?: (cleanup: () => Promise<unknown>) => () => void } = {},
+  options: { progress?: ProgressReport; onInterrupt?: (cleanup: () => Promise<unknown>) => () => void; announce?: () => Promise<void> } = {},
 ): Promise<MoveResult> {
   const { progress } = options
+  const announce = options.announce ?? (async () => {})
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
   if (tenant.PreviousEncryptionKey) throw new TenantAdminError(`Tenant '${name}' is in the middle of a key rotation; finish it with \`entityctl tenant rotate-key ${name}\` first.`)
@@ -191,11 +197,20 @@ export async function moveTenant(
   }))
   if (created) await createDatabase(targetServer, database)
   else if (await hasTables(target)) throw new TenantAdminError(`${withoutPassword(target)} already holds tables; a move needs an empty database.`)
-  // Interrupted, the move leaves behind no database it made, unless the tenant points at it already.
-  const withdraw = options.onInterrupt?.(async () => {
+  // Undone by whoever fails first: the move, or Ctrl-C. A disabled tenant stays disabled.
+  const takenOut = !tenant.Disabled
+  const undo = async () => {
     if (created && readConfigFile(config.path).Tenants?.[name]?.ConnectionString !== target) await dropDatabase(targetServer, database)
-  })
+    if (takenOut && (await setMoving(config.path, name, false))) await announce()
+  }
+  const withdraw = options.onInterrupt?.(undo)
   try {
+    if (takenOut) {
+      progress?.('taking the tenant out of service')
+      await setMoving(config.path, name, true)
+      await announce()
+    }
+    await waitForNoSessions(name, source, config.ApiOptions.QueryTimeoutSeconds + SESSION_GRACE_SECONDS, progress)
     // The backup streams straight into the restore: no file, one snapshot of the source.
     const channel = new PassThrough({ highWaterMark: 1 << 20 })
     const fingerprint = keyFingerprint(tenant.EncryptionKey)
@@ -210,16 +225,66 @@ export async function moveTenant(
       await Promise.allSettled([restored, written])
       throw error
     })
+    // Repointed and back in service in one write: no server serves the tenant from the old database again.
     const file = readConfigFile(config.path)
     const entry = { ...(file.Tenants?.[name] ?? {}) }
     delete entry.Database
+    delete entry.Moving
     await recordTenant(config.path, name, { ...entry, ConnectionString: target })
     return { tenant: name, to: withoutPassword(target), tables, rows: tables.reduce((sum, t) => sum + t.rows, 0), previous: withoutPassword(source) }
   } catch (error) {
-    if (created) await dropDatabase(targetServer, database).catch(() => {})
+    await undo().catch(() => {})
     throw error
   } finally {
     withdraw?.()
+  }
+}
+
+/** A moment for a request whose statement ended to give its connection back. */
+const SESSION_GRACE_SECONDS = 5
+
+/** Sets or removes the tenant's Moving flag in the config file; whether the file changed. */
+async function setMoving(path: string, name: string, moving: boolean): Promise<boolean> {
+  const file = readConfigFile(path)
+  const entry = file.Tenants?.[name]
+  if (!entry || Boolean(entry.Moving) === moving) return false
+  if (moving) entry.Moving = true
+  else delete entry.Moving
+  await writeConfigFile(path, file)
+  return true
+}
+
+/**
+ * Waits until no other session is connected to the tenant's database: running servers close
+ * its pool once their requests on it are done, and no statement of theirs runs longer than
+ * ApiOptions:QueryTimeoutSeconds. A session still there after `seconds` (a server that does
+ * not read this config file, a psql left open) fails the move: its writes would be lost.
+ */
+async function waitForNoSessions(name: string, url: string, seconds: number, progress?: ProgressReport): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const deadline = Date.now() + seconds * 1000
+    let reported = false
+    for (;;) {
+      const { rows } = await client.query<{ sessions: number; who: string | null }>(
+        `select count(*)::int as sessions,
+                string_agg(distinct coalesce(nullif(application_name, ''), 'a client') || coalesce(' from ' || host(client_addr), ''), ', ') as who
+           from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+      )
+      const { sessions, who } = rows[0]
+      if (sessions === 0) return
+      if (Date.now() >= deadline) {
+        throw new TenantAdminError(
+          `Tenant '${name}' was not moved: ${sessions} other session${sessions === 1 ? '' : 's'} (${who}) still use${sessions === 1 ? 's' : ''} its database ${withoutPassword(url)} ${seconds} s after it was taken out of service, and writes through ${sessions === 1 ? 'it' : 'them'} would be lost. End ${sessions === 1 ? 'it' : 'them'} (a server that does not read this config file, an open psql) and run the move again; the tenant stays where it was.`,
+        )
+      }
+      if (!reported) progress?.(`waiting for ${sessions} session${sessions === 1 ? '' : 's'} on the tenant's database to end (${who}; at most ${seconds} s)`)
+      reported = true
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  } finally {
+    await client.end()
   }
 }
 

@@ -29,6 +29,7 @@ const suffix = randomBytes(3).toString('hex')
 const restored = `restored-${suffix}`
 const during = `during-${suffix}`
 const movedDatabase = `entityctl_moved_${suffix}`
+const loadedDatabase = `entityctl_move_loaded_${suffix}`
 
 let server: TestServer
 let source: string
@@ -111,7 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await second?.stop()
   await server?.stop()
-  for (const database of [restored, during, `interrupted-${suffix}`, `cut0-${suffix}`, `cut1-${suffix}`].map((t) => `entityctl_${t.replaceAll('-', '_')}`).concat(movedDatabase)) await dropDatabase(TEST_DATABASE_URL, database)
+  for (const database of [restored, during, `interrupted-${suffix}`, `cut0-${suffix}`, `cut1-${suffix}`].map((t) => `entityctl_${t.replaceAll('-', '_')}`).concat(movedDatabase, loadedDatabase)) await dropDatabase(TEST_DATABASE_URL, database)
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -363,14 +364,13 @@ describe('move', { timeout: SLOW }, () => {
     expect([remove.code, remove.stderr]).toEqual([2, expect.stringContaining('has its own ConnectionString')])
   })
 
-  it('drops the database it made when Ctrl-C interrupts it, and leaves the tenant where it was', async () => {
+  it('drops the database it made when Ctrl-C interrupts it, and leaves the tenant served where it was', async () => {
     const previous = tenantUrl(during)
     const database = `entityctl_move_interrupted_${suffix}`
     const target = databaseUrl(TEST_DATABASE_URL, database)
-    // A lock on one table of the source holds the move inside its backup when Ctrl-C comes.
-    await withClient(previous, async (locker) => {
-      await locker.query('begin')
-      await locker.query('lock table "Patient" in access exclusive mode')
+    const bearer = await server.token(during)
+    // A session left open on the source (a psql) holds the move, the tenant out of service, when Ctrl-C comes.
+    await withClient(previous, async () => {
       const child = spawn(join(root, 'bin/entityctl'), ['--config', server.configPath, 'tenant', 'move', during, '--to', target], {
         env: { ...process.env, CI: '1' },
         stdio: ['ignore', 'ignore', 'pipe'],
@@ -379,18 +379,83 @@ describe('move', { timeout: SLOW }, () => {
       let stderr = ''
       child.stderr.on('data', (chunk) => (stderr += chunk))
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
-      await until(() => stderr.includes('backing up Patient'))
+      await until(() => stderr.includes('waiting for 1 session'))
       expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(true)
+      expect(await ok('tenant', 'list')).toContainEqual({ name: during, database: expect.any(String), state: 'moving' })
+      const refused = await call(`${server.api}/Customers`, { token: bearer })
+      expect([refused.status, refused.headers.get('retry-after'), refused.body?.error?.message]).toEqual([503, '10', expect.stringContaining('is being moved')])
       child.kill('SIGINT')
       expect(await exited, stderr).toBe(130)
-      await locker.query('rollback')
     })
     try {
       expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(false)
       expect(tenantUrl(during)).toBe(previous)
+      expect(loadConfig(server.configPath, {}).Tenants.get(during)!.Moving).toBeUndefined()
+      expect((await call(`${server.api}/Customers`, { token: bearer })).status).toBe(200)
     } finally {
       await dropDatabase(TEST_DATABASE_URL, database)
     }
+  })
+
+  it('fails, the tenant back in service where it was, when a session on its database does not end', async () => {
+    const previous = tenantUrl(during)
+    const database = `entityctl_move_held_${suffix}`
+    const target = databaseUrl(TEST_DATABASE_URL, database)
+    const bearer = await server.token(during)
+    // The wait is ApiOptions:QueryTimeoutSeconds and a grace of 5 s: 6 s here.
+    const failed = await withClient(previous, () =>
+      new Promise<{ code: number; stdout: string }>((resolve) => {
+        execFile(join(root, 'bin/entityctl'), ['--config', server.configPath, 'tenant', 'move', during, '--to', target, '--json'], {
+          env: { ...process.env, CI: '1', ApiOptions__QueryTimeoutSeconds: '1' },
+          timeout: SLOW,
+        }, (error, stdout) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout }))
+      }),
+    )
+    try {
+      expect(failed.code).toBe(1)
+      expect(JSON.parse(failed.stdout).error.message).toMatch(
+        new RegExp(`^Tenant '${during}' was not moved: 1 other session \\(a client from 127\\.0\\.0\\.1\\) still uses its database .* 6 s after it was taken out of service`),
+      )
+      expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(false)
+      expect(tenantUrl(during)).toBe(previous)
+      expect(loadConfig(server.configPath, {}).Tenants.get(during)!.Moving).toBeUndefined()
+      expect((await call(`${server.api}/Customers`, { token: bearer })).status).toBe(200)
+    } finally {
+      await dropDatabase(TEST_DATABASE_URL, database)
+    }
+  })
+
+  it('moves a tenant under write load: every write acknowledged is in the new database, the others are 503, and it serves from there after', async () => {
+    const target = databaseUrl(TEST_DATABASE_URL, loadedDatabase)
+    const bearer = await server.token(during)
+    const acknowledged: string[] = []
+    const refused: (string | null)[] = []
+    const failed: string[] = []
+    let writing = true
+    const writer = async (lane: number) => {
+      for (let n = 0; writing; n++) {
+        const response = await call(`${server.api}/Customers`, { method: 'POST', token: bearer, body: { Name: `load ${lane}.${n}`, Country: 'gb', CreditLimit: 1 } })
+        if (response.status >= 200 && response.status < 300) acknowledged.push(response.body.Guid)
+        else if (response.status === 503) refused.push(response.headers.get('retry-after'))
+        else failed.push(`${response.status} ${response.text}`)
+      }
+    }
+    const writers = Promise.all([1, 2, 3].map(writer))
+    try {
+      await until(() => acknowledged.length >= 5)
+      expect(await ok('tenant', 'move', during, '--to', target)).toMatchObject({ tenant: during, to: target })
+      const moved = acknowledged.length
+      await until(() => acknowledged.length >= moved + 5 || failed.length > 0)
+    } finally {
+      writing = false
+      await writers
+    }
+    expect(failed).toEqual([])
+    expect(tenantUrl(during)).toBe(target)
+    const stored = await withClient(target, async (client) => (await client.query<{ Guid: string }>('select "Guid" from "Customer"')).rows.map((row) => row.Guid))
+    expect(acknowledged.filter((guid) => !stored.includes(guid))).toEqual([])
+    expect(refused.length).toBeGreaterThan(0)
+    expect(new Set(refused)).toEqual(new Set(['10']))
   })
 
   it('says how to reattach a moved tenant removed with its database kept: by its connection string, since tenant add would take the copy left behind', async () => {
