@@ -44,7 +44,13 @@ export async function migrate(options: MigrateOptions, command: Command): Promis
           const url = tenants.urlOf(config.Tenants.get(name)!)
           steps.step(`${options.plan ? 'planning' : 'migrating'} tenant '${name}'`)
           try {
-            const result = await migrateTenant(name, url, model, { allowDataLoss: options.allowDataLoss, planOnly: options.plan, by: 'migrate' })
+            const result = await migrateTenant(name, url, model, {
+              allowDataLoss: options.allowDataLoss,
+              planOnly: options.plan,
+              by: 'migrate',
+              onLockWait: ({ table, attempt, attempts }) =>
+                steps.step(`migrating tenant '${name}': ${table ? `table ${table} is` : 'a table is'} held by another transaction; trying again (${attempt} of ${attempts})`),
+            })
             reports.push(report(result, options.plan ? 'planned' : 'applied'))
           } catch (error) {
             if (!(error instanceof DestructiveMigrationError)) throw error

@@ -39,6 +39,36 @@ export interface MigrateOptions {
   readonly skipWhenCurrent?: boolean
   /** Who applies it, for the journal: `serve`, `migrate`, `tenant add`. */
   readonly by: string
+  /** Told when another transaction held a table past the lock timeout and the migration tries again. */
+  readonly onLockWait?: (wait: LockWait) => void
+}
+
+export interface LockWait {
+  /** The table, quoted as in SQL, or undefined when the statement names none. */
+  readonly table: string | undefined
+  /** The attempt about to start, of LOCK_ATTEMPTS. */
+  readonly attempt: number
+  readonly attempts: number
+}
+
+/**
+ * How long one statement of a migration waits for a lock. An ALTER TABLE waiting for a
+ * transaction on its table makes every request on that table queue behind it: a few seconds
+ * of that, not as long as the other transaction lasts.
+ */
+const LOCK_TIMEOUT_MS = 3_000
+/** Tries of the whole transaction; between them the requests that queued are served. */
+const LOCK_ATTEMPTS = 3
+const LOCK_RETRY_PAUSE_MS = 1_000
+/** SQLSTATE lock_not_available: the lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03'
+
+/** A migration that gave up on a table another transaction held: nothing of it was applied. */
+export class MigrationLockedError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'MigrationLockedError'
+  }
 }
 
 export class DestructiveMigrationError extends Error {
@@ -69,15 +99,7 @@ export async function migrateTenant(tenant: string, url: string, model: Model, o
     const plan = await planSchema(model, url, client)
     if (options.planOnly) return { ...base, plan, applied: false }
     if (plan.losses.length > 0 && !options.allowDataLoss) throw new DestructiveMigrationError(tenant, plan)
-    await client.query('begin')
-    try {
-      for (const statement of [...plan.statements, ...INTERNAL_TABLES, JOURNAL_TABLE]) await client.query(statement)
-      await markManagedIndexes(client, model)
-      await client.query('commit')
-    } catch (error) {
-      await client.query('rollback').catch(() => {})
-      throw error
-    }
+    await applyInOneTransaction(client, tenant, model, [...plan.statements, ...INTERNAL_TABLES, JOURNAL_TABLE], options.onLockWait)
     const responsibilities = await synchronise(tenant, url, model)
     // Recorded last: a sync that failed leaves the version behind, so the next start retries.
     if (previousVersion !== version || plan.statements.length > 0) {
@@ -94,6 +116,61 @@ export async function migrateTenant(tenant: string, url: string, model: Model, o
   } finally {
     await client.end().catch(() => {})
   }
+}
+
+/**
+ * The statements, the managed indexes' marks, all or nothing: a lock that does not come within
+ * LOCK_TIMEOUT_MS rolls everything back, and the whole is tried again, at most LOCK_ATTEMPTS
+ * times; then a MigrationLockedError names the table and who holds it.
+ */
+async function applyInOneTransaction(client: pg.Client, tenant: string, model: Model, statements: readonly string[], onLockWait?: (wait: LockWait) => void): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let current: string | undefined
+    await client.query('begin')
+    try {
+      await client.query(`set local lock_timeout = ${LOCK_TIMEOUT_MS}`)
+      for (const statement of statements) {
+        current = statement
+        await client.query(statement)
+      }
+      current = undefined
+      await markManagedIndexes(client, model)
+      await client.query('commit')
+      return
+    } catch (error) {
+      await client.query('rollback').catch(() => {})
+      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error
+      const table = current === undefined ? undefined : tableOf(current)
+      if (attempt === LOCK_ATTEMPTS) throw await lockedOut(client, tenant, table)
+      onLockWait?.({ table, attempt: attempt + 1, attempts: LOCK_ATTEMPTS })
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_PAUSE_MS))
+    }
+  }
+}
+
+/** The table a migration statement changes, as quoted in it. */
+function tableOf(statement: string): string | undefined {
+  const table = /^\s*(?:alter table|drop table|create table|comment on (?:table|column)|create (?:unique )?index\b[\s\S]*?\bon)\s+(?:if (?:not )?exists\s+)?(?:only\s+)?("(?:[^"]|"")+"|[\w.]+)/i.exec(statement)
+  return table?.[1]
+}
+
+async function lockedOut(client: pg.Client, tenant: string, table: string | undefined): Promise<MigrationLockedError> {
+  const waited = `the migration waited ${LOCK_TIMEOUT_MS / 1000} s for it ${LOCK_ATTEMPTS} times, requests to it served in between`
+  const again = `End that transaction, or let it finish, then run \`entityctl migrate --tenant ${tenant}\` again; nothing of this migration was applied.`
+  if (!table) return new MigrationLockedError(`Migration of tenant '${tenant}' was not applied: another transaction holds a lock it needs (${waited}). ${again}`)
+  const { rows } = await client
+    .query<{ pid: number; application: string; state: string; seconds: number }>(
+      `select distinct a.pid, coalesce(nullif(a.application_name, ''), 'a client') as application, a.state,
+              coalesce(extract(epoch from now() - a.xact_start), 0)::int as seconds
+         from pg_locks l join pg_stat_activity a on a.pid = l.pid
+        where l.relation = to_regclass($1) and l.granted and l.pid <> pg_backend_pid()`,
+      [table],
+    )
+    .catch(() => ({ rows: [] }))
+  const holders = rows.map((row) => `pid ${row.pid}, ${row.application}, ${row.state} for ${row.seconds} s`).join('; ')
+  return new MigrationLockedError(
+    `Migration of tenant '${tenant}' was not applied: table ${table} is held by another transaction${holders ? ` (${holders})` : ''}, and ${waited}. ${again}`,
+  )
 }
 
 async function synchronise(tenant: string, url: string, model: Model): Promise<SyncReport> {

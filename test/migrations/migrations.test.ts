@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
+import { recordedSchemaVersion } from '../../server/migrations/migration-journal.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
@@ -365,6 +366,99 @@ describe('a server running while another entityctl migrates its tenant', { timeo
     } finally {
       await client.end()
     }
+  })
+})
+
+describe('a migration waiting behind a long transaction on its table', { timeout: SLOW }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'entityctl-migr-locked-'))
+  const plugins = join(dir, 'plugins')
+  const sales = join(plugins, 'sales.ts')
+  let server: TestServer
+  let tenantUrl: string
+
+  beforeAll(async () => {
+    cpSync(DEMO_PLUGINS, plugins, { recursive: true })
+    // Requests that queued behind an ALTER for good would be answered 503 after this.
+    server = await startTestServer({ pluginsDir: plugins, config: { ApiOptions: { QueryTimeoutSeconds: 10 } } })
+    tenantUrl = databaseUrl(testDatabaseUrl(), loadConfig(server.configPath, {}).Tenants.get(server.tenants[0])!.Database)
+    // The plugins gain a property of Customer: the migration alters that table.
+    writeFileSync(sales, readFileSync(sales, 'utf8').replace('City: p.text().maxLength(60).searchable(),', 'City: p.text().maxLength(60).searchable(),\n    Region: p.text().maxLength(20),'))
+  })
+  afterAll(async () => {
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** A session that read Customer in a transaction it keeps open, as a long report would. */
+  async function holdCustomer(): Promise<pg.Client> {
+    const holder = new pg.Client({ connectionString: tenantUrl })
+    await holder.connect()
+    await holder.query('begin')
+    await holder.query('select count(*) from "Customer"')
+    return holder
+  }
+
+  async function inDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client({ connectionString: tenantUrl })
+    await client.connect()
+    try {
+      return await work(client)
+    } finally {
+      await client.end()
+    }
+  }
+
+  const alterWaiting = () =>
+    eventually(() =>
+      inDatabase(async (client) => {
+        const { rows } = await client.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'alter table "Customer"%'`)
+        return rows.length > 0
+      }),
+    )
+  const hasRegion = () => inDatabase(async (client) => (await client.query(`select 1 from information_schema.columns where table_name = 'Customer' and column_name = 'Region'`)).rows.length > 0)
+
+  it('fails, naming the table and its holder, with nothing applied, while requests to the table are answered', async () => {
+    const token = await server.token()
+    const before = await inDatabase(recordedSchemaVersion)
+    const holder = await holdCustomer()
+    try {
+      const migrating = entityctl(server.configPath, 'migrate', '--json')
+      await alterWaiting()
+      // Queued behind the ALTER for one lock timeout at most, not for as long as the holder lasts.
+      for (let request = 0; request < 3; request++) expect((await call(`${server.api}/Customers`, { token })).status).toBe(200)
+      const migrated = await migrating
+      expect(migrated.code, migrated.stderr).toBe(1)
+      expect(JSON.parse(migrated.stdout).error.message).toMatch(
+        new RegExp(
+          `^Migration of tenant '${server.tenants[0]}' was not applied: table "Customer" is held by another transaction \\(pid ${(holder as unknown as { processID: number }).processID}, a client, idle in transaction for \\d+ s\\), and the migration waited 3 s for it 3 times, requests to it served in between\\. End that transaction, or let it finish, then run \`entityctl migrate --tenant ${server.tenants[0]}\` again; nothing of this migration was applied\\.$`,
+        ),
+      )
+    } finally {
+      await holder.query('rollback')
+      await holder.end()
+    }
+    expect(await hasRegion()).toBe(false)
+    expect(await inDatabase(recordedSchemaVersion)).toBe(before)
+    expect((await call(`${server.api}/Customers`, { token })).status).toBe(200)
+  })
+
+  it('applies once the holder has committed, requests to the table answered meanwhile', async () => {
+    const token = await server.token()
+    const holder = await holdCustomer()
+    let migrating: ReturnType<typeof entityctl>
+    try {
+      migrating = entityctl(server.configPath, 'migrate')
+      await alterWaiting()
+      // Answered once the ALTER gave up its place in the queue: the migration tries again after it.
+      expect((await call(`${server.api}/Customers`, { token })).status).toBe(200)
+    } finally {
+      await holder.query('commit')
+      await holder.end()
+    }
+    const migrated = await migrating
+    expect(migrated.code, migrated.stderr).toBe(0)
+    expect(migrated.stderr).toContain(`migrating tenant '${server.tenants[0]}': table "Customer" is held by another transaction; trying again (2 of 3)`)
+    expect(await hasRegion()).toBe(true)
   })
 })
 
