@@ -177,6 +177,9 @@ export async function moveTenant(
   const tenant = config.Tenants.get(name)
   if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
   if (tenant.PreviousEncryptionKey) throw new TenantAdminError(`Tenant '${name}' is in the middle of a key rotation; finish it with \`entityctl tenant rotate-key ${name}\` first.`)
+  if (tenant.Moving) {
+    throw new TenantAdminError(`Tenant '${name}' is being moved already (Tenants:${name}:Moving); if no move of it runs (one was killed), \`entityctl tenant enable ${name}\` serves it again from where its config points.`)
+  }
   const source = tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database)
   let targetUrl: URL
   try {

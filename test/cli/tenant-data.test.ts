@@ -382,6 +382,8 @@ describe('move', { timeout: SLOW }, () => {
       await until(() => stderr.includes('waiting for 1 session'))
       expect(await databaseExists(TEST_DATABASE_URL, database)).toBe(true)
       expect(await ok('tenant', 'list')).toContainEqual({ name: during, database: expect.any(String), state: 'moving' })
+      const second = await entityctl('tenant', 'move', during, '--to', `${target}_2`)
+      expect([second.code, second.stderr]).toEqual([1, expect.stringContaining(`Tenant '${during}' is being moved already`)])
       const refused = await call(`${server.api}/Customers`, { token: bearer })
       expect([refused.status, refused.headers.get('retry-after'), refused.body?.error?.message]).toEqual([503, '10', expect.stringContaining('is being moved')])
       child.kill('SIGINT')
