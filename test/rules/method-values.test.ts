@@ -37,6 +37,33 @@ describe('date parameters', () => {
   })
 })
 
+describe('a null the client gives', () => {
+  it('is the value of a nullable parameter, not its default', async () => {
+    for (const path of ['Crates/Echo(day=null)', 'Crates/Echo?day=null', 'Crates/Echo(day=@d)']) {
+      const response = await call(`${server.api}/${path}`, { token })
+      expect(response.status, `${path}: ${response.text}`).toBe(200)
+      expect(JSON.parse(response.body.value), path).toEqual({ day: null, when: '2024-01-31T10:00:00.000Z' })
+    }
+  })
+
+  it('is refused for a non-nullable parameter, with a default or without, naming it', async () => {
+    const inline = await call(`${server.api}/Crates/Times(n=null)`, { token })
+    expect(inline.status, inline.text).toBe(400)
+    expect(inline.body.error).toEqual({ code: 'InvalidParameter', target: 'n', message: "The parameter 'n' cannot be null." })
+    for (const [body, target] of [[{ n: null, by: 1 }, 'n'], [{ by: null }, 'by']] as const) {
+      const response = await call(`${server.api}/Crates/Bump`, { method: 'POST', token, body })
+      expect(response.status, response.text).toBe(400)
+      expect(response.body.error, JSON.stringify(body)).toEqual({ code: 'InvalidParameter', target, message: `The parameter '${target}' cannot be null.` })
+    }
+  })
+
+  it('as the whole body of an action is refused: the body is an object of parameters', async () => {
+    const response = await fetch(`${server.api}/Crates/Bump`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: 'null' })
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe('The body of an action must be a JSON object of its parameters, as {"percent": 5}.')
+  })
+})
+
 describe('double parameters', () => {
   it('take a number with a fraction or an exponent in the path, a parameter alias and the query string', async () => {
     for (const path of ['Crates/Half(x=1.5)', 'Crates/Half(x=-0.75e1)', 'Crates/Half(x=@x)?@x=1.5', 'Crates/Half?x=1.5', 'Crates/Half(x=3)']) {

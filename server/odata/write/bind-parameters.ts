@@ -28,7 +28,7 @@ export function bindParameters(
   custom: ReadonlyMap<string, string>,
   aliases: ReadonlyMap<string, ExpressionSyntax>,
 ): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw RequestError.invalid('The parameters of an action are a JSON object.')
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw RequestError.invalid('The body of an action must be a JSON object of its parameters, as {"percent": 5}.')
   const fromBody = body as Record<string, unknown>
   const input: Record<string, unknown> = {}
   const known = new Set<string>()
@@ -48,12 +48,11 @@ export function bindParameters(
     else if (bound) value = checkValue(context, name, decl, fromBody[`${publicName}${BIND}`])
     else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, decl, inlineArg.value, aliases))
     else if (custom.has(publicName)) value = fromQueryString(context, name, decl, custom.get(publicName)!)
-    if (value === undefined || value === null) {
-      if ('default' in decl && decl.default !== undefined) value = defaultOf(name, decl)
-      else if (isRequired(decl)) throw new ServiceError('MissingParameter', `The parameter '${publicName}' is required.`, { target: publicName })
-      else value = null
-    }
-    input[name] = value
+    else if (decl.default !== undefined) value = defaultOf(name, decl)
+    else if (isRequired(decl)) throw new ServiceError('MissingParameter', `The parameter '${publicName}' is required.`, { target: publicName })
+    // A null the client gives is its value, not a call for the default; a non-nullable parameter refuses it.
+    if (value === null && isRequired(decl)) throw new ServiceError('InvalidParameter', `The parameter '${publicName}' cannot be null.`, { target: publicName })
+    input[name] = value ?? null
   }
   // `many@odata.bind` names the parameter many, as `by@odata.type` annotates by (OData JSON 20):
   // annotations are the client's, of the body (`@odata.context`) or of a parameter it declares.

@@ -163,7 +163,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       // A HEAD is the GET of the headers alone (RFC 9110 §9.3.2): a function answers it.
       const asked = request.httpMethod === 'HEAD' ? 'GET' : request.httpMethod
       if (asked !== expected) throw RequestError.methodNotAllowed(request.httpMethod, request.path, [expected])
-      const params = bindParameters(bodyContext(binding), method, request.httpMethod === 'POST' ? (request.body ?? {}) : {}, target.inline, options.custom, options.aliases)
+      const params = bindParameters(bodyContext(binding), method, request.httpMethod === 'POST' && request.body !== undefined ? request.body : {}, target.inline, options.custom, options.aliases)
       const reply = bindMethodReply(binding, target, options)
       const ifMatch = target.key ? parseIfMatch(request.ifMatch) : undefined
       // An entity result's reading is authorized with the call, before the method runs.
