@@ -5,6 +5,9 @@
 // would lose data) or fails on a statement is blocked (schema-gate.ts), and so is one that is
 // behind when the start does not migrate (`serve --no-migrate`): it answers 503 while the
 // others serve. A database that cannot be reached, or a wrong EncryptionKey, stops the start.
+// A tenant being moved (`Tenants:<name>:Moving`, tenancy/tenant-transfer.ts) is left alone: the
+// move waits for its database to have no session and copies it, and when the move puts the
+// tenant back, at its new database, its first request checks and migrates it.
 
 import type { Logger } from 'pino'
 import pg from 'pg'
@@ -41,13 +44,18 @@ export async function migrateAtStart(
   const urlOf = (tenant: TenantConfig) => tenants.urlOf(tenant)
   const lastTry = new Map<string, number>()
   const gate = new SchemaGate(async (blocked: BlockedTenant) => {
-    const tenant = config.Tenants.get(blocked.tenant)
+    // Its settings now, not at the start: a move has changed its database since.
+    const tenant = tenants.tenantConfig(blocked.tenant)
     if (!tenant) return false
     if ((await readVersion(urlOf(tenant))) === version) {
       await verifyEncryptionKey(tenant.name, urlOf(tenant), tenant.EncryptionKey, tenant.PreviousEncryptionKey)
       return true
     }
-    if (blocked.kind !== 'failed' || !options.migrate || Date.now() - (lastTry.get(tenant.name) ?? 0) < RETRY_FAILED_MS) return false
+    if (blocked.kind === 'unchecked' && !options.migrate) {
+      blockBehind(tenant)
+      return false
+    }
+    if (!['failed', 'unchecked'].includes(blocked.kind) || !options.migrate || Date.now() - (lastTry.get(tenant.name) ?? 0) < RETRY_FAILED_MS) return false
     lastTry.set(tenant.name, Date.now())
     return (await migrateOne(tenant)) === 'migrated'
   })
@@ -74,7 +82,15 @@ export async function migrateAtStart(
     }
   }
 
-  const configured = [...config.Tenants.values()]
+  const blockBehind = (tenant: TenantConfig) => {
+    gate.block(tenant.name, 'behind', `its schema is behind the plugins and this server does not migrate (serve --no-migrate); run \`entityctl migrate\`.`)
+    logger.warn({ tenant: tenant.name }, `tenant ${tenant.name} unavailable until migrated: its schema is behind the plugins (serve --no-migrate)`)
+  }
+
+  const configured = [...config.Tenants.values()].filter((tenant) => !tenant.Moving)
+  for (const tenant of config.Tenants.values()) {
+    if (tenant.Moving) gate.checkLater(tenant.name, 'it was being moved when this server started, and its schema could not be checked since.')
+  }
   const behind: TenantConfig[] = []
   const started = performance.now()
   await inBatches(configured, CHECK_PARALLEL, async (tenant) => {
@@ -91,10 +107,7 @@ export async function migrateAtStart(
   logger.info({ tenants: configured.length, behind: behind.length, ms: Math.round(performance.now() - started) }, 'tenant schema versions checked')
   if (behind.length === 0) return gate
   if (!options.migrate) {
-    for (const tenant of behind) {
-      gate.block(tenant.name, 'behind', `its schema is behind the plugins and this server does not migrate (serve --no-migrate); run \`entityctl migrate\`.`)
-      logger.warn({ tenant: tenant.name }, `tenant ${tenant.name} unavailable until migrated: its schema is behind the plugins (serve --no-migrate)`)
-    }
+    for (const tenant of behind) blockBehind(tenant)
     return gate
   }
   await withClusterLock(

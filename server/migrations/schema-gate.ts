@@ -11,7 +11,8 @@ const RECHECK_MS = 1000
 /** Clients should come back later than a person needs to run a command. */
 const RETRY_AFTER_SECONDS = 30
 
-export type BlockKind = 'refused' | 'behind' | 'failed'
+/** `unchecked`: out of service at the start (being moved), its schema is checked at its first request. */
+export type BlockKind = 'refused' | 'behind' | 'failed' | 'unchecked'
 
 export interface BlockedTenant {
   readonly tenant: string
@@ -40,6 +41,11 @@ export class SchemaGate {
     this.#blocked.set(tenant, { tenant, kind, reason, checkedAt: Date.now() })
   }
 
+  /** A tenant whose schema the start did not read: its first request checks it, at once. */
+  checkLater(tenant: string, reason: string): void {
+    this.#blocked.set(tenant, { tenant, kind: 'unchecked', reason, checkedAt: 0 })
+  }
+
   /**
    * Nothing (undefined, no promise to wait for) for a tenant that may be served: the common
    * case costs one map lookup. Otherwise a promise that rejects with the 503, or resolves
@@ -55,14 +61,16 @@ export class SchemaGate {
       .then((current) => {
         blocked.checkedAt = Date.now()
         blocked.checking = undefined
-        if (!current) throw unavailable(blocked)
+        // The recheck may have blocked it anew (a migration refused or failed): that reason, then.
+        if (!current) throw unavailable(this.#blocked.get(tenant) ?? blocked)
         if (this.#blocked.get(tenant) === blocked) this.#blocked.delete(tenant)
       })
     return blocked.checking
   }
 
+  /** The tenants refused for their schema; not those merely not checked yet. */
   blocked(): BlockedTenant[] {
-    return [...this.#blocked.values()].map(({ tenant, kind, reason }) => ({ tenant, kind, reason }))
+    return [...this.#blocked.values()].filter(({ kind }) => kind !== 'unchecked').map(({ tenant, kind, reason }) => ({ tenant, kind, reason }))
   }
 }
 
