@@ -13,6 +13,15 @@ import { databaseUrl, withServerClient } from './tenancy/database-server.ts'
 const HOLDER = randomUUID()
 
 /**
+ * How long a lease, or a job's tenant visits (tenant-visits.ts), is kept after its last claim
+ * or visit. A deployment is named by its tenants, so `tenant add` gives it a new name and the
+ * rows of the old one are never claimed again: they are forgotten after this long. A lease is
+ * only needed while instances may still claim that run, so far less than this (clock skew);
+ * a job's own lease forgotten between two rare runs (a monthly schedule) is claimed anew.
+ */
+export const FORGOTTEN_AFTER = '7 days'
+
+/**
  * A deployment's name for its leases: deployments that share a database server (each with
  * its own tenants) must not take each other's turns.
  */
@@ -31,11 +40,13 @@ export async function claimScheduledRun(serverUrl: string, job: string, schedule
       // Two instances creating it at once: one of them fails on the catalog's unique index.
       if (error.code !== '23505' && error.code !== '42P07') throw error
     })
+    // The claim forgets, in the same statement, the leases no instance has claimed for long.
     const { rowCount } = await client.query(
-      `insert into "entityctl_run_lease" ("Job", "ScheduledAt", "Holder", "ClaimedAt") values ($1, $2, $3, now())
+      `with forgotten as (delete from "entityctl_run_lease" where "Job" <> $1 and "ClaimedAt" < now() - $4::interval)
+       insert into "entityctl_run_lease" ("Job", "ScheduledAt", "Holder", "ClaimedAt") values ($1, $2, $3, now())
        on conflict ("Job") do update set "ScheduledAt" = excluded."ScheduledAt", "Holder" = excluded."Holder", "ClaimedAt" = now()
          where "entityctl_run_lease"."ScheduledAt" < excluded."ScheduledAt"`,
-      [`${deployment}:${job}`, slot, HOLDER],
+      [`${deployment}:${job}`, slot, HOLDER, FORGOTTEN_AFTER],
     )
     return rowCount === 1
   })

@@ -25,6 +25,7 @@
 //   for (const tenant of visits.due) visits.visited(tenant, await purge(tenant))
 //   await visits.record()
 
+import { FORGOTTEN_AFTER } from './run-lease.ts'
 import { databaseUrl, withServerClient } from './tenancy/database-server.ts'
 import type { TenantRegistry } from './tenancy/tenant-registry.ts'
 
@@ -36,7 +37,7 @@ export interface TenantVisits {
    * timestamptz text (null: none left). A tenant not noted is visited again next run.
    */
   visited(tenant: string, next: string | null): void
-  /** Stores the visits noted, and forgets tenants no longer configured. */
+  /** Stores the visits noted, and forgets tenants no longer configured and jobs long not run. */
   record(): Promise<void>
 }
 
@@ -78,10 +79,14 @@ export async function planVisits(tenants: TenantRegistry, job: string, options: 
              set "Fingerprint" = excluded."Fingerprint", "DueAt" = excluded."DueAt", "VisitedAt" = excluded."VisitedAt"`,
           [job, noted.map(([tenant]) => tenant), noted.map(([tenant]) => fingerprints.get(tenant)), noted.map(([, next]) => next)],
         )
-        await client.query(`delete from "entityctl_tenant_visit" where "Job" = $1 and not ("Tenant" = any($2::text[]))`, [
-          job,
-          configured.map(({ name }) => name),
-        ])
+        // This job's tenants no longer configured, and the jobs no run has visited for long (a
+        // deployment's old name, run-lease.ts FORGOTTEN_AFTER).
+        await client.query(
+          `delete from "entityctl_tenant_visit"
+            where ("Job" = $1 and not ("Tenant" = any($2::text[])))
+               or "Job" in (select "Job" from "entityctl_tenant_visit" where "Job" <> $1 group by "Job" having max("VisitedAt") < now() - $3::interval)`,
+          [job, configured.map(({ name }) => name), FORGOTTEN_AFTER],
+        )
       })
     },
   }

@@ -1,9 +1,10 @@
 // Housekeeping: expired and revoked credentials past Housekeeping:RetentionDays are purged,
 // each scheduled run by one instance of the deployment (run-lease.ts), and by one instance at
 // a time (advisory lock per tenant database) when run on demand.
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import pino from 'pino'
-import type pg from 'pg'
+import pg from 'pg'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
@@ -148,6 +149,44 @@ it('still runs each scheduled run on one instance only after a tenant was added 
       const deployment = deploymentOf([...settings.values()].map((tenant) => started.tenants.urlOf(tenant)))
       await adminSql(`delete from "entityctl_run_lease" where "Job" like '${deployment}:%'`)
       await adminSql(`delete from "entityctl_tenant_visit" where "Job" like '${deployment}:%'`)
+    }
+  }
+})
+
+it('forgets the leases and tenant visits of deployment names no run has claimed for a week (the tenant set changed since)', async () => {
+  const config = loadConfig(server.configPath, {})
+  const deployment = deploymentOf([...config.Tenants.values()].map((tenant) => services.tenants.urlOf(tenant)))
+  const hour = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000 * 24 * 367
+  const [gone, recent] = ['gone', 'recent'].map((name) => `${name}-${randomBytes(4).toString('hex')}`)
+  const rows = async (table: string) => {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+    await client.connect()
+    try {
+      const { rows } = await client.query(`select "Job" from "${table}" where "Job" like $1 or "Job" like $2 order by "Job"`, [`${gone}:%`, `${recent}:%`])
+      return rows.map((row) => row.Job)
+    } finally {
+      await client.end()
+    }
+  }
+  try {
+    // A first run makes both tables; then rows of two older names of this deployment.
+    await housekeeping.scheduled(new Date(hour))
+    await adminSql(
+      `insert into "entityctl_run_lease" ("Job", "ScheduledAt", "Holder", "ClaimedAt")
+       values ('${gone}:housekeeping', now() - interval '8 days', 'x', now() - interval '8 days'), ('${recent}:housekeeping', now() - interval '1 day', 'x', now() - interval '1 day')`,
+    )
+    await adminSql(
+      `insert into "entityctl_tenant_visit" ("Job", "Tenant", "Fingerprint", "DueAt", "VisitedAt")
+       values ('${gone}:housekeeping', 'a', 'f', null, now() - interval '9 days'), ('${gone}:housekeeping', 'b', 'f', null, now() - interval '8 days'),
+              ('${recent}:housekeeping', 'a', 'f', null, now() - interval '9 days'), ('${recent}:housekeeping', 'b', 'f', null, now() - interval '1 day')`,
+    )
+    expect(await housekeeping.scheduled(new Date(hour + 3_600_000))).toBeDefined()
+    expect(await rows('entityctl_run_lease')).toEqual([`${recent}:housekeeping`])
+    // A job visited within the week keeps all its tenants: one not written since is not visited.
+    expect(await rows('entityctl_tenant_visit')).toEqual([`${recent}:housekeeping`, `${recent}:housekeeping`])
+  } finally {
+    for (const table of ['entityctl_run_lease', 'entityctl_tenant_visit']) {
+      await adminSql(`delete from "${table}" where "Job" like '${deployment}:%' or "Job" like '${gone}:%' or "Job" like '${recent}:%'`)
     }
   }
 })
