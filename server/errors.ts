@@ -156,7 +156,7 @@ export const RequestError = {
   invalid: (message: string, target?: string) => new ServiceError('InvalidRequest', message, { target }),
   notFound: (message: string) => new ServiceError('NotFound', message),
   methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
-    new ServiceError('MethodNotAllowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`, {
+    new ServiceError('MethodNotAllowed', `${method} is not allowed on ${path}; ${allowed.length > 0 ? `allowed: ${allowed.join(', ')}` : 'it takes no method, only the paths under it do'}.`, {
       headers: { Allow: allowed.join(', ') },
     }),
   unsupportedMediaType: (type: string) =>

@@ -90,6 +90,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
 function fixedRoutes(router: Router<ApiState>): Middleware<ApiState> {
   const routed = router.routes() as Middleware<ApiState>
   const firstSegments = new Set(router.stack.map((layer) => firstSegment(String(layer.path))))
+  const parents = parentPaths(router)
   const dispatch: Middleware<ApiState> = (ctx, next) => {
     if (!firstSegments.has(firstSegment(ctx.path))) return next()
     // A fixed route asked with a method it does not take is 405 (decisions.md, Errors), not
@@ -97,12 +98,29 @@ function fixedRoutes(router: Router<ApiState>): Middleware<ApiState> {
     const matched = router.match(ctx.path, ctx.method)
     const allowed = [...new Set(matched.path.flatMap((layer) => layer.methods))]
     if (!matched.route && allowed.length > 0) throw RequestError.methodNotAllowed(ctx.method, ctx.path, allowed)
+    // So is the path a fixed route hangs under, /api/user/pats/{id}, which takes no method itself.
+    if (matched.path.length === 0 && parents.match(ctx.path, ctx.method).route) throw RequestError.methodNotAllowed(ctx.method, ctx.path, [])
     // Their answers are JSON (the explorer's are its page and files): a client that accepts no JSON is told so, 406, as by the OData routes.
     if (matched.route && firstSegment(ctx.path) !== 'explorer') negotiate(ctx.get('Accept'), formatOption(ctx.querystring), ['json'])
     return routed(ctx, next)
   }
   // As on the router's own middleware: what test/auth/route-permissions.test.ts lists the routes of.
   return Object.assign(dispatch, { router })
+}
+
+/**
+ * The paths the fixed routes hang under that are no route themselves (/api/user/pats/:id of
+ * …/revoke), as a router that matches them with any method. Only those two segments or more
+ * under /api: /api/roles, the parent of /api/roles/tree, is the Roles set's alias.
+ */
+function parentPaths(router: Router<ApiState>): Router<ApiState> {
+  const routes = new Set(router.stack.map((layer) => String(layer.path).toLowerCase()))
+  const parents = new Router<ApiState>({ sensitive: false })
+  for (const layer of router.stack) {
+    const parent = String(layer.path).replace(/\/[^/]+$/, '')
+    if (parent.split('/').length > 3 && !routes.has(parent.toLowerCase())) parents.all(parent, () => undefined)
+  }
+  return parents
 }
 
 /** `auth` of /api/auth/signin, lower case: the router matches case-insensitively. */

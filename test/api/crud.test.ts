@@ -367,11 +367,16 @@ describe('protocol errors', () => {
       ['DELETE', 'roles/tree', 'HEAD, GET'],
       ['POST', 'openapi.json', 'HEAD, GET'],
       ['PUT', 'User/Pats', 'POST, HEAD, GET'],
+      // The PAT a revoke or regenerate hangs under takes no method itself: no OData 'user' set.
+      ['GET', 'user/pats/0190a1b2-0000-7000-8000-000000000001', ''],
+      ['DELETE', 'User/Pats/0190a1b2-0000-7000-8000-000000000001', ''],
     ]
     for (const [method, path, allow] of cases) {
       const response = await call(`${api}/${path}`, { method, token, body: method === 'GET' ? undefined : {} })
       expect([response.status, response.headers.get('allow'), response.body?.error?.code], `${method} ${path}`).toEqual([405, allow, 'MethodNotAllowed'])
     }
+    const pat = await call(`${api}/user/pats/0190a1b2-0000-7000-8000-000000000001`, { method: 'DELETE', token })
+    expect(pat.body.error.message).toBe('DELETE is not allowed on /api/user/pats/0190a1b2-0000-7000-8000-000000000001; it takes no method, only the paths under it do.')
     // A path beside the fixed ones is still OData's: the Roles set under its alias.
     expect((await call(`${api}/roles?$top=1`, { token })).status).toBe(200)
   })
