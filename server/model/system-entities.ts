@@ -16,7 +16,16 @@ const User = entity('User', {
   defaults: { HasFullAccess: () => false, Disabled: () => false },
   corrections: { Username: (name) => (typeof name === 'string' ? name.trim() : name) },
   computed: { Title: { from: ['Username'], value: (user) => user.Username } },
+  // A name is typed at sign-in and shown in lists and logs, where a line break or an escape
+  // cannot be typed or is not seen. One stored before this rule may stay, so its user can
+  // still be disabled or renamed.
+  validations: {
+    Username: (user, { before }) =>
+      typeof user.Username !== 'string' || !CONTROL_CHARACTER.test(user.Username) || user.Username === before?.Username || 'A user name may not contain control characters (line breaks, tabs, escapes)',
+  },
 })
+
+const CONTROL_CHARACTER = /\p{Cc}/u
 
 const Role = entity('Role', {
   setName: 'Roles',

@@ -2,7 +2,7 @@
 // in-process: their output (human and --json), exit codes and one-line reasons.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
-import { basic, cli, eventually, FIXTURE_PLUGINS } from '../auth/helpers.ts'
+import { basic, cli, eventually, FIXTURE_PLUGINS, tenantPool, tokens } from '../auth/helpers.ts'
 
 // Each command loads the plugins and opens the tenant: on a busy machine (load 15-20 on 2
 // cores) a test of several commands took more than the default 30 s.
@@ -106,6 +106,30 @@ describe('user', { timeout: SLOW }, () => {
     expect((await ok('user', 'list', '--tenant', t, '--json')).json().find((u: { username: string }) => u.username === 'clerk').disabled).toBe(true)
     await ok(...user('enable'))
     expect((await run('user', 'disable', '--tenant', t, '--username', 'ghost')).stderr).toContain("No user 'ghost'")
+  })
+
+  it('refuses a user name with control characters, from the CLI and over the API, but keeps an older one editable', async () => {
+    const refusal = 'A user name may not contain control characters (line breaks, tabs, escapes)'
+    for (const name of ['tab\u0001by', 'line\nbreak']) {
+      const added = await run('user', 'add', '--tenant', t, '--username', name, '--password', 'control-password-1')
+      expect([added.code, added.stderr], JSON.stringify(name)).toEqual([1, `entityctl: Validation failed: Username: ${refusal}\n`])
+    }
+    const admin = (await tokens(server)).accessToken
+    const created = await call(`${server.api}/Users`, { method: 'POST', token: admin, body: { Username: 'tab\u0001by' } })
+    expect([created.status, created.body.error.details]).toEqual([400, [expect.objectContaining({ code: 'ValidationFailed', target: 'Username', message: refusal })]])
+    const clerk = (await call(`${server.api}/Users?$select=Guid&$filter=Username eq 'clerk'`, { token: admin })).body.value[0].Guid
+    const renamed = await call(`${server.api}/Users(${clerk})`, { method: 'PATCH', token: admin, body: { Username: 'cl\nerk' } })
+    expect([renamed.status, renamed.body.error.details[0].target]).toEqual([400, 'Username'])
+    const names = (await ok('user', 'list', '--tenant', t, '--json')).json().map((u: { username: string }) => u.username)
+    expect(names.filter((name: string) => /\p{Cc}/u.test(name))).toEqual([])
+    // A name stored before the rule does not stop its user being disabled.
+    const pool = tenantPool(server)
+    try {
+      const old = (await pool.query(`insert into "User" ("Guid", "Username", "Title", "HasFullAccess", "Disabled") values (gen_random_uuid(), 'old\u0001name', 'old', false, false) returning "Guid"`)).rows[0].Guid
+      expect((await call(`${server.api}/Users(${old})`, { method: 'PATCH', token: admin, body: { Disabled: true } })).status).toBe(204)
+    } finally {
+      await pool.end()
+    }
   })
 })
 
