@@ -34,14 +34,16 @@ export function keyFingerprint(key: string): string {
   return `sha256:${createHash('sha256').update('entityctl key fingerprint\0').update(Buffer.from(key, 'base64')).digest('hex').slice(0, 16)}`
 }
 
-export async function writeKeyFile(path: string, key: string): Promise<void> {
+/** True when it wrote the file, false when the file held the key already. */
+export async function writeKeyFile(path: string, key: string): Promise<boolean> {
   try {
     await writeFile(path, `${key}\n`, { mode: 0o600, flag: 'wx' })
+    return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
       if ((await stat(path)).isDirectory()) throw new TenantKeyError(`${path} is a folder: name the key file in it (e.g. ${join(path, 'tenant.key')}).`)
       // The same key there already is fine (a second export); another key is never overwritten.
-      if ((await readKeyFile(path).catch(() => undefined)) === key) return
+      if ((await readKeyFile(path).catch(() => undefined)) === key) return false
       throw new TenantKeyError(`${path} exists and holds another key; choose another file (an exported key is never overwritten).`)
     }
     throw new TenantKeyError(`Cannot write the key file ${path}: ${(error as Error).message}`)

@@ -39,7 +39,8 @@ export interface BackupResult {
 
 /**
  * Writes the tenant's backup to `file` (gzip) and its EncryptionKey to `file`.key (mode 600).
- * The backup goes to a temporary file renamed at the end: a failed one leaves nothing.
+ * The backup goes to a temporary file renamed at the end: a failed one leaves nothing, nor
+ * the key file this run wrote.
  */
 export async function backupTenant(config: Config, serverUrl: string, name: string, file: string, entityctl: string, progress?: ProgressReport): Promise<BackupResult> {
   const tenant = config.Tenants.get(name)
@@ -50,7 +51,7 @@ export async function backupTenant(config: Config, serverUrl: string, name: stri
   if (tenant.PreviousEncryptionKey) throw new TenantAdminError(`Tenant '${name}' is in the middle of a key rotation; finish it with \`entityctl tenant rotate-key ${name}\` first.`)
   await checkBackupTarget(file, name)
   const keyFile = `${file}.key`
-  await writeKeyFile(keyFile, tenant.EncryptionKey)
+  const keyWritten = await writeKeyFile(keyFile, tenant.EncryptionKey)
   const temporary = `${file}.${process.pid}.partial`
   const gzip = createGzip({ level: GZIP_LEVEL })
   const written = pipeline(gzip, createWriteStream(temporary, { mode: 0o600, flags: 'wx' }))
@@ -64,6 +65,8 @@ export async function backupTenant(config: Config, serverUrl: string, name: stri
     gzip.destroy()
     await written.catch(() => {})
     await rm(temporary, { force: true })
+    // A key beside no backup would pass for one's; one that was there already belongs to an earlier backup.
+    if (keyWritten) await rm(keyFile, { force: true })
     throw error
   }
 }

@@ -5,7 +5,7 @@
 // process started on the same config afterwards. Every database made here is dropped.
 
 import { execFile, spawn, spawnSync } from 'node:child_process'
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { call, DEMO_PLUGINS, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
+import { adminSql, call, DEMO_PLUGINS, startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 import { loadConfig, readConfigFile, writeConfigFile } from '../../server/config/load-config.ts'
 import { databaseExists, databaseUrl, dropDatabase } from '../../server/tenancy/database-server.ts'
@@ -165,6 +165,31 @@ describe('backup and restore', { timeout: SLOW }, () => {
     const nowhere = join(dir, 'no-such-folder', 'x.entityctl-backup')
     const missing = await entityctl('tenant', 'backup', source, '--out', nowhere, '--json')
     expect([missing.code, missing.json().error.message]).toEqual([1, `Cannot write the backup ${nowhere}: the folder ${join(dir, 'no-such-folder')} does not exist.`])
+  })
+
+  it('leaves neither the backup nor the key it wrote when it fails part-way, and keeps a key that was there', async () => {
+    // A table locked by another session past lock_timeout stops the backup after it wrote some tables.
+    const url = tenantUrl(source)
+    const database = new URL(url).pathname.slice(1)
+    const file = join(dir, 'locked.entityctl-backup')
+    await adminSql(`alter database "${database}" set lock_timeout = '100ms'`)
+    try {
+      await withClient(url, async (client) => {
+        await client.query('begin')
+        await client.query('lock table "Product" in access exclusive mode')
+        const failed = await entityctl('tenant', 'backup', source, '--out', file, '--json')
+        expect([failed.code, failed.json().error.message]).toEqual([1, expect.stringContaining('lock timeout')])
+        expect(readdirSync(dir).filter((name) => name.startsWith('locked'))).toEqual([])
+        // The key of an earlier backup at that path is not this run's to remove.
+        const key = loadConfig(server.configPath, {}).Tenants.get(source)!.EncryptionKey
+        writeFileSync(`${file}.key`, `${key}\n`, { mode: 0o600 })
+        expect((await entityctl('tenant', 'backup', source, '--out', file, '--json')).code).toBe(1)
+        expect(readdirSync(dir).filter((name) => name.startsWith('locked'))).toEqual(['locked.entityctl-backup.key'])
+        await client.query('rollback')
+      })
+    } finally {
+      await adminSql(`alter database "${database}" reset lock_timeout`)
+    }
   })
 
   it('refuses a truncated backup, ending and leaving no database or config entry behind', async () => {
