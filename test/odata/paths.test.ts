@@ -288,6 +288,13 @@ describe('context URLs', () => {
     ['Customers?$select=Name', '$metadata#Customers(Name)'],
     ['Customers?$select=Name&$expand=Orders($select=Number;$expand=Lines($select=Quantity))', '$metadata#Customers(Name,Orders(Number,Lines(Quantity)))'],
     ['Customers?$expand=Orders', '$metadata#Customers(Guid,Orders(Guid))'],
+    // `*` is each navigation named: OData JSON Format 4.01 §10 lists expanded navigations.
+    ['Customers?$expand=*', '$metadata#Customers(Guid,Orders(Guid))'],
+    ['Orders?$expand=*', '$metadata#Orders(Guid,Customer(Guid),Lines(Guid))'],
+    ['Orders?$expand=Lines($select=Quantity),*', '$metadata#Orders(Guid,Lines(Quantity),Customer(Guid))'],
+    ['Customers?$select=Name&$expand=Orders($select=Number;$expand=*)', '$metadata#Customers(Name,Orders(Number,Customer(Guid),Lines(Guid)))'],
+    ['Orders?$expand=*/$ref', '$metadata#Orders(Guid)'],
+    ['Orders?$select=Customer/Name&$expand=*', '$metadata#Orders(Customer/Name,Lines(Guid))'],
     // Selected and expanded: named once, with its list.
     ['Customers?$select=Name,Orders&$expand=Orders($select=Number)', '$metadata#Customers(Name,Orders(Number))'],
     ['Orders?$apply=groupby((Customer/Name,Status),aggregate(Number with sum as Sum,$count as N))', '$metadata#Orders(Customer(Name),Status,Sum,N)'],

@@ -117,12 +117,12 @@ function prepareRead(scope: RequestScope, target: ReadTarget, querystring: strin
       return { plan, statement: compileCount(plan), contextPath: '' }
     }
     const plan = planCollectionRead(read, { ...planLimits(scope), pageSize })
-    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope))
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope), read.read)
     const contextPath = target.ref ? '$metadata#Collection($ref)' : projectedContextPath(target.entity, projection)
     return { plan, statement: compileCollectionRead(plan, maxBytes, json), contextPath }
   }
   const plan = planEntityRead(read, planLimits(scope))
-  const contextPath = target.ref ? '$metadata#$ref' : projectedContextPath(target.entity, selectList(options, defaultKey(scope)), true)
+  const contextPath = target.ref ? '$metadata#$ref' : projectedContextPath(target.entity, selectList(options, defaultKey(scope), read.read), true)
   return { plan, statement: compileEntityRead(plan, maxBytes, json), contextPath }
 }
 

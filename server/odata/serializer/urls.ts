@@ -4,7 +4,7 @@
 
 import type { EntityModel } from '../../model/model.ts'
 import type { ComputeItemSyntax, ExpandItemSyntax, SelectItemSyntax } from '../parser/syntax.ts'
-import type { BoundApplyStage } from '../semantic/bound.ts'
+import type { BoundApplyStage, BoundEntityRead } from '../semantic/bound.ts'
 
 /** The service root of a request: Server:PublicUrl when configured, else the host it was sent to. */
 export function serviceRoot(ctx: { readonly protocol: string; readonly host: string }, services: { readonly config: { readonly Server: { readonly PublicUrl?: string } } }): string {
@@ -21,22 +21,38 @@ export function projectedContextPath(entity: EntityModel, projection: readonly s
  * The select list of a read's context URL (OData 4.01 Protocol 10.9): the selected properties,
  * each expanded navigation with its own list, and without $select the default projection
  * (`key`: the key alone, DefaultSelect Key; undefined: every property, DefaultSelect All).
+ * `read` is the bound read of these options: it says which navigations `$expand=*` expanded.
  *   $select=Name&$expand=Orders($select=Number)  →  Name,Orders(Number)
  *   $expand=Orders (DefaultSelect Key)           →  Guid,Orders(Guid)
+ *   $expand=* (on Orders)                        →  Guid,Customer(Guid),Lines(Guid)
  */
-export function selectList(options: ProjectionOptions, key: string | undefined): string[] {
-  const expanded = (options.expand ?? []).flatMap((item) => {
-    if (item.kind !== 'expandPath' || item.suffix) return []
-    return [`${expandedName(item.path)}(${selectList(item.options, key).join(',')})`]
-  })
+export function selectList(options: ProjectionOptions, key: string | undefined, read: ExpandedRead): string[] {
+  const items = options.expand ?? []
+  const named = new Set(items.flatMap((item) => (item.kind === 'expandPath' ? [expandedName(item.path)] : [])))
+  // `*` expands each navigation not named beside it (nor reached by a $select path, bind-read.ts), as naming it alone would.
+  const selectedThrough = new Set((options.select ?? []).flatMap((item) => (item.kind === 'selectPath' && item.path.length > 1 ? [item.path[0]] : [])))
+  const all = items.some((item) => item.kind === 'expandAll' && !item.ref) ? read.expand.filter((expand) => !named.has(expand.publicName) && !selectedThrough.has(expand.publicName)) : []
+  const expanded = [
+    ...items.flatMap((item) => {
+      if (item.kind !== 'expandPath' || item.suffix) return []
+      const name = expandedName(item.path)
+      const nested = read.expand.find((expand) => expand.publicName === name)?.read ?? NOTHING_EXPANDED
+      return [`${name}(${selectList(item.options, key, nested).join(',')})`]
+    }),
+    ...all.map((expand) => `${expand.publicName}(${selectList({}, key, expand.read).join(',')})`),
+  ]
   // A navigation both selected and expanded is named once, with its list (`Orders(Number)`).
-  const expandedPaths = new Set((options.expand ?? []).flatMap((item) => (item.kind === 'expandPath' && !item.suffix ? [expandedName(item.path)] : [])))
+  const expandedPaths = new Set([...items.flatMap((item) => (item.kind === 'expandPath' && !item.suffix ? [expandedName(item.path)] : [])), ...all.map((expand) => expand.publicName)])
   if (options.select?.length) return [...selectNames(options.select).filter((name) => !expandedPaths.has(name)), ...expanded]
   // Without $select, the $compute values are in the answer too (bind-read.ts).
   const computed = (options.compute ?? []).map((item) => item.alias)
   if (key !== undefined) return [key, ...computed, ...expanded]
   return computed.length || expanded.length ? ['*', ...computed, ...expanded] : []
 }
+
+/** What the context URL needs of a bound read: the navigations it expands. */
+type ExpandedRead = Pick<BoundEntityRead, 'expand'>
+const NOTHING_EXPANDED: ExpandedRead = { expand: [] }
 
 /** An expanded navigation as the answer names it: its type casts (`Customer/entityctl.Customer`) bound to the type they follow, so they change nothing. */
 function expandedName(path: readonly string[]): string {

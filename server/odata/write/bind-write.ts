@@ -253,7 +253,7 @@ function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: Qu
   const range = context.nextRange(entity)
   const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
   const read = bindEntityRead(context, range, options.select, options.expand, binding.defaultSelect, 1, range, computed)
-  return { kind: 'entity', entity, read, projection: selectList(options, defaultKey(binding)), failsOnData: evaluatesOnData(read) }
+  return { kind: 'entity', entity, read, projection: selectList(options, defaultKey(binding), read), failsOnData: evaluatesOnData(read) }
 }
 
 /**
@@ -267,7 +267,7 @@ function bindMethodReply(binding: WriteBinding, target: MethodTarget, options: Q
     const entity = binding.model.entities.get(returns.target)!
     const read = bindCollectionRead(createBindContext(binding.naming, binding.query, options.aliases), entity, options, binding.defaultSelect)
     const failsOnData = Boolean(read.filter || read.orderby.length > 0 || read.apply?.length) || evaluatesOnData(read.read)
-    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(binding))
+    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(binding), read.read)
     return { kind: 'entities', entity, read, projection, failsOnData }
   }
   if (returns?.kind === 'reference') {
