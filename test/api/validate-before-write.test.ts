@@ -286,3 +286,19 @@ describe('the same writes, well formed, still succeed', () => {
     expect((await send('DELETE', `Customers(${posted.body.Guid})`, undefined, { 'If-Match': '*' })).status).toBe(204)
   })
 })
+
+describe('a query option only a collection takes', () => {
+  it.each([
+    ['PATCH', '$filter', "$filter=Name eq 'x'"],
+    ['PATCH', '$top', '$top=1'],
+    ['PUT', '$orderby', '$orderby=Name'],
+    ['POST', '$skip', '$skip=1'],
+    ['POST', '$count', '$count=true'],
+  ])('%s with %s is refused with the option as its target', async (method, option, query) => {
+    const { Guid } = await created('Customers', { Name: `target ${option}` })
+    const answer = await send(method, method === 'POST' ? `Customers?${query}` : `Customers(${Guid})?${query}`, { Name: `target ${option}` })
+    expect(answer.status, answer.text).toBe(400)
+    expect(answer.body.error.code).toBe('InvalidQuery')
+    expect(answer.body.error.target).toBe(option)
+  })
+})

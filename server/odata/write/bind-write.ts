@@ -248,7 +248,8 @@ function throughParent(binding: WriteBinding, created: CreateOperation, parent: 
  * its $expand reaches is authorized with the write (authorize.ts).
  */
 function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: QueryOptionsSyntax, why: string): Extract<WriteReply, { kind: 'entity' }> {
-  if (appliesToCollections(options)) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`)
+  const forCollections = collectionOptionsIn(options)
+  if (forCollections.length > 0) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`, forCollections[0])
   const context = createBindContext(binding.naming, binding.query, options.aliases)
   const range = context.nextRange(entity)
   const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
@@ -308,8 +309,12 @@ function resultRead(reply: WriteReply): BoundRead | undefined {
   return undefined
 }
 
-function appliesToCollections(options: QueryOptionsSyntax): boolean {
-  return Boolean(options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply || options.count !== undefined)
+/** The query options given that only a collection takes, as the request names them. */
+function collectionOptionsIn(options: QueryOptionsSyntax): string[] {
+  const given: Array<[string, unknown]> = [
+    ['$filter', options.filter], ['$orderby', options.orderby], ['$top', options.top], ['$skip', options.skip], ['$count', options.count], ['$apply', options.apply],
+  ]
+  return given.filter(([, value]) => value !== undefined).map(([name]) => name)
 }
 
 /** The system query options a request gives ($format aside, which only chooses the answer's format). */
