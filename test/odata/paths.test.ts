@@ -214,6 +214,33 @@ describe('a type cast (URL Conventions 4.11)', () => {
     )
   })
 
+  it('in $filter, $orderby and $select, to the type it follows changes nothing; to another type is 400 saying so', async () => {
+    const same: [string, string][] = [
+      ['Orders?$filter=Lines/entityctl.OrderLine/any(l:l/Quantity gt 1)&$select=Number', 'Orders?$filter=Lines/any(l:l/Quantity gt 1)&$select=Number'],
+      ['Orders?$filter=Lines/any(l:l/entityctl.OrderLine/Quantity gt 1)&$select=Number', 'Orders?$filter=Lines/any(l:l/Quantity gt 1)&$select=Number'],
+      ['Orders?$filter=entityctl.Order/Number ge 2 and $it/entityctl.Order/Number le 3&$select=Number', 'Orders?$filter=Number ge 2 and Number le 3&$select=Number'],
+      ["Orders?$filter=Customer/entityctl.Customer/Name eq 'Ada' and Lines/entityctl.OrderLine/$count eq 1&$select=Number", "Orders?$filter=Customer/Name eq 'Ada' and Lines/$count eq 1&$select=Number"],
+      ['Orders?$select=entityctl.Order/Number&$orderby=entityctl.Order/Number desc', 'Orders?$select=Number&$orderby=Number desc'],
+      ['Orders?$select=Number,Customer/entityctl.Customer/Name', 'Orders?$select=Number,Customer/Name'],
+    ]
+    for (const [cast, plain] of same) {
+      const [answer, expected] = [await get(cast), await get(plain)]
+      expect(answer.status, `${cast}: ${answer.text}`).toBe(200)
+      expect(answer.text, cast).toBe(expected.text)
+    }
+    const refused: [string, string][] = [
+      ['Orders?$filter=Lines/entityctl.Product/any(l:l/Quantity gt 1)', 'In $filter, the type cast entityctl.Product does not apply to OrderLines, whose type is entityctl.OrderLine: no type derives from it, so entityctl.OrderLine is the only cast it takes.'],
+      ['Orders?$orderby=Customer/entityctl.Order/Number', 'In $orderby, the type cast entityctl.Order does not apply to Customers, whose type is entityctl.Customer: no type derives from it, so entityctl.Customer is the only cast it takes.'],
+      ['Orders?$select=entityctl.Customer/Number', '$select=entityctl.Customer/Number: the type cast entityctl.Customer does not apply to Orders, whose type is entityctl.Order: no type derives from it, so entityctl.Order is the only cast it takes.'],
+    ]
+    for (const [path, message] of refused) {
+      const answer = await get(path)
+      expect(answer.status, path).toBe(400)
+      expect(answer.body.error.message, path).toBe(message)
+      expect(answer.body.error.target, path).toMatch(/^entityctl\./)
+    }
+  })
+
   it('to another type is 404 saying the type is not the one of the set', async () => {
     const refused: [string, string][] = [
       ['Orders/entityctl.Customer', 'The type cast entityctl.Customer does not apply to Orders, whose type is entityctl.Order: no type derives from it, so entityctl.Order is the only cast it takes.'],

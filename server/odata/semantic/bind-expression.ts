@@ -8,7 +8,7 @@ import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
 import type { BoundAggregateRef, BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
-import { resolveProperty, type BindContext } from './bind-context.ts'
+import { resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import { bindPattern } from './bind-pattern.ts'
 
@@ -131,7 +131,7 @@ function bindMember(context: BindContext, scope: ExpressionScope, syntax: Member
     if (name) return name
     throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' is not available after the aggregation; available: ${[...scope.applied.keys()].join(', ')}.`, syntax.path.join('/'))
   }
-  const { range, path } = pathStart(scope, syntax)
+  const { range, path } = pathStart(context, scope, syntax)
   if (path.length === 0) throw QueryError.invalid(`In ${scope.option}, '${syntax.path.join('/')}' names an entity, not a value.`)
   const via: ReferenceProperty[] = []
   let entity: EntityModel = range.entity
@@ -158,17 +158,19 @@ function bindMember(context: BindContext, scope: ExpressionScope, syntax: Member
   throw new Error('unreachable')
 }
 
-/** Where a path starts: `$it/…`, `$this/…`, a lambda variable `l/…`, or (unprefixed) the entity itself. */
-function pathStart(scope: ExpressionScope, syntax: MemberSyntax): { range: Range; path: readonly string[] } {
+/**
+ * Where a path starts: `$it/…`, `$this/…`, a lambda variable `l/…`, or (unprefixed) the entity
+ * itself; and the rest of the path without its type casts (`l/entityctl.OrderLine/Quantity`).
+ */
+function pathStart(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax): { range: Range; path: readonly string[] } {
   const [first, ...rest] = syntax.path
-  if (first === '$it') return { range: scope.root ?? scope.it, path: rest }
-  if (first === '$this') return { range: scope.it, path: rest }
-  const variable = scope.variables.get(first)
-  return variable ? { range: variable, path: rest } : { range: scope.it, path: syntax.path }
+  const variable = first === '$it' ? (scope.root ?? scope.it) : first === '$this' ? scope.it : scope.variables.get(first)
+  const [range, path] = variable ? [variable, rest] : [scope.it, syntax.path]
+  return { range, path: withoutTypeCasts(context, range.entity, path, `In ${scope.option},`) }
 }
 
 function walkToCollection(context: BindContext, scope: ExpressionScope, syntax: MemberSyntax) {
-  const { range, path } = pathStart(scope, syntax)
+  const { range, path } = pathStart(context, scope, syntax)
   const via: ReferenceProperty[] = []
   let entity = range.entity
   for (let i = 0; i < path.length; i++) {

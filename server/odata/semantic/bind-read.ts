@@ -16,10 +16,9 @@ import type {
 } from '../parser/syntax.ts'
 import type { BoundCollectionRead, BoundComputedItem, BoundEntityByKey, BoundEntityRead, BoundExpand, BoundExpression, BoundOrderby, BoundSearch, BoundSelectItem, Range } from './bound.ts'
 import type { Target } from './bind-path.ts'
-import { publicProperties, resolveProperty, type BindContext } from './bind-context.ts'
+import { publicProperties, resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { bindCondition, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
-import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 
 export type DefaultSelect = 'Key' | 'All'
 
@@ -200,6 +199,13 @@ export function bindCompute(context: BindContext, scope: ExpressionScope, items:
   return computed
 }
 
+/** `$select=entityctl.Order/Number` as `$select=Number`; a path of casts alone stays, for binding to refuse. */
+function withoutSelectCasts(context: BindContext, entity: EntityModel, item: SelectItemSyntax): SelectItemSyntax {
+  if (item.kind !== 'selectPath' || item.path.length < 2) return item
+  const path = withoutTypeCasts(context, entity, item.path, `$select=${item.path.join('/')}:`)
+  return path.length > 0 ? { ...item, path } : item
+}
+
 /**
  * `$select=Name,Manager/Name`: a path through a navigation selects inside it, as
  * `$expand=Manager($select=Name)` would; with `$expand=Manager` also given, it restricts that
@@ -213,7 +219,7 @@ function selectThroughNavigations(
 ): { own: readonly SelectItemSyntax[] | undefined; expands: readonly ExpandItemSyntax[] } {
   const through = new Map<string, SelectItemSyntax[]>()
   const own: SelectItemSyntax[] = []
-  for (const item of select ?? []) {
+  for (const item of (select ?? []).map((written) => withoutSelectCasts(context, entity, written))) {
     const navigation = item.kind === 'selectPath' && item.path.length > 1 && publicProperties(entity, context.naming).get(item.path[0])
     if (!navigation || navigation.kind === 'scalar') {
       own.push(item)
@@ -222,7 +228,7 @@ function selectThroughNavigations(
     if (!through.has(item.path[0])) through.set(item.path[0], [])
     through.get(item.path[0])!.push({ ...item, path: item.path.slice(1) })
   }
-  if (through.size === 0) return { own: select, expands: expand ?? [] }
+  if (through.size === 0) return { own: select && own, expands: expand ?? [] }
   const expands = (expand ?? []).map((item) => {
     const paths = item.kind === 'expandPath' && item.path.length === 1 ? through.get(item.path[0]) : undefined
     if (!paths || item.kind !== 'expandPath') return item
@@ -271,7 +277,7 @@ function bindExpands(
       }
       continue
     }
-    const path = withoutCasts(context, entity, item.path)
+    const path = withoutTypeCasts(context, entity, item.path, `$expand=${item.path.join('/')}:`)
     if (path.length > 1) throw QueryError.invalid(`$expand=${item.path.join('/')}: nest it instead, $expand=${path[0]}($expand=${path.slice(1).join('/')}).`)
     const expand = bindExpand(context, path[0], entity, item.options, defaultSelect, depth, item.options.levels, root)
     if (item.suffix === 'ref') {
@@ -285,27 +291,6 @@ function bindExpands(
     }
   }
   return expands
-}
-
-/**
- * An $expand path without its type casts (`entityctl.Order/Customer`, `Customer/entityctl.Customer`:
- * OData 4.01 URL Conventions §5.1.3). No type derives from another, so a cast to the type it
- * follows changes nothing; one to any other type is 400 saying so.
- */
-function withoutCasts(context: BindContext, entity: EntityModel, path: readonly string[]): readonly string[] {
-  if (!path.some((segment) => segment.includes('.'))) return path
-  const kept: string[] = []
-  let type: EntityModel | undefined = entity
-  for (const segment of path) {
-    if (type && segment.includes('.')) {
-      const own = `${DEFAULT_NAMESPACE}.${type.name}`
-      if (segment === own) continue
-      throw QueryError.invalid(`$expand=${path.join('/')}: the type cast ${segment} does not apply to ${type.setName}, whose type is ${own}: no type derives from it, so ${own} is the only cast it takes.`, segment)
-    }
-    kept.push(segment)
-    type = type && resolveNavigation(context, type, segment)?.target
-  }
-  return kept
 }
 
 function bindExpand(

@@ -30,7 +30,7 @@ export function selectList(options: ProjectionOptions, key: string | undefined, 
   const items = options.expand ?? []
   const named = new Set(items.flatMap((item) => (item.kind === 'expandPath' ? [expandedName(item.path)] : [])))
   // `*` expands each navigation not named beside it (nor reached by a $select path, bind-read.ts), as naming it alone would.
-  const selectedThrough = new Set((options.select ?? []).flatMap((item) => (item.kind === 'selectPath' && item.path.length > 1 ? [item.path[0]] : [])))
+  const selectedThrough = new Set((options.select ?? []).flatMap((item) => (item.kind === 'selectPath' && item.path.length > 1 ? [expandedName(item.path).split('/')[0]] : [])))
   const all = items.some((item) => item.kind === 'expandAll' && !item.ref) ? read.expand.filter((expand) => !named.has(expand.publicName) && !selectedThrough.has(expand.publicName)) : []
   const expanded = [
     ...items.flatMap((item) => {
@@ -66,8 +66,9 @@ interface ProjectionOptions {
   readonly compute?: readonly ComputeItemSyntax[]
 }
 
+/** The selected names; like an expanded one, a path without the type casts that change nothing (`entityctl.Order/Number`). */
 function selectNames(select: readonly SelectItemSyntax[]): string[] {
-  return select.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? item.path.join('/') : `${item.namespace}.*`))
+  return select.map((item) => (item.kind === 'selectAll' ? '*' : item.kind === 'selectPath' ? (item.path.length > 1 ? expandedName(item.path) : item.path[0]) : `${item.namespace}.*`))
 }
 
 /**
