@@ -5,9 +5,7 @@ import { QueryError, RequestError, ServiceError } from '../errors.ts'
 
 export function translateDatabaseError(thrown: unknown): ServiceError | undefined {
   const error = thrown as { code?: string; detail?: string; constraint?: string; table?: string; message?: string }
-  if (error?.code === '23505') {
-    return RequestError.conflict(`Another entity already has this natural key${describeKey(error)}.`)
-  }
+  if (error?.code === '23505') return naturalKeyTaken(thrown)
   if (error?.code === '23503') {
     const detail = (thrown as { detail?: string }).detail ?? ''
     if (/is still referenced/.test(detail) || /update or delete/.test(error?.message ?? '')) {
@@ -126,7 +124,21 @@ export function isLostConnection(thrown: unknown): boolean {
   return code === '' && LOST_CONNECTION_MESSAGES.some((known) => message.startsWith(known))
 }
 
-function describeKey(error: { detail?: string }): string {
+/**
+ * A unique violation (23505: a natural key another row has) as 409, its properties named as
+ * the API's clients name them (`publicName`: ApiOptions:EnableLowerCamelCase, as the unit of
+ * work knows it); undefined for any other error.
+ */
+export function naturalKeyTaken(thrown: unknown, publicName: (declared: string) => string = (name) => name): ServiceError | undefined {
+  const error = thrown as { code?: string; detail?: string }
+  if (error?.code !== '23505') return undefined
+  return RequestError.conflict(`Another entity already has this natural key${describeKey(error, publicName)}.`)
+}
+
+function describeKey(error: { detail?: string }, publicName: (declared: string) => string): string {
   const match = /Key \((.+)\)=\((.+)\) already exists/.exec(error?.detail ?? '')
-  return match ? ` (${match[1].replaceAll('"', '').replaceAll('_Guid', '')} = ${match[2]})` : ''
+  if (!match) return ''
+  // The columns of the natural key's properties: `"Code"`, a reference's `"Customer_Guid"`.
+  const names = match[1].split(', ').map((column) => publicName(column.replaceAll('"', '').replace(/_Guid$/, '')))
+  return ` (${names.join(', ')} = ${match[2]})`
 }

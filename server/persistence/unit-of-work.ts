@@ -26,6 +26,7 @@ import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '
 import { KEY } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnsOf, decodeRow, selectList, XMIN } from './entity-columns.ts'
+import { naturalKeyTaken } from './database-errors.ts'
 import { newGuid } from './guid.ts'
 import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
@@ -416,7 +417,7 @@ export class UnitOfWork {
     if (this.#stored.size > 0) {
       await this.stage()
       const statement = this.#netStatement()
-      if (statement) await this.sql(statement.text, statement.params)
+      if (statement) await this.#write(statement.text, statement.params)
       return
     }
     await this.#beforeWrite()
@@ -427,7 +428,7 @@ export class UnitOfWork {
     this.#options.onWrite?.(statement.written)
     let result: Record<string, unknown> | undefined
     try {
-      ;[result] = await this.sql(statement.text, statement.params)
+      ;[result] = await this.#write(statement.text, statement.params)
     } catch (error) {
       // The rows it took are remembered no more, nor are those it set out to write.
       if (isWriteConflict(error)) this.#forgetRemembered(rows.map((row) => row.entry), isRememberedRowChanged(error))
@@ -438,6 +439,15 @@ export class UnitOfWork {
     const memberSets = remembering ? this.#memberSets(rows) : []
     this.#settle(rows.map((row) => row.entry))
     if (remembering) this.#rememberWritten(rows, statement.returned, result!, memberSets)
+  }
+
+  /** Runs a statement that writes rows; a natural key another row has is 409 naming its properties as clients do. */
+  async #write(text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    try {
+      return await this.sql(text, params)
+    } catch (error) {
+      throw naturalKeyTaken(error, (name) => this.publicName(name)) ?? error
+    }
   }
 
   /**
@@ -550,7 +560,7 @@ export class UnitOfWork {
       return { entry, kind: row.kind, columns, expected: row.expected, next: row.version }
     })
     const statement = writeStatement(pending, this.#options.cipher, true)
-    await this.sql(statement.text, statement.params)
+    await this.#write(statement.text, statement.params)
   }
 
   /**

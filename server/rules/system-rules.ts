@@ -40,7 +40,7 @@ export async function checkRestrictedDeletes(unit: UnitOfWork, removed: Readonly
       if (property.kind !== 'collection' || property.inverse.onDelete !== 'restrict') continue
       const blocking = await unit.find(property.target, { [property.inverse.name]: entry.key })
       if (blocking.length > 0) {
-        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${property.target.setName} (${property.name}), which keep it from being deleted; delete or move them first.`)
+        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${property.target.setName} (${unit.publicName(property.name)}), which keep it from being deleted; delete or move them first.`)
       }
     }
   }

@@ -128,6 +128,16 @@ describe('lower camel case', () => {
     expect(answer.body.error.details).toHaveLength(3)
   })
 
+  it('names the natural key and the restricting navigation in lower camel case in conflicts', async () => {
+    const taken = await call(`${server.server.api}/Departments`, { method: 'POST', token: server.token, body: { code: D[0].Code, name: 'Twin' } })
+    expect(taken.status, taken.text).toBe(409)
+    expect(taken.body.error.message).toBe(`Another entity already has this natural key (code = ${D[0].Code}).`)
+    const customer = O[0].Customer.Guid
+    const restricted = await call(`${server.server.api}/Customers(${customer})`, { method: 'DELETE', token: server.token })
+    expect(restricted.status, restricted.text).toBe(409)
+    expect(restricted.body.error.message).toBe(`Customer ${customer} still has Orders (orders), which keep it from being deleted; delete or move them first.`)
+  })
+
   it('names the parent of a role in lower camel case when it would make a cycle', async () => {
     const role = await call(`${server.server.api}/Roles`, { method: 'POST', token: server.token, body: { name: 'Loop' } })
     expect(role.status, role.text).toBe(200)
