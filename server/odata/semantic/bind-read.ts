@@ -33,9 +33,8 @@ export type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
  */
 export function bindTargetRead(context: BindContext, target: ReadTarget, options: QueryOptionsSyntax, defaultSelect: DefaultSelect): BoundCollectionRead | BoundEntityByKey {
   if (target.kind === 'collection') return { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
-  if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined || options.apply) {
-    throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.')
-  }
+  const forCollections = collectionOptionsIn(options)
+  if (forCollections.length > 0) throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.', forCollections[0])
   const range = context.nextRange(target.entity)
   const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
   return {
@@ -85,6 +84,12 @@ export function bindCollectionRead(
     count: options.count ?? false,
     apply: apply && search ? [{ kind: 'filter', predicate: search }, ...apply.stages] : apply?.stages,
   }
+}
+
+/** The query options given that only a collection takes, as the request names them ($count aside: a read of one entity leaves it unused). */
+export function collectionOptionsIn(options: QueryOptionsSyntax): string[] {
+  const given: Array<[string, unknown]> = [['$filter', options.filter], ['$orderby', options.orderby], ['$top', options.top], ['$skip', options.skip], ['$apply', options.apply]]
+  return given.filter(([, value]) => value !== undefined).map(([name]) => name)
 }
 
 /**

@@ -16,7 +16,7 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { authorize, authorizeGrants, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindCompute, bindEntityRead, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindCollectionRead, bindCompute, bindEntityRead, collectionOptionsIn, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { applyList, selectList } from '../serializer/urls.ts'
@@ -248,7 +248,8 @@ function throughParent(binding: WriteBinding, created: CreateOperation, parent: 
  * its $expand reaches is authorized with the write (authorize.ts).
  */
 function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: QueryOptionsSyntax, why: string): Extract<WriteReply, { kind: 'entity' }> {
-  const forCollections = collectionOptionsIn(options)
+  // A write's reply is no collection to count either.
+  const forCollections = [...collectionOptionsIn(options), ...(options.count !== undefined ? ['$count'] : [])]
   if (forCollections.length > 0) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`, forCollections[0])
   const context = createBindContext(binding.naming, binding.query, options.aliases)
   const range = context.nextRange(entity)
@@ -307,14 +308,6 @@ function resultRead(reply: WriteReply): BoundRead | undefined {
   if (reply.kind === 'entities') return reply.read
   if (reply.kind === 'entity') return { kind: 'entity', entity: reply.entity, key: '', read: reply.read }
   return undefined
-}
-
-/** The query options given that only a collection takes, as the request names them. */
-function collectionOptionsIn(options: QueryOptionsSyntax): string[] {
-  const given: Array<[string, unknown]> = [
-    ['$filter', options.filter], ['$orderby', options.orderby], ['$top', options.top], ['$skip', options.skip], ['$count', options.count], ['$apply', options.apply],
-  ]
-  return given.filter(([, value]) => value !== undefined).map(([name]) => name)
 }
 
 /** The system query options a request gives ($format aside, which only chooses the answer's format). */

@@ -258,6 +258,18 @@ describe('malformed and illegal queries', () => {
     expect(response.body.error.message).not.toMatch(/syntax error|relation|column|SQLSTATE/i)
   })
 
+  it.each([
+    ['$filter', 'Age gt 1'],
+    ['$orderby', 'Name'],
+    ['$top', '1'],
+    ['$skip', '1'],
+    ['$apply', 'aggregate($count as N)'],
+  ])('%s on one entity is 400 with the option as its target', async (option, value) => {
+    const response = await server.get(`Employees(${ada.Guid})?${option}=${encodeURIComponent(value)}`)
+    expect(response.status, response.text).toBe(400)
+    expect(response.body.error.target).toBe(option)
+  })
+
   // A property of every type, cast to every type: each pair is a value (null when it does not
   // convert) or a 400 from the binder, never a database error.
   const CAST_SOURCES = ['Name', 'Age', 'Salary', 'Rating', 'Active', 'HireDate', 'LastLogin', 'StartTime', 'Guid', 'MentorGuid', "'abc'", "'2024-02-30'", 'null']
