@@ -26,20 +26,16 @@ const BEAT_MS = 250
 /**
  * Starts the watchdog; `onStall` runs on the main thread once the loop has been unblocked,
  * and must end the process. When the loop cannot be unblocked (the thread is stuck outside
- * JavaScript), the worker writes the stall to stderr and kills the process itself. Returns a
- * function that stops watching. Not while a debugger may be attached (`--inspect`).
+ * JavaScript), the worker writes the stall to stderr and kills the process itself. It watches
+ * for the life of the process; not while a debugger may be attached (`--inspect`).
  */
-export function watchForStalls(limitMs: number, onStall: (stall: Stall) => void): () => void {
+export function watchForStalls(limitMs: number, onStall: (stall: Stall) => void): void {
   // A developer's debugger (--inspect) pauses the thread at breakpoints for as long as it likes.
-  if (inspector.url()) return () => {}
+  if (inspector.url()) return
   const heartbeat = new Int32Array(new SharedArrayBuffer(4))
   const beat = setInterval(() => Atomics.add(heartbeat, 0, 1), BEAT_MS)
   beat.unref()
   const worker = new Worker(new URL('./stall-watchdog-worker.ts', import.meta.url), { workerData: { heartbeat, limitMs, beatMs: BEAT_MS } })
   worker.unref()
   worker.on('message', (stall: Stall) => onStall(stall))
-  return () => {
-    clearInterval(beat)
-    void worker.terminate()
-  }
 }

@@ -3,7 +3,8 @@
 // the wait for it ends after ApiOptions:PluginTimeoutSeconds, or when the client goes away,
 // with an error naming the plugin's function; the session then rolls back and gives the
 // connection back. The plugin's promise is abandoned, not stopped (JavaScript cannot stop it);
-// whatever it does later touches a unit of work nobody flushes.
+// whatever it does later touches a unit of work nobody flushes. What plugin code throws is its
+// bug, answered as PluginFailed naming the rule or method (callPlugin, awaitPlugin).
 
 import { PluginError, ServiceError, shortened } from '../errors.ts'
 import { isLostConnection } from '../persistence/database-errors.ts'
