@@ -35,7 +35,7 @@ import { AccessTokens } from './auth/access-tokens.ts'
 import { SignInThrottle } from './auth/sign-in-throttle.ts'
 import { ReadPlanCache } from './odata/plan/read-plan-cache.ts'
 import { listenForScrapes, type MetricsListener } from './metrics/metrics-listener.ts'
-import { listenError } from './listen-error.ts'
+import { API_LISTENER, listenError, METRICS_LISTENER, type ListenerSettings } from './listen-error.ts'
 
 export interface StartOptions {
   readonly configPath?: string
@@ -85,8 +85,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
   // A start that cannot listen (a second `serve` on the same port) must not migrate the
   // tenants first, under the server that holds the port.
-  await ensureFree(port, host, API_SETTINGS)
-  if (config.Server.MetricsPort > 0) await ensureFree(config.Server.MetricsPort, config.Server.MetricsHost, METRICS_SETTINGS)
+  await ensureFree(port, host, API_LISTENER)
+  if (config.Server.MetricsPort > 0) await ensureFree(config.Server.MetricsPort, config.Server.MetricsHost, METRICS_LISTENER)
   const database = await openDatabaseServer(config, logger)
   let tenants: TenantRegistry | undefined
   let scrapes: MetricsListener | undefined
@@ -162,18 +162,16 @@ function portOf(variable: string | undefined): number | undefined {
   return port
 }
 
-const API_SETTINGS = { port: '--port', host: 'Server:Host (or --host)' }
-const METRICS_SETTINGS = { port: 'Server:MetricsPort', host: 'Server:MetricsHost' }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, API_SETTINGS)))
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, API_LISTENER)))
     server.listen(port, host, () => resolve())
   })
 }
 
 /** Refuses a port this process could not listen on (another program's), before anything starts; port 0 is any free one. */
-function ensureFree(port: number, host: string, settings: { port: string; host: string }): Promise<void> {
+function ensureFree(port: number, host: string, settings: ListenerSettings): Promise<void> {
   if (port === 0) return Promise.resolve()
   return new Promise((resolve, reject) => {
     const probe = createNetServer()

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http'
 import type { Logger } from 'pino'
 import type { PrometheusMetrics } from './metrics.ts'
-import { listenError } from '../listen-error.ts'
+import { listenError, METRICS_LISTENER } from '../listen-error.ts'
 
 export interface MetricsListener {
   readonly url: string
@@ -33,7 +33,7 @@ export async function listenForScrapes(metrics: PrometheusMetrics, host: string,
   })
   server.keepAliveTimeout = 5_000
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, { port: 'Server:MetricsPort', host: 'Server:MetricsHost' })))
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host, METRICS_LISTENER)))
     server.listen(port, host, () => resolve())
   })
   const address = server.address()
