@@ -14,26 +14,39 @@ export function quoteIdentifier(name: string): string {
 /** Runs one statement; rows as PostgreSQL returns them. */
 export type Sql = <T = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<T[]>
 
-const statementNames = new Map<string, string>()
+/** A statement's name and text, shared by every run of it (see preparedSql). */
+type Statement = { readonly name: string; readonly text: string }
+
+const statements = new Map<string, Statement>()
+
+function statementOf(text: string): Statement {
+  let statement = statements.get(text)
+  if (!statement) {
+    statement = { name: `q${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`, text }
+    if (statements.size > 5000) statements.clear()
+    statements.set(text, statement)
+  }
+  return statement
+}
 
 /** Names a statement by its text, so identical query shapes share one prepared plan. */
 export function statementName(text: string): string {
-  let name = statementNames.get(text)
-  if (!name) {
-    name = `q${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`
-    if (statementNames.size > 5000) statementNames.clear()
-    statementNames.set(text, name)
-  }
-  return name
+  return statementOf(text).name
 }
 
 /**
  * Statements as named prepared statements, so PostgreSQL plans each shape once per
  * connection (the pool recycles connections after `maxUses`, bounding what they keep).
+ *
+ * pg copies every query config it is given, property by property through their descriptors
+ * (`cloneQueryConfig`): 2 µs a query in a loop, 10 µs amid a key read's work, 7% of its CPU.
+ * A config with no properties of its own, inheriting name and text from the statement's shared
+ * object, copies for next to nothing; the values are added to the copy (`query(config, values)`).
  */
 export function preparedSql(client: pg.Pool | pg.PoolClient): Sql {
   return async <T>(text: string, params: readonly unknown[] = []) => {
-    const result = await client.query({ name: statementName(text), text, values: params as unknown[] })
+    const config = Object.create(statementOf(text)) as pg.QueryConfig
+    const result = await client.query(config, params as unknown[])
     return result.rows as T[]
   }
 }
