@@ -34,7 +34,7 @@ export type ReadTarget = Extract<Target, { kind: 'collection' | 'entity' }>
 export function bindTargetRead(context: BindContext, target: ReadTarget, options: QueryOptionsSyntax, defaultSelect: DefaultSelect): BoundCollectionRead | BoundEntityByKey {
   if (target.kind === 'collection') return { ...bindCollectionRead(context, target.entity, options, defaultSelect), parent: target.parent }
   const forCollections = collectionOptionsIn(options)
-  if (forCollections.length > 0) throw QueryError.invalid('$filter, $orderby, $top, $skip and $apply apply to collections, not to a single entity.', forCollections[0])
+  if (forCollections.length > 0) throw QueryError.invalid(`${forCollections[0]}: ${COLLECTION_OPTIONS} apply to collections, not to a single entity.`, forCollections[0])
   const range = context.nextRange(target.entity)
   const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
   return {
@@ -86,9 +86,19 @@ export function bindCollectionRead(
   }
 }
 
-/** The query options given that only a collection takes, as the request names them ($count aside: a read of one entity leaves it unused). */
+/** The options only a collection takes, as an error message lists them. */
+export const COLLECTION_OPTIONS = '$filter, $orderby, $top, $skip, $count, $search, $skiptoken and $apply'
+
+/**
+ * The query options given that only a collection takes, as the request names them. A request
+ * for one entity giving any of them is refused, not answered as if it were absent: the client
+ * asked for something (a count, a search) it would silently not get (URL Conventions 5.1).
+ */
 export function collectionOptionsIn(options: QueryOptionsSyntax): string[] {
-  const given: Array<[string, unknown]> = [['$filter', options.filter], ['$orderby', options.orderby], ['$top', options.top], ['$skip', options.skip], ['$apply', options.apply]]
+  const given: Array<[string, unknown]> = [
+    ['$filter', options.filter], ['$orderby', options.orderby], ['$top', options.top], ['$skip', options.skip],
+    ['$count', options.count], ['$search', options.search], ['$skiptoken', options.skiptoken], ['$apply', options.apply],
+  ]
   return given.filter(([, value]) => value !== undefined).map(([name]) => name)
 }
 

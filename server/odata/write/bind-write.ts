@@ -16,7 +16,7 @@ import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
 import { authorize, authorizeGrants, type BoundRead } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
-import { bindCollectionRead, bindCompute, bindEntityRead, collectionOptionsIn, type DefaultSelect } from '../semantic/bind-read.ts'
+import { bindCollectionRead, bindCompute, bindEntityRead, COLLECTION_OPTIONS, collectionOptionsIn, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
 import type { Target } from '../semantic/bind-path.ts'
 import { applyList, selectList } from '../serializer/urls.ts'
@@ -248,9 +248,8 @@ function throughParent(binding: WriteBinding, created: CreateOperation, parent: 
  * its $expand reaches is authorized with the write (authorize.ts).
  */
 function bindEntityReply(binding: WriteBinding, entity: EntityModel, options: QueryOptionsSyntax, why: string): Extract<WriteReply, { kind: 'entity' }> {
-  // A write's reply is no collection to count either.
-  const forCollections = [...collectionOptionsIn(options), ...(options.count !== undefined ? ['$count'] : [])]
-  if (forCollections.length > 0) throw QueryError.invalid(`$filter, $orderby, $top, $skip, $count and $apply apply to collections; ${why}.`, forCollections[0])
+  const forCollections = collectionOptionsIn(options)
+  if (forCollections.length > 0) throw QueryError.invalid(`${forCollections[0]}: ${COLLECTION_OPTIONS} apply to collections; ${why}.`, forCollections[0])
   const context = createBindContext(binding.naming, binding.query, options.aliases)
   const range = context.nextRange(entity)
   const computed = bindCompute(context, { it: range, variables: new Map(), option: '$compute' }, options.compute)
@@ -314,7 +313,7 @@ function resultRead(reply: WriteReply): BoundRead | undefined {
 function systemOptionsIn(options: QueryOptionsSyntax): string[] {
   const given: Array<[string, unknown]> = [
     ['$select', options.select], ['$expand', options.expand], ['$filter', options.filter], ['$orderby', options.orderby], ['$apply', options.apply],
-    ['$compute', options.compute], ['$top', options.top], ['$skip', options.skip], ['$count', options.count], ['$skiptoken', options.skiptoken],
+    ['$compute', options.compute], ['$top', options.top], ['$skip', options.skip], ['$count', options.count], ['$search', options.search], ['$skiptoken', options.skiptoken],
   ]
   return given.filter(([, value]) => value !== undefined).map(([name]) => name)
 }

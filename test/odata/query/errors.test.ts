@@ -264,10 +264,16 @@ describe('malformed and illegal queries', () => {
     ['$top', '1'],
     ['$skip', '1'],
     ['$apply', 'aggregate($count as N)'],
+    ['$count', 'true'],
+    ['$count', 'false'],
+    ['$search', 'Ada'],
+    ['$skiptoken', '1'],
   ])('%s on one entity is 400 with the option as its target', async (option, value) => {
     const response = await server.get(`Employees(${ada.Guid})?${option}=${encodeURIComponent(value)}`)
     expect(response.status, response.text).toBe(400)
+    expect(response.body.error.code).toBe('InvalidQuery')
     expect(response.body.error.target).toBe(option)
+    expect(response.body.error.message).toMatch(new RegExp(`^\\${option}: .*not to a single entity`))
   })
 
   // A property of every type, cast to every type: each pair is a value (null when it does not

@@ -55,6 +55,8 @@ describe('bindTargetRead: URL → refusal', () => {
     ['Orders?$top=501', 'QueryLimitExceeded', 'MaxTop'],
     ['Orders?$filter=Nope eq 1', 'InvalidQuery', 'Nope'],
     [`Orders(${K})?$filter=Total gt 1`, 'InvalidQuery', 'apply to collections, not to a single entity'],
+    [`Customers(${K})?$count=true`, 'InvalidQuery', '$count: $filter, $orderby, $top, $skip, $count, $search, $skiptoken and $apply apply to collections, not to a single entity. $count'],
+    [`Customers(${K})?$search=steel`, 'InvalidQuery', '$search: $filter, $orderby, $top, $skip, $count, $search, $skiptoken and $apply apply to collections, not to a single entity. $search'],
     ['Orders?$expand=Customer($top=1)', 'InvalidQuery', 'single entity'],
     ['Orders?$expand=Lines,Lines', 'InvalidQuery', 'expanded twice'],
     ['Orders?$skiptoken=abc', 'InvalidQuery', 'not one this service issued'],
