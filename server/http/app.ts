@@ -25,6 +25,7 @@ import type { WorkflowServices } from '../workflows/workflow-services.ts'
 import { healthRoutes, PROBE_PATHS } from './health.ts'
 import { Readiness } from './readiness.ts'
 import type { SchemaGate } from '../migrations/schema-gate.ts'
+import type { Model } from '../model/model.ts'
 
 /**
  * What the routes are handed by the composition root (server/start.ts): the union of what
@@ -71,7 +72,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
       }),
     ),
   )
-  app.use(fixedRoutes(routes))
+  app.use(fixedRoutes(routes, services.model))
   app.use(underApi(authenticate(services), workflowStage(services), odataRoute(services)))
   app.use(async (ctx) => {
     if (PROBE_PATHS.has(ctx.path)) throw RequestError.methodNotAllowed(ctx.method, ctx.path, ['GET', 'HEAD'])
@@ -85,14 +86,16 @@ export function createApp(services: AppServices): Koa<ApiState> {
  * (auth, user, workflow, …): an OData request skips it. Routing every request through it,
  * matching each route and composing a chain of three layers, cost a key read about 8% of its
  * server CPU (README, Performance). A path the router does not take goes on to the OData
- * stages, as before.
+ * stages only when its first segment names an entity set (/api/roles/$count, the Roles set's
+ * alias); any other is 404 naming the routes of its family, not OData's "No entity set 'auth'".
  */
-function fixedRoutes(router: Router<ApiState>): Middleware<ApiState> {
+function fixedRoutes(router: Router<ApiState>, model: Model): Middleware<ApiState> {
   const routed = router.routes() as Middleware<ApiState>
-  const firstSegments = new Set(router.stack.map((layer) => firstSegment(String(layer.path))))
+  const families = routeFamilies(router)
   const parents = parentPaths(router)
   const dispatch: Middleware<ApiState> = (ctx, next) => {
-    if (!firstSegments.has(firstSegment(ctx.path))) return next()
+    const family = families.get(firstSegment(ctx.path) ?? '')
+    if (!family) return next()
     // A fixed route asked with a method it does not take is 405 (decisions.md, Errors), not
     // handed on to the OData stages, which would look for an entity set named `auth`.
     const matched = router.match(ctx.path, ctx.method)
@@ -100,12 +103,32 @@ function fixedRoutes(router: Router<ApiState>): Middleware<ApiState> {
     if (!matched.route && allowed.length > 0) throw RequestError.methodNotAllowed(ctx.method, ctx.path, allowed)
     // So is the path a fixed route hangs under, /api/user/pats/{id}, which takes no method itself.
     if (matched.path.length === 0 && parents.match(ctx.path, ctx.method).route) throw RequestError.methodNotAllowed(ctx.method, ctx.path, [])
+    if (matched.path.length === 0 && !model.sets.has(FIRST_SEGMENT.exec(ctx.path)![1])) throw RequestError.notFound(`No route at ${ctx.path}; the routes under ${family.root} are ${family.routes.join(', ')}.`)
     // Their answers are JSON (the explorer's are its page and files): a client that accepts no JSON is told so, 406, as by the OData routes.
     if (matched.route && firstSegment(ctx.path) !== 'explorer') negotiate(ctx.get('Accept'), formatOption(ctx.querystring), ['json'])
     return routed(ctx, next)
   }
   // As on the router's own middleware: what test/auth/route-permissions.test.ts lists the routes of.
   return Object.assign(dispatch, { router })
+}
+
+/** A first segment of the fixed routes, lower case, and how a 404 under it lists them: `POST /api/auth/signin`. */
+interface RouteFamily {
+  readonly root: string
+  readonly routes: string[]
+}
+
+function routeFamilies(router: Router<ApiState>): Map<string, RouteFamily> {
+  const families = new Map<string, RouteFamily>()
+  for (const layer of router.stack) {
+    const path = String(layer.path)
+    const segment = firstSegment(path)
+    if (segment === undefined) continue
+    const family = families.get(segment) ?? { root: `/api/${segment}`, routes: [] }
+    families.set(segment, family)
+    for (const method of layer.methods) if (method !== 'HEAD') family.routes.push(`${method} ${path}`)
+  }
+  return families
 }
 
 /**

@@ -381,6 +381,26 @@ describe('protocol errors', () => {
     expect((await call(`${api}/roles?$top=1`, { token })).status).toBe(200)
   })
 
+  it('answers an unknown path under a fixed route family 404 naming the path and the routes there, before authentication', async () => {
+    const cases: [string, string, string][] = [
+      ['GET', 'auth/nonsense', 'No route at /api/auth/nonsense; the routes under /api/auth are POST /api/auth/signin, POST /api/auth/refresh.'],
+      ['POST', 'Auth/SignOut', 'No route at /api/Auth/SignOut; the routes under /api/auth are POST /api/auth/signin, POST /api/auth/refresh.'],
+      ['GET', 'auth', 'No route at /api/auth; the routes under /api/auth are POST /api/auth/signin, POST /api/auth/refresh.'],
+      ['POST', 'workflow/nonsense', 'No route at /api/workflow/nonsense; the routes under /api/workflow are POST /api/workflow, POST /api/workflow/commit, POST /api/workflow/abort.'],
+      ['GET', 'workflow/commit/now', 'No route at /api/workflow/commit/now; the routes under /api/workflow are POST /api/workflow, POST /api/workflow/commit, POST /api/workflow/abort.'],
+      ['GET', 'user/nonsense', 'No route at /api/user/nonsense; the routes under /api/user are POST /api/user/pats, GET /api/user/pats, POST /api/user/pats/:id/revoke, POST /api/user/pats/:id/regenerate.'],
+    ]
+    for (const [method, path, message] of cases) {
+      for (const credentials of [token, undefined]) {
+        const response = await call(`${api}/${path}`, { method, token: credentials, body: method === 'GET' ? undefined : {} })
+        expect([response.status, response.body?.error], `${method} ${path}`).toEqual([404, { code: 'NotFound', message }])
+      }
+    }
+    // A first segment that names an entity set, as the Users set's alias User does, is still OData's.
+    expect((await get('User/$count')).status).toBe(200)
+    expect((await get('roles/$count')).status).toBe(200)
+  })
+
   it('answers 415 for a body that is not JSON, and 400 for broken JSON', async () => {
     const xml = await call(`${api}/Customers`, { method: 'POST', token, body: '<a/>', headers: { 'Content-Type': 'application/xml' } })
     expect(xml.status).toBe(415)
