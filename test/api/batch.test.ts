@@ -161,7 +161,7 @@ describe('JSON $batch (4.01)', () => {
     expect(wrongSet.body.error.details).toMatchObject([{ target: 'Customer', message: expect.stringContaining('does not address a Customer') }])
   })
 
-  it('writes nothing of an atomicity group one of whose requests fails, and answers its dependents 424', async () => {
+  it('writes nothing of an atomicity group one of whose requests fails, answers each of its requests (JSON 19.5), and its dependents 424', async () => {
     const before = await tablesHash()
     const answer = await jsonBatch([
       { id: '1', method: 'POST', url: 'Customers', body: { Name: 'Never Saved' }, atomicityGroup: 'g' },
@@ -172,9 +172,16 @@ describe('JSON $batch (4.01)', () => {
     ], admin, { Prefer: 'odata.continue-on-error' })
     expect(answer.status).toBe(200)
     expect(answer.headers.get('preference-applied')).toBe('odata.continue-on-error')
-    const statuses = answer.body.responses.map((r: any) => [r.id, r.status])
-    expect(statuses).toEqual([['3', 400], ['4', 424], ['5', 200]])
-    expect(answer.body.responses[0].body.error.code).toBe('ValidationFailed')
+    const statuses = answer.body.responses.map((r: any) => [r.id, r.atomicityGroup, r.status])
+    // Every request of the group is answered and failed: the one that failed with its error, the
+    // others (rolled back, or never run) 424, none with the Location or ETag of a write undone.
+    expect(statuses).toEqual([['1', 'g', 424], ['2', 'g', 424], ['3', 'g', 400], ['4', undefined, 424], ['5', undefined, 200]])
+    const [first, second, failed] = answer.body.responses
+    expect(failed.body.error.code).toBe('ValidationFailed')
+    for (const undone of [first, second]) {
+      expect(undone.body.error).toEqual({ code: 'FailedDependency', message: `Request '${undone.id}' of atomicity group 'g' was not applied: request '3' of the group failed, and a group's requests succeed or fail together.` })
+      expect(undone.headers).toEqual({ 'odata-version': '4.0', 'content-type': 'application/json' })
+    }
     expect(await tablesHash()).toBe(before)
   })
 
@@ -189,9 +196,11 @@ describe('JSON $batch (4.01)', () => {
       { id: 'r', method: 'GET', url: `Customers(${key})?$select=Name` },
     ])
     expect(answer.status, answer.text).toBe(200)
-    expect(answer.body.responses.map((r: any) => [r.id, r.status])).toEqual([['d', 424], ['p', 424], ['r', 200]])
+    // JSON 19.1: a service that does not evaluate "if" fails every request of its group with 424, nothing applied.
+    expect(answer.body.responses.map((r: any) => [r.id, r.status])).toEqual([['d', 424], ['n', 424], ['p', 424], ['r', 200]])
     expect(answer.body.responses[0].body.error).toMatchObject({ code: 'FailedDependency', message: expect.stringContaining('"if"') })
-    expect(answer.body.responses[2].body.Name).toBe('Kept If')
+    expect(answer.body.responses[1].body.error.message).toContain("request 'p' of the group failed")
+    expect(answer.body.responses[3].body.Name).toBe('Kept If')
     expect(await tablesHash()).toBe(before)
     expect((await jsonBatch([{ id: 'x', method: 'GET', url: 'Customers', if: true }])).status).toBe(400)
   })

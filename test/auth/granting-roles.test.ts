@@ -131,8 +131,11 @@ describe('an access admin without full access', () => {
       },
     })
     expect(batch.status, batch.text).toBe(200)
-    // The change set fails as a whole, in one answer.
-    expect(batch.body.responses).toMatchObject([{ status: 403, body: { error: { message: "Giving role 'Built' the responsibility 'Payroll' needs it, which you do not hold." } } }])
+    // The change set fails as a whole: the link refused, the role it needed not created either.
+    expect(batch.body.responses).toMatchObject([
+      { id: 'role', status: 424, body: { error: { code: 'FailedDependency' } } },
+      { id: 'link', status: 403, body: { error: { message: "Giving role 'Built' the responsibility 'Payroll' needs it, which you do not hold." } } },
+    ])
     expect(await tablesHash(pool, TABLES)).toBe(before)
 
     // Granted inside a workflow while the grantor holds Payroll; taken away before the commit.

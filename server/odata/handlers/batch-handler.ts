@@ -3,7 +3,8 @@
 // with a PartExchange): bound, authorized, limited and planned exactly as it would be alone, so
 // a part the caller may not do fails alone. Requests run in the order sent. An atomicity group
 // (a multipart change set) runs on one transaction: every part's plan is applied on it, and it
-// commits when all succeed; the first failure rolls the group back and answers for it.
+// commits when all succeed; the first failure rolls the group back and fails all its requests
+// (JSON: each answered, the others 424; multipart: the change set answered once, by its error).
 // `$<id>` at the start of a URL, or as an `@odata.bind` value, stands for the entity that
 // request <id> created; `dependsOn` (JSON) names requests or groups that must have succeeded,
 // else 424. Above ApiOptions:MaxBatchRequests parts, the batch is refused before any runs.
@@ -48,6 +49,8 @@ interface PartAnswer {
   readonly body: string
   /** It failed only because a concurrent write changed its rows first: worth running again. */
   readonly lostToAnotherWrite?: boolean
+  /** A request of a failed atomicity group that did not fail itself: answered 424 in JSON, left out of a multipart answer. */
+  readonly undone?: true
 }
 
 /**
@@ -179,7 +182,7 @@ class BatchRun {
     return answers
   }
 
-  /** All or nothing on one transaction; the failing part's answer stands for the group. */
+  /** All or nothing on one transaction; a failure fails every request of the group (#failedGroup). */
   async #runGroup(group: string, parts: readonly BatchPart[]): Promise<PartAnswer[]> {
     const state = this.#ctx.state
     if (state.session) {
@@ -219,13 +222,29 @@ class BatchRun {
       this.#restore(before)
       this.#failed.add(group)
       for (const part of parts) this.#failed.add(part.id)
-      return [namingItsRequest(outcome.failed)]
+      return this.#failedGroup(group, parts, outcome.failed)
     }
     // Its parts ran on a session of the group's, which (as a workflow's) does not tell the access cache: told once committed.
     if (session?.plans.some((plan) => plan.operations.some((operation) => this.#services.model.entities.get(operation.entity)?.system))) {
       await this.#services.access.changed(tenant)
     }
     return outcome.answers
+  }
+
+  /**
+   * A failed group answers each of its requests, with its id and group (OData JSON 4.01 §19.4,
+   * §19.5: "all requests within that atomicity group are considered failed"): the one that
+   * failed with its error, the others 424, as §19.5 allows for those that "fail or are not
+   * attempted due to other failures within the same atomicity group". Those that ran were rolled
+   * back: their success answer (a Location, an ETag) would name what does not exist. The
+   * multipart form answers the change set once, with the failed request's error (multipartAnswer).
+   */
+  #failedGroup(group: string, parts: readonly BatchPart[], failed: PartAnswer): PartAnswer[] {
+    return parts.map((part): PartAnswer => {
+      if (part === failed.part) return namingItsRequest(failed)
+      const error = new ServiceError('FailedDependency', `Request '${part.id}' of atomicity group '${group}' was not applied: request '${failed.part.id}' of the group failed, and a group's requests succeed or fail together.`)
+      return { ...this.#failure(part, error), undone: true }
+    })
   }
 
   /** Where the batch stands now (Progress). */
@@ -412,10 +431,11 @@ function jsonAnswer(answers: readonly PartAnswer[]): string {
 }
 
 /**
- * Multipart answers (4.0 §11.7.4): a change set's answers in a change set of their own; a
- * failed change set as its one failing answer, application/http in the batch itself ("not
- * represented using the multipart/mixed format"), which clients such as SAPUI5 read as the
- * answer to every request of the set.
+ * Multipart answers (Protocol 4.01 §11.7.7, Multipart Batch Response): a change set's answers in
+ * a change set of their own; a failed change set as the answer of the request that failed,
+ * application/http in the batch itself ("not represented using the multipart/mixed media type.
+ * Instead, a single response … that applies to all requests in the change set"), which clients
+ * such as SAPUI5 read as the answer to every request of the set.
  */
 function multipartAnswer(answers: readonly PartAnswer[], boundary: string): string {
   const out: string[] = []
@@ -423,9 +443,9 @@ function multipartAnswer(answers: readonly PartAnswer[], boundary: string): stri
     const group = answers[index].part.atomicityGroup
     let end = index + 1
     if (group) while (end < answers.length && answers[end].part.atomicityGroup === group) end++
-    const failedChangeSet = end - index === 1 && answers[index].status >= 400
-    if (!group || failedChangeSet) {
-      out.push(`--${boundary}\r\n${httpAnswer(answers[index])}`)
+    const failed = group ? answers.slice(index, end).find((answer) => answer.status >= 400 && !answer.undone) : undefined
+    if (!group || failed) {
+      out.push(`--${boundary}\r\n${httpAnswer(failed ?? answers[index])}`)
     } else {
       const changeSet = `changesetresponse_${randomBytes(12).toString('hex')}`
       out.push(`--${boundary}\r\nContent-Type: multipart/mixed; boundary=${changeSet}\r\n\r\n`)
