@@ -532,6 +532,72 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
   })
 })
 
+describe('the form of the $batch answer (Protocol 4.01 §11.7.1: as Accept asks, else as the request)', () => {
+  const changeSet = [
+    { id: '1', method: 'POST', url: 'Customers', body: { Name: 'Accepted Json' } },
+    { id: '2', method: 'PATCH', url: '$1', body: { City: 'Graz' } },
+  ]
+
+  it('answers a multipart batch in JSON when Accept asks for it (JSON 19.5: in order, Content-ID as id, a change set as an atomicityGroup)', async () => {
+    const answer = await sendMultipart(multipart([{ method: 'GET', url: 'Customers/$count' }, { changeSet }]), admin, { Accept: 'application/json' })
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.type).toMatch(/^application\/json\b/)
+    const { responses } = JSON.parse(answer.text)
+    expect(responses.map((r: any) => [r.id, r.atomicityGroup, r.status])).toEqual([[undefined, undefined, 200], ['1', 'changeset_id-1700000000000-1', 200], ['2', 'changeset_id-1700000000000-1', 204]])
+    expect(responses[1].body.Guid).toMatch(/^[0-9a-f-]{36}$/)
+    expect(responses[1].headers.location).toContain(`Customers(${responses[1].body.Guid})`)
+  })
+
+  it('answers a failed change set in JSON as a JSON atomicity group: every request, the others 424', async () => {
+    const before = await tablesHash()
+    const failing = [...changeSet, { id: '3', method: 'DELETE', url: 'Customers(00000000-0000-4000-8000-000000000000)' }]
+    const answer = await sendMultipart(multipart([{ changeSet: failing }]), admin, { Accept: 'application/json;odata.metadata=minimal' })
+    expect(answer.status, answer.text).toBe(200)
+    expect(JSON.parse(answer.text).responses.map((r: any) => [r.id, r.status])).toEqual([['1', 424], ['2', 424], ['3', 404]])
+    expect(await tablesHash()).toBe(before)
+  })
+
+  it('answers a JSON batch in multipart when Accept asks for it: each part with its id as Content-ID, a group as a change set', async () => {
+    const answer = await jsonBatch([
+      { id: 'n', method: 'GET', url: 'Customers/$count' },
+      { id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Accepted Multipart' }, atomicityGroup: 'g' },
+      { id: 'p', method: 'PATCH', url: '$c', body: { City: 'Linz' }, atomicityGroup: 'g' },
+    ], admin, { Accept: 'multipart/mixed' })
+    expect(answer.status, answer.text).toBe(200)
+    const type = answer.headers.get('content-type') ?? ''
+    expect(type).toMatch(/^multipart\/mixed; boundary=batchresponse_/)
+    expect(readMultipart(answer.text, type).map((p) => [p.status, p.contentId, p.changeSet])).toEqual([[200, 'n', undefined], [200, 'c', 1], [204, 'p', 1]])
+  })
+
+  it('takes the form the client prefers by quality, the request form when both are as good, and the request form without Accept', async () => {
+    const batch = multipart([{ method: 'GET', url: 'Customers/$count' }])
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ Accept: 'multipart/mixed;q=0.5, application/json' }, /^application\/json\b/],
+      [{ Accept: 'application/json, multipart/mixed' }, /^multipart\/mixed/],
+      [{ Accept: 'application/*' }, /^application\/json\b/],
+      [{ Accept: 'multipart/*' }, /^multipart\/mixed/],
+      [{ Accept: '*/*' }, /^multipart\/mixed/],
+      [{ Accept: 'application/json;q=0, */*' }, /^multipart\/mixed/],
+      [{}, /^multipart\/mixed/],
+    ]
+    for (const [headers, type] of cases) {
+      const answer = await sendMultipart(batch, admin, headers)
+      expect([answer.status, answer.type], JSON.stringify(headers)).toEqual([200, expect.stringMatching(type)])
+    }
+  })
+
+  it('refuses an Accept it cannot answer a batch in with 406, before any request runs', async () => {
+    const before = await tablesHash()
+    for (const accept of ['application/xml', 'text/plain', 'multipart/mixed;q=0, application/json;q=0']) {
+      const multi = await sendMultipart(multipart([{ changeSet }]), admin, { Accept: accept })
+      expect([multi.status, JSON.parse(multi.text).error], accept).toEqual([406, { code: 'NotAcceptable', message: `A $batch is answered as multipart/mixed or application/json; the request asks for Accept: ${accept}.` }])
+      const json = await jsonBatch([{ id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Never Accepted' } }], admin, { Accept: accept })
+      expect(json.status, accept).toBe(406)
+    }
+    expect(await tablesHash()).toBe(before)
+  })
+})
+
 describe('$batch in a workflow', () => {
   it('is one request of the workflow: one index, its writes visible to the workflow only, committed together', async () => {
     const workflow = await WorkflowClient.start(server.api, admin)

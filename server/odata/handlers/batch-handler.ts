@@ -31,6 +31,7 @@ import { serviceRoot } from '../serializer/urls.ts'
 import { PartExchange } from './batch-part-exchange.ts'
 import type { ApiContext, Exchange } from './exchange.ts'
 import type { OdataServices } from './odata-services.ts'
+import { negotiateBatch, type BatchForm } from './negotiate.ts'
 
 type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>
 
@@ -71,17 +72,18 @@ export async function handleBatch(ctx: ApiContext, services: OdataServices, disp
   const max = services.config.ApiOptions.MaxBatchRequests
   if (batch.parts.length > max) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBatchRequests', max, `the batch holds ${batch.parts.length} requests`)
   checkReferences(batch)
+  const form = negotiateBatch(ctx.get('Accept'), batch.form)
   const answers = await new BatchRun(ctx, services, dispatch, batch.parts).run(batch.parts)
   // Requests after a failed one always run (a failed atomicity group ends only itself): say so when asked.
   const continueOnError = continueOnErrorPreference(ctx.get('Prefer'))
   if (continueOnError) ctx.set('Preference-Applied', continueOnError)
-  if (batch.form === 'json') {
+  if (form === 'json') {
     ctx.type = 'application/json'
-    ctx.body = jsonAnswer(answers)
+    ctx.body = jsonAnswer(answers, batch.form)
   } else {
     const boundary = `batchresponse_${randomBytes(12).toString('hex')}`
     ctx.type = `multipart/mixed; boundary=${boundary}`
-    ctx.body = multipartAnswer(answers, boundary)
+    ctx.body = multipartAnswer(answers, batch.form, boundary)
   }
 }
 
@@ -415,15 +417,27 @@ function namingItsRequest(failed: PartAnswer): PartAnswer {
 }
 
 /**
- * A JSON body goes in as the request alone wrote it, never parsed again: JSON.parse would make
- * its numbers doubles, and a decimal of more than 15 digits would come out rounded.
+ * The id a request is answered with, in either form: a JSON request's `id`, a multipart part's
+ * Content-ID. A multipart part sent without one has none to answer with: its answers' order
+ * tells it (JSON 4.01 §19.5; its id here is its position, for the batch's own bookkeeping).
  */
-function jsonAnswer(answers: readonly PartAnswer[]): string {
+function answerId(part: BatchPart, requestForm: BatchForm): string | undefined {
+  return requestForm === 'json' ? part.id : part.contentId
+}
+
+/**
+ * A JSON body goes in as the request alone wrote it, never parsed again: JSON.parse would make
+ * its numbers doubles, and a decimal of more than 15 digits would come out rounded. A multipart
+ * batch answered in JSON keeps its order, its Content-IDs as ids and each change set as an
+ * atomicity group (JSON 4.01 §19.5).
+ */
+function jsonAnswer(answers: readonly PartAnswer[], requestForm: BatchForm): string {
   const responses = answers.map(({ part, status, headers, type, body }) => {
     const headerObject: Record<string, string> = {}
     for (const [name, value] of headers) headerObject[name.toLowerCase()] = value
     if (type) headerObject['content-type'] = type
-    const head = JSON.stringify({ id: part.id, ...(part.atomicityGroup ? { atomicityGroup: part.atomicityGroup } : {}), status, headers: headerObject })
+    const id = answerId(part, requestForm)
+    const head = JSON.stringify({ ...(id !== undefined ? { id } : {}), ...(part.atomicityGroup ? { atomicityGroup: part.atomicityGroup } : {}), status, headers: headerObject })
     if (!body) return head
     return `${head.slice(0, -1)},"body":${/json/i.test(type) ? body : JSON.stringify(body)}}`
   })
@@ -437,7 +451,7 @@ function jsonAnswer(answers: readonly PartAnswer[]): string {
  * Instead, a single response … that applies to all requests in the change set"), which clients
  * such as SAPUI5 read as the answer to every request of the set.
  */
-function multipartAnswer(answers: readonly PartAnswer[], boundary: string): string {
+function multipartAnswer(answers: readonly PartAnswer[], requestForm: BatchForm, boundary: string): string {
   const out: string[] = []
   for (let index = 0; index < answers.length; ) {
     const group = answers[index].part.atomicityGroup
@@ -445,11 +459,11 @@ function multipartAnswer(answers: readonly PartAnswer[], boundary: string): stri
     if (group) while (end < answers.length && answers[end].part.atomicityGroup === group) end++
     const failed = group ? answers.slice(index, end).find((answer) => answer.status >= 400 && !answer.undone) : undefined
     if (!group || failed) {
-      out.push(`--${boundary}\r\n${httpAnswer(failed ?? answers[index])}`)
+      out.push(`--${boundary}\r\n${httpAnswer(failed ?? answers[index], requestForm)}`)
     } else {
       const changeSet = `changesetresponse_${randomBytes(12).toString('hex')}`
       out.push(`--${boundary}\r\nContent-Type: multipart/mixed; boundary=${changeSet}\r\n\r\n`)
-      for (const answer of answers.slice(index, end)) out.push(`--${changeSet}\r\n${httpAnswer(answer)}`)
+      for (const answer of answers.slice(index, end)) out.push(`--${changeSet}\r\n${httpAnswer(answer, requestForm)}`)
       out.push(`--${changeSet}--\r\n`)
     }
     index = end
@@ -458,10 +472,11 @@ function multipartAnswer(answers: readonly PartAnswer[], boundary: string): stri
   return out.join('')
 }
 
-function httpAnswer(answer: PartAnswer): string {
+function httpAnswer(answer: PartAnswer, requestForm: BatchForm): string {
   const { part, status, headers, type, body } = answer
   const lines = ['Content-Type: application/http', 'Content-Transfer-Encoding: binary']
-  if (part.contentId) lines.push(`Content-ID: ${part.contentId}`)
+  const id = answerId(part, requestForm)
+  if (id) lines.push(`Content-ID: ${id}`)
   lines.push('', `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd())
   if (type) lines.push(`Content-Type: ${type}`)
   for (const [name, value] of headers) lines.push(`${name}: ${value}`)

@@ -136,6 +136,41 @@ function mediaRange(text: string): MediaRange {
   return { type: type.trim().toLowerCase(), params, q }
 }
 
+/** The two forms of a $batch, its request's and its answer's. */
+export type BatchForm = 'json' | 'multipart'
+
+const BATCH_MEDIA_TYPES: Readonly<Record<BatchForm, string>> = { json: 'application/json', multipart: 'multipart/mixed' }
+
+/**
+ * The form of a $batch answer (Protocol 4.01 §11.7.1: Accept names "the desired batch response
+ * format, either multipart/mixed or application/json. If no Accept header is provided, services
+ * SHOULD respond with the content type of the request"). Each form takes the quality of the most
+ * specific range that matches it (RFC 9110 §12.5.1: `application/json;q=0` beside a wildcard
+ * refuses JSON); the better one wins, the request's own form on a tie. 406 when neither is
+ * acceptable, before any request of the batch runs.
+ *   Accept: application/json, on a multipart batch          →  json
+ *   Accept: multipart/mixed;q=0.5, application/json         →  json
+ *   Accept: application/json, multipart/mixed               →  the request's form
+ *   no Accept, or a wildcard                                →  the request's form
+ */
+export function negotiateBatch(accept: string, requestForm: BatchForm): BatchForm {
+  if (accept === '' || accept === '*/*') return requestForm
+  const ranges = parseAccept(accept)
+  const quality = (form: BatchForm): number => {
+    const type = BATCH_MEDIA_TYPES[form]
+    const matching = ranges.filter((range) => range.type === type || range.type === `${type.split('/')[0]}/*` || range.type === '*/*')
+    const specificity = (range: MediaRange) => (range.type === '*/*' ? 0 : range.type.endsWith('/*') ? 1 : 2)
+    const best = matching.sort((a, b) => specificity(b) - specificity(a) || b.q - a.q)[0]
+    return best?.q ?? 0
+  }
+  const other: BatchForm = requestForm === 'json' ? 'multipart' : 'json'
+  const [own, others] = [quality(requestForm), quality(other)]
+  if (own <= 0 && others <= 0) {
+    throw new ServiceError('NotAcceptable', `A $batch is answered as multipart/mixed or application/json; the request asks for Accept: ${accept.length > 200 ? `${accept.slice(0, 200)}…` : accept}.`)
+  }
+  return others > own ? other : requestForm
+}
+
 function notAcceptable(asked: string, offered: readonly Media[]): ServiceError {
   const types = offered.map((media) => MEDIA_TYPES[media][0]).join(' or ')
   return new ServiceError('NotAcceptable', `This resource is available as ${types}; the request asks for ${asked.length > 200 ? `${asked.slice(0, 200)}…` : asked}.`)
