@@ -37,8 +37,15 @@ export async function serve(options: { port?: number; host?: string; watch?: boo
   const logger = () => server.logger
   let stopping = false
   let reloading: Promise<void> = Promise.resolve()
-  const stop = (signal: string) => {
-    if (stopping) return
+  const stop = (signal: NodeJS.Signals) => {
+    // A second signal is an operator's Ctrl-C again, or a supervisor escalating: it does not
+    // wait for the graceful stop. As a signal while starting, it leaves PostgreSQL to roll back
+    // what was cut off, and an embedded PostgreSQL to be taken over by the next start.
+    if (stopping) {
+      const msg = `${signal} received again while shutting down: stopping now, requests in flight are cut`
+      exitAfterLog(logger(), 128 + osConstants.signals[signal], () => logger().warn({ signal }, msg))
+      return
+    }
     stopping = true
     logger().info({ signal }, `${signal} received, shutting down`)
     reloading

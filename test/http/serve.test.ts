@@ -1,6 +1,6 @@
 // `entityctl serve` as a real process: configuration from the environment (lower camel case
-// for the whole public model), and a clean shutdown on SIGTERM that lets an in-flight
-// request finish.
+// for the whole public model), a clean shutdown on SIGTERM that lets an in-flight
+// request finish, and a second SIGTERM that does not wait for it.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -96,6 +96,38 @@ describe('entityctl serve', () => {
     // Request lines are batched (http/log-lines.ts): the stop writes the last ones out.
     expect(served.lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'GET', status: 200, requestId: expect.any(String) }))
     await expect(fetch(`${api}/`)).rejects.toThrow()
+  })
+
+  it('stops at once on a second SIGTERM while it waits for a request in flight, saying so', async () => {
+    // Time enough for the graceful stop to be still waiting when the second signal comes.
+    const served = await serveProcess(setup.configPath, { Server__ShutdownTimeoutSeconds: '60' })
+    const token = await signIn(served.api)
+    const tenantUrl = databaseUrl(testDatabaseUrl(), setup.server.config.Tenants.get(setup.tenants[0])!.Database)
+    const locker = new pg.Client({ connectionString: tenantUrl })
+    await locker.connect()
+    try {
+      await locker.query('begin')
+      await locker.query('lock table "Customer" in access exclusive mode')
+      const inFlight = call(`${served.api}/Customers?$select=Name`, { token }).catch((error: Error) => error)
+      await waitForLockWaiter(locker)
+      served.process.kill('SIGTERM')
+      await served.line((entry) => entry.msg === 'shutting down: finishing in-flight requests')
+      const secondAt = Date.now()
+      served.process.kill('SIGTERM')
+      const exit = await Promise.race([served.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 5000))])
+      expect(exit).toBe(143)
+      expect(Date.now() - secondAt).toBeLessThan(5000)
+      expect(served.lines).toContainEqual(
+        expect.objectContaining({ level: 40, signal: 'SIGTERM', msg: 'SIGTERM received again while shutting down: stopping now, requests in flight are cut' }),
+      )
+      expect(served.stderr()).toBe('')
+      // The request is cut, never answered as if it had finished.
+      expect(await inFlight).toBeInstanceOf(Error)
+    } finally {
+      served.process.kill('SIGKILL')
+      await locker.query('rollback').catch(() => undefined)
+      await locker.end()
+    }
   })
 
   it('says in the log which edited config keys wait for a restart, once, while it follows the tenants', async () => {
