@@ -17,6 +17,7 @@ import { newSecret } from './secrets.ts'
 import { epochMs, loadUserRow } from './access-queries.ts'
 import { UserAdminError } from './user-admin.ts'
 import { inTransaction } from '../persistence/sql.ts'
+import { hasControlCharacter, noControlCharacters } from '../model/control-characters.ts'
 
 export type PatStatus = 'active' | 'revoked' | 'expired' | 'disabled'
 
@@ -72,6 +73,7 @@ export function readPatRequest(body: Body): PatRequest {
   const ids = field(body, 'responsibilityIds')
   if (typeof name !== 'string' || name.trim() === '') details.push(problem('name', 'name is required: a label for the PAT'))
   else if (name.trim().length > MAX_NAME_LENGTH) details.push(problem('name', `name may have at most ${MAX_NAME_LENGTH} characters`))
+  else if (hasControlCharacter(name.trim())) details.push(problem('name', noControlCharacters('name')))
   if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_EXPIRATION_DAYS) {
     details.push(problem('expirationDays', `expirationDays must be a whole number from 1 to ${MAX_EXPIRATION_DAYS}`))
   }

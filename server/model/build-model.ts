@@ -16,6 +16,7 @@ import { indexKey, KEY } from './model.ts'
 import { checkRuleOrder } from './rule-order.ts'
 import { pluralize } from './naming.ts'
 import { PluginError } from './plugin-error.ts'
+import { hasControlCharacter, noControlCharacters } from './control-characters.ts'
 
 export { PluginError }
 
@@ -273,12 +274,19 @@ function checkRenames(entities: ReadonlyMap<string, EntityModel>): void {
   }
 }
 
+/** The length of the Responsibility table's Name (system-entities.ts). */
+const MAX_RESPONSIBILITY_NAME = 100
+
 function checkResponsibility(
   source: string,
   name: string,
   responsibility: ResponsibilityDecl,
   entities: ReadonlyMap<string, EntityModel>,
 ): void {
+  // The name becomes a row of every tenant's Responsibility table (system-entities.ts), whose
+  // rules would otherwise refuse it at each start's sync, and is granted by name on the CLI.
+  if (hasControlCharacter(name)) throw new PluginError(source, `responsibility ${JSON.stringify(name)}`, noControlCharacters('a responsibility name'))
+  if (name.length > MAX_RESPONSIBILITY_NAME) throw new PluginError(source, `responsibility ${name.slice(0, 40)}…`, `a responsibility name may have at most ${MAX_RESPONSIBILITY_NAME} characters`)
   for (const [entityName, permissions] of Object.entries(responsibility.permissions ?? {})) {
     const entity = entities.get(entityName)
     const where = `responsibility ${name}.${entityName}`

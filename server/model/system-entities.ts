@@ -4,6 +4,8 @@
 
 import { entity, p, plugin } from '../plugin.ts'
 import type { LoadedPlugin } from './build-model.ts'
+import type { ValidationRule } from './declarations.ts'
+import { hasControlCharacter, noControlCharacters } from './control-characters.ts'
 
 const User = entity('User', {
   naturalKey: ['Username'],
@@ -16,16 +18,20 @@ const User = entity('User', {
   defaults: { HasFullAccess: () => false, Disabled: () => false },
   corrections: { Username: (name) => (typeof name === 'string' ? name.trim() : name) },
   computed: { Title: { from: ['Username'], value: (user) => user.Username } },
-  // A name is typed at sign-in and shown in lists and logs, where a line break or an escape
-  // cannot be typed or is not seen. One stored before this rule may stay, so its user can
-  // still be disabled or renamed.
-  validations: {
-    Username: (user, { before }) =>
-      typeof user.Username !== 'string' || !CONTROL_CHARACTER.test(user.Username) || user.Username === before?.Username || 'A user name may not contain control characters (line breaks, tabs, escapes)',
-  },
+  validations: { Username: printableName('Username', 'A user name') },
 })
 
-const CONTROL_CHARACTER = /\p{Cc}/u
+/**
+ * A name is typed at sign-in or on the command line and shown in lists, trees and logs
+ * (control-characters.ts). One stored before this rule may stay, so that its row can still
+ * be disabled, described or renamed.
+ */
+function printableName(property: string, what: string): ValidationRule {
+  return (row, { before }) => {
+    const name = row[property]
+    return typeof name !== 'string' || !hasControlCharacter(name) || name === before?.[property] || noControlCharacters(what)
+  }
+}
 
 const Role = entity('Role', {
   setName: 'Roles',
@@ -40,6 +46,7 @@ const Role = entity('Role', {
     Users: p.many('UserRole').via('Role'),
   },
   computed: { Title: { from: ['Name'], value: (role) => role.Name } },
+  validations: { Name: printableName('Name', 'A role name') },
 })
 
 const Responsibility = entity('Responsibility', {
@@ -53,6 +60,8 @@ const Responsibility = entity('Responsibility', {
     Roles: p.many('RoleResponsibility').via('Responsibility'),
   },
   computed: { Title: { from: ['Name'], value: (responsibility) => responsibility.Name } },
+  // Plugins declare them, and the loader refuses such a name first (build-model.ts).
+  validations: { Name: printableName('Name', 'A responsibility name') },
 })
 
 const UserRole = entity('UserRole', {

@@ -74,6 +74,31 @@ describe('role', { timeout: SLOW }, () => {
     await ok('role', 'remove', 'Interns', '--tenant', t)
   })
 
+  it('refuses a role name with control characters, from the CLI and over the API, but keeps an older one editable', async () => {
+    const refusal = 'A role name may not contain control characters (line breaks, tabs, escapes)'
+    for (const name of ['Sales\nTeam', 'Bell\u0007', 'Red\u001b[31m']) {
+      const added = await run('role', 'add', name, '--tenant', t)
+      expect([added.code, added.stderr], JSON.stringify(name)).toEqual([1, `entityctl: Validation failed: Name: ${refusal}\n`])
+    }
+    const admin = (await tokens(server)).accessToken
+    const created = await call(`${server.api}/Roles`, { method: 'POST', token: admin, body: { Name: 'Nul\u0001Role' } })
+    expect([created.status, created.body.error.code, created.body.error.details]).toEqual([400, 'ValidationFailed', [expect.objectContaining({ target: 'Name', message: refusal })]])
+    const sales = (await call(`${server.api}/Roles?$select=Guid&$filter=Name eq 'Sales'`, { token: admin })).body.value[0].Guid
+    const renamed = await call(`${server.api}/Roles(${sales})`, { method: 'PATCH', token: admin, body: { Name: 'Sa\nles' } })
+    expect([renamed.status, renamed.body.error.details[0].target]).toEqual([400, 'Name'])
+    const names = (await ok('role', 'list', '--tenant', t, '--json')).json().map((r: { name: string }) => r.name)
+    expect(names.filter((name: string) => /\p{Cc}/u.test(name))).toEqual([])
+    // A name stored before the rule does not stop its role being described or removed.
+    const pool = tenantPool(server)
+    try {
+      const old = (await pool.query(`insert into "Role" ("Guid", "Name", "Title") values (gen_random_uuid(), 'old\u0001role', 'old') returning "Guid"`)).rows[0].Guid
+      expect((await call(`${server.api}/Roles(${old})`, { method: 'PATCH', token: admin, body: { Description: 'kept' } })).status).toBe(204)
+      expect((await call(`${server.api}/Roles(${old})`, { method: 'DELETE', token: admin })).status).toBe(204)
+    } finally {
+      await pool.end()
+    }
+  })
+
   it('names the missing option when there is no terminal to ask, and the known tenants for an unknown one', async () => {
     const missing = await run('role', 'list')
     expect([missing.code, missing.stderr]).toEqual([2, 'entityctl: Missing --tenant.\n'])
@@ -157,6 +182,24 @@ describe('pat', { timeout: SLOW }, () => {
     await eventually(async () => expect((await call(`${server.api}/roles/tree`, { headers: basic(secret) })).status).toBe(401), 1_000)
     expect((await ok('pat', 'revoke', listed[0].id, '--tenant', t)).stdout).toBe("PAT 'export' is revoked.\n")
     await eventually(async () => expect((await call(`${server.api}/roles/tree`, { headers: basic(regenerated.secret) })).status).toBe(401), 1_000)
+  })
+
+  it('refuses a PAT name with control characters, from the CLI and over the API', async () => {
+    const refusal = 'name may not contain control characters (line breaks, tabs, escapes)'
+    for (const name of ['ex\nport', 'nul\u0000', 'red\u001b[31m']) {
+      const issued = await run('pat', 'issue', '--tenant', t, '--user', 'clerk', '--name', name, '--days', '5', '--responsibility', 'ReadNotes')
+      expect([issued.code, issued.stderr], JSON.stringify(name)).toEqual([1, `entityctl: Validation failed: name: ${refusal}\n`])
+    }
+    const admin = await tokens(server)
+    const roles = (await call(`${server.api}/Responsibilities?$select=Guid,Name`, { token: admin.accessToken })).body.value
+    const created = await call(`${server.api}/user/pats`, {
+      method: 'POST',
+      token: admin.accessToken,
+      body: { name: 'line\nbreak', expirationDays: 5, responsibilityIds: [roles[0].Guid] },
+    })
+    expect([created.status, created.body.error.code, created.body.error.details]).toEqual([400, 'ValidationFailed', [expect.objectContaining({ target: 'name', message: refusal })]])
+    const names = (await ok('pat', 'list', '--tenant', t, '--json')).json().map((pat: { name: string }) => pat.name)
+    expect(names.filter((name: string) => /\p{Cc}/u.test(name))).toEqual([])
   })
 
   it('applies the issuing rules: days, held responsibilities, fallback conditions', async () => {
