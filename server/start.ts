@@ -12,7 +12,7 @@
 import type { Server } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import pino, { type Logger } from 'pino'
-import { ConfigError, loadConfig, projectPath, type Config } from './config/load-config.ts'
+import { ConfigError, jwtPreviousSigningKeys, loadConfig, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
 import { printPublishedDocuments } from './odata/published-documents.ts'
 import type { Model } from './model/model.ts'
@@ -104,13 +104,15 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const address = server.address()
     // An IPv6 address is written in brackets in a URL (RFC 3986), as the metrics listener writes it.
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof address === 'object' && address ? address.port : port}`
-    // Tenants follow the config file (tenant add/remove/disable/enable, a key changed); other
-    // keys wait for a restart, which the log says once for each set of them changed.
+    // Tenants follow the config file (tenant add/remove/disable/enable, a key changed), and so
+    // do the JWT signing keys (a rotation); other keys wait for a restart, which the log says
+    // once for each set of them changed.
     let awaitingRestart = ''
     const configWatch = watchConfig(config.path, async (next) => {
       const keys = keysChangedSinceStart(config, next)
       if (keys.length > 0 && keys.join() !== awaitingRestart) logger.warn({ keys }, 'config keys changed that apply only at the next restart')
       awaitingRestart = keys.join()
+      followSigningKeys(services.auth.tokens, next, logger)
       const change = await tenants!.reload(next.Tenants)
       if (change.added.length + change.removed.length + change.changed.length > 0) logger.info(change, 'tenants changed')
     }, logger)
@@ -151,6 +153,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await tenants?.close()
     await database.stop()
     throw error
+  }
+}
+
+/** Signs with the config's JWT:SigningKey from now on, and verifies with it and JWT:PreviousSigningKeys; keys that are not valid change nothing. */
+function followSigningKeys(tokens: AccessTokens, next: Config, logger: Logger): void {
+  try {
+    if (tokens.useKeys(next.JWT)) logger.info({ previousSigningKeys: jwtPreviousSigningKeys(next.JWT).length }, 'JWT signing keys changed: new access tokens are signed with the new SigningKey')
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    logger.warn({ err: error.message }, 'JWT signing keys changed but are not valid; the keys before stay in use')
   }
 }
 

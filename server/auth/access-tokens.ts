@@ -1,10 +1,13 @@
 // Access tokens: short-lived HS256 JWTs (decisions.md "Authentication"). Claims: sub (user
 // Guid), tid (tenant), iss, aud, iat, exp, jti. A verified token is remembered until it
 // expires, so a request with a known token costs a map lookup, not an HMAC.
+//
+// JWT:SigningKey signs; it and JWT:PreviousSigningKeys verify, so a rotated key's tokens stay
+// good while it is listed. The keys follow the config file while the server runs (useKeys).
 
 import { randomUUID } from 'node:crypto'
 import { errors, jwtVerify, SignJWT } from 'jose'
-import { jwtSigningKey, type Config } from '../config/load-config.ts'
+import { jwtPreviousSigningKeys, jwtSigningKey, type Config } from '../config/load-config.ts'
 import { AuthError } from '../errors.ts'
 import { GUID_PATTERN } from '../persistence/guid.ts'
 
@@ -22,8 +25,15 @@ export interface IssuedAccessToken {
 
 const CACHE_LIMIT = 50_000
 
+/** The key that signs, and every key that verifies: the signing one first, then the previous ones. */
+interface SigningKeys {
+  readonly written: string
+  readonly signing: Uint8Array
+  readonly verifying: readonly Uint8Array[]
+}
+
 export class AccessTokens {
-  readonly #key: Uint8Array
+  #keys: SigningKeys
   readonly #issuer: string
   readonly #audience: string
   readonly #lifetimeSeconds: number
@@ -31,11 +41,24 @@ export class AccessTokens {
   readonly #verified = new Map<string, VerifiedToken>()
 
   constructor(jwt: Config['JWT'], isKnownTenant: (tenant: string) => boolean) {
-    this.#key = jwtSigningKey(jwt)
+    this.#keys = signingKeys(jwt)
     this.#issuer = jwt.Issuer
     this.#audience = jwt.Audience
     this.#lifetimeSeconds = Math.max(1, Math.round(jwt.AccessTokenExpirationHours * 3600))
     this.#isKnownTenant = isKnownTenant
+  }
+
+  /**
+   * Takes the keys of a changed config (its watch, SIGHUP); whether they differ from those in
+   * use. Keys that are not valid throw the ConfigError naming them, and those in use stay.
+   */
+  useKeys(jwt: Config['JWT']): boolean {
+    const keys = signingKeys(jwt)
+    if (keys.written === this.#keys.written) return false
+    this.#keys = keys
+    // A token remembered as verified may be one of a key now taken off the list.
+    this.#verified.clear()
+    return true
   }
 
   async issue(tenant: string, userGuid: string): Promise<IssuedAccessToken> {
@@ -49,7 +72,7 @@ export class AccessTokens {
       .setIssuedAt(now)
       .setExpirationTime(exp)
       .setJti(randomUUID())
-      .sign(this.#key)
+      .sign(this.#keys.signing)
     return { accessToken, accessTokenExpiresAt: new Date(exp * 1000).toISOString() }
   }
 
@@ -60,24 +83,35 @@ export class AccessTokens {
       if (cached.expiresAt > Date.now() && this.#isKnownTenant(cached.tenant)) return cached
       this.#verified.delete(token)
     }
-    let payload: Awaited<ReturnType<typeof jwtVerify>>['payload']
-    try {
-      ;({ payload } = await jwtVerify(token, this.#key, {
-        algorithms: ['HS256'],
-        issuer: this.#issuer,
-        audience: this.#audience,
-        requiredClaims: ['sub', 'exp', 'iat'],
-      }))
-    } catch (error) {
-      throw AuthError.invalidToken(reasonOf(error))
-    }
-    const { sub, tid, exp } = payload
+    const keys = this.#keys
+    const { sub, tid, exp } = await this.#verifiedPayload(token, keys.verifying)
     if (typeof tid !== 'string' || tid === '') throw AuthError.invalidToken('it names no tenant (tid)')
     if (!this.#isKnownTenant(tid)) throw AuthError.invalidToken(`tenant '${tid}' is unknown`)
     if (typeof sub !== 'string' || !GUID_PATTERN.test(sub)) throw AuthError.invalidToken('its subject is not a user')
     const verified: VerifiedToken = { userGuid: sub.toLowerCase(), tenant: tid, expiresAt: exp! * 1000 }
-    this.#remember(token, verified)
+    // Unless the keys changed meanwhile: the cache was cleared for a reason.
+    if (keys === this.#keys) this.#remember(token, verified)
     return verified
+  }
+
+  /** The claims of a token one of `keys` signed, or a 401 saying what is wrong with it. */
+  async #verifiedPayload(token: string, keys: readonly Uint8Array[]) {
+    for (const [i, key] of keys.entries()) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          issuer: this.#issuer,
+          audience: this.#audience,
+          requiredClaims: ['sub', 'exp', 'iat'],
+        })
+        return payload
+      } catch (error) {
+        // jose checks the signature before the claims: any other error is of a token this key signed.
+        if (error instanceof errors.JWSSignatureVerificationFailed && i < keys.length - 1) continue
+        throw AuthError.invalidToken(reasonOf(error))
+      }
+    }
+    throw AuthError.invalidToken('its signature does not match')
   }
 
   #remember(token: string, verified: VerifiedToken): void {
@@ -95,6 +129,11 @@ export class AccessTokens {
     }
     this.#verified.set(token, verified)
   }
+}
+
+function signingKeys(jwt: Config['JWT']): SigningKeys {
+  const signing = jwtSigningKey(jwt)
+  return { written: `${jwt.SigningKey},${jwt.PreviousSigningKeys}`, signing, verifying: [signing, ...jwtPreviousSigningKeys(jwt)] }
 }
 
 function reasonOf(error: unknown): string {

@@ -1,5 +1,6 @@
 // Follows the config file while the server runs, for its tenants (`entityctl tenant add`,
-// `remove`, `disable`, `enable`, a key changed): the file stays the one source of truth, and
+// `remove`, `disable`, `enable`, a key changed) and its JWT signing keys (a rotation,
+// start.ts followSigningKeys): the file stays the one source of truth, and
 // every instance that reads it learns of a change within a moment, without a restart. The
 // directory is watched, not the file: the CLI replaces the file by a rename
 // (load-config.ts writeConfigFile), which a watch on the old file would not see. A file that

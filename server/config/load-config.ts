@@ -115,7 +115,10 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
   attempt(() => checkPublicUrl((config.Server as Config['Server']).PublicUrl))
   attempt(() => checkSchedule(config.Housekeeping as Config['Housekeeping']))
   attempt(() => checkConnectionString('Database:ConnectionString', (config.Database as Record<string, unknown>).ConnectionString))
-  if (options.serving) attempt(() => jwtSigningKey(config.JWT as Config['JWT']))
+  if (options.serving) {
+    attempt(() => jwtSigningKey(config.JWT as Config['JWT']))
+    attempt(() => jwtPreviousSigningKeys(config.JWT as Config['JWT']))
+  }
   const tenants = new Map<string, TenantConfig>()
   const rawTenants = raw.Tenants ?? {}
   if (typeof rawTenants !== 'object' || Array.isArray(rawTenants)) problems.push(new ConfigError('Tenants', 'must be an object of tenant name → settings'))
@@ -185,6 +188,20 @@ export function jwtSigningKey(jwt: Config['JWT']): Uint8Array {
   const key = Buffer.from(jwt.SigningKey, 'base64url')
   if (key.length < 32) throw new ConfigError('JWT:SigningKey', `must be at least 32 bytes, base64url encoded, not ${key.length}`)
   return key
+}
+
+/**
+ * The keys that verify access tokens besides the signing one (those of before a rotation), as
+ * bytes: `JWT:PreviousSigningKeys`, comma-separated, each as SigningKey. A problem names the
+ * key by its place, never by its value.
+ */
+export function jwtPreviousSigningKeys(jwt: Config['JWT']): Uint8Array[] {
+  const written = (jwt.PreviousSigningKeys ?? '').split(',').map((key) => key.trim()).filter((key) => key !== '')
+  return written.map((value, i) => {
+    const key = Buffer.from(value, 'base64url')
+    if (key.length < 32) throw new ConfigError('JWT:PreviousSigningKeys', `key ${i + 1} of ${written.length} must be at least 32 bytes, base64url encoded, not ${key.length}`)
+    return key
+  })
 }
 
 /**

@@ -83,7 +83,15 @@ export const SECTIONS = {
     Audience: { type: 'string', default: 'entityctl-api', doc: 'aud of issued tokens; tokens for another audience are refused.' },
     AccessTokenExpirationHours: { type: 'number', default: 0.5, min: 0.001, max: 720, doc: 'Access token lifetime.' },
     RefreshTokenExpirationDays: { type: 'number', default: 14, min: 0.001, max: 3650, doc: 'Refresh token lifetime.' },
-    SigningKey: { type: 'secret', doc: 'HMAC key for access tokens: at least 32 random bytes, base64url. install.sh generates one.' },
+    SigningKey: {
+      type: 'secret',
+      doc: 'HMAC key that signs access tokens: at least 32 random bytes, base64url. install.sh generates one. A running server follows a new one written in its config file; replaced, the tokens it signed are refused unless it is kept in PreviousSigningKeys (Operating entityctl: "Rotating the JWT signing key").',
+    },
+    PreviousSigningKeys: {
+      type: 'secret',
+      default: '',
+      doc: 'Comma-separated keys, each like SigningKey, that still verify access tokens but never sign: the SigningKey before a rotation, until the tokens it signed have expired (`AccessTokenExpirationHours`). A key taken off the list is refused at once. Followed while running, like SigningKey.',
+    },
   },
   SignIn: {
     MaxFailures: { type: 'integer', default: 5, min: 1, max: 1000, doc: 'Failed sign-ins of one user name of a tenant within `SignIn:WindowSeconds` before it is locked (429 with Retry-After); unknown names count alike.' },

@@ -124,6 +124,19 @@ describe('config check', { timeout: SLOW }, () => {
     expect(users.json().error.message).toContain('Database:ConnectionString: must be a PostgreSQL connection string')
   })
 
+  it('checks the previous signing keys as serve does: a short one fails config check and doctor, naming it', async () => {
+    const config = join(dir, 'previous-keys.json')
+    const previous = `${randomBytes(32).toString('base64url')},${randomBytes(8).toString('base64url')}`
+    writeFileSync(config, JSON.stringify({ Server: { LogLevel: 'silent', PluginsDir: DEMO_PLUGINS, Port: 0 }, Database: { ConnectionString: TEST_DATABASE_URL }, JWT: { SigningKey: randomBytes(32).toString('base64url'), PreviousSigningKeys: previous } }))
+    const [check, doctor] = await Promise.all([entityctl(config, 'config', 'check', '--json'), entityctl(config, 'doctor', '--json')])
+    const problem = 'Configuration JWT:PreviousSigningKeys: key 2 of 2 must be at least 32 bytes, base64url encoded, not 8'
+    expect([check.code, check.json().error.problems]).toEqual([2, [problem]])
+    expect([doctor.code, doctor.json().healthy]).toEqual([1, false])
+    expect(doctor.json().checks).toContainEqual(expect.objectContaining({ check: 'config', status: 'fail', detail: problem }))
+    // Never the keys themselves.
+    expect(check.stdout + doctor.stdout).not.toContain(previous.split(',')[1])
+  })
+
   it('refuses what only serve read before: a proxy list, a cron schedule, timeouts out of order (exit 2, every one named)', async () => {
     const config = writeConfig('serve-reads.json', { Server: { TrustedProxies: 'proxy.local', HeadersTimeoutSeconds: 30, RequestTimeoutSeconds: 10 }, Housekeeping: { Schedule: 'hourly' } })
     const [check, serve] = await Promise.all([entityctl(config, 'config', 'check', '--json'), entityctl(config, 'serve', '--port', '0', '--json')])

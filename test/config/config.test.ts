@@ -70,6 +70,30 @@ describe('loadConfig', () => {
     expect(loadConfig(file({}), {}).ApiOptions['Cors:AllowedOrigins']).toBe('')
   })
 
+  it('checks the previous signing keys to serve, as it checks the signing key', () => {
+    const signing = Buffer.alloc(32, 1).toString('base64url')
+    const previous = [Buffer.alloc(32, 2).toString('base64url'), Buffer.alloc(40, 3).toString('base64url')]
+    const listed = file({ JWT: { SigningKey: signing, PreviousSigningKeys: previous.join(', ') } })
+    expect(loadConfig(listed, {}, { serving: true }).JWT.PreviousSigningKeys).toBe(previous.join(', '))
+    expect(loadConfig(file({ JWT: { SigningKey: signing } }), {}, { serving: true }).JWT.PreviousSigningKeys).toBe('')
+    const short = file({ JWT: { SigningKey: 'abc', PreviousSigningKeys: `${previous[0]},abcd` } })
+    expect(loadConfig(short, {}).JWT.PreviousSigningKeys).toBe(`${previous[0]},abcd`)
+    const problems = (() => {
+      try {
+        loadConfig(short, {}, { serving: true })
+      } catch (error) {
+        return (error as ConfigError).problems
+      }
+    })()
+    expect(problems).toEqual([
+      'Configuration JWT:SigningKey: must be at least 32 bytes, base64url encoded, not 2',
+      'Configuration JWT:PreviousSigningKeys: key 2 of 2 must be at least 32 bytes, base64url encoded, not 3',
+    ])
+    expect(() => loadConfig(file({ JWT: { SigningKey: signing } }), { JWT__PreviousSigningKeys: 'short' }, { serving: true })).toThrow(
+      'Configuration JWT:PreviousSigningKeys: key 1 of 1 must be at least 32 bytes',
+    )
+  })
+
   it('asks for the signing key only to serve, and refuses a connection string that is no PostgreSQL URL', () => {
     const unsigned = file({})
     expect(loadConfig(unsigned, {}).JWT.SigningKey).toBeUndefined()

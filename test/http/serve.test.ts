@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { createServer as createNetServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -142,11 +143,18 @@ describe('entityctl serve', () => {
       return served.lines.slice(from).filter((entry) => entry.level === 40)
     }
     try {
+      const from = served.lines.length
       const disabled = await edit((file) => {
         file.ApiOptions = { ...file.ApiOptions, MaxTop: 7 }
         file.Tenants[tenant].Disabled = true
+        // A rotation of the signing key is followed at once, not left for a restart.
+        file.JWT = { SigningKey: randomBytes(32).toString('base64url'), PreviousSigningKeys: file.JWT.SigningKey }
       }, `"removed":["${tenant}"]`)
       expect(disabled).toEqual([expect.objectContaining({ keys: ['ApiOptions:MaxTop'], msg: 'config keys changed that apply only at the next restart' })])
+      expect(served.lines.slice(from)).toContainEqual(
+        expect.objectContaining({ level: 30, previousSigningKeys: 1, msg: 'JWT signing keys changed: new access tokens are signed with the new SigningKey' }),
+      )
+      expect(JSON.stringify(served.lines)).not.toContain(readConfigFile(configPath).JWT.SigningKey)
       // Still waiting for the same restart: not said again.
       expect(await edit((file) => delete file.Tenants[tenant].Disabled, `"added":["${tenant}"]`)).toEqual([])
       const token = await signIn(served.api)
