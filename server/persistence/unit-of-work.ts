@@ -181,9 +181,14 @@ export class UnitOfWork {
   readonly #options: UnitOptions
   #pins: UnitPins | undefined
   #now: Date
+  /** Every entry by "Entity(key)", in the order the unit met them. */
   readonly #entries = new Map<string, Entry>()
-  /** The same entries by entity type: find and members look at one type, not at the whole unit. */
-  readonly #byEntity = new Map<EntityModel, Set<Entry>>()
+  /**
+   * The same entries by entity type and key: find and members look at one type, not at the
+   * whole unit, and get() builds no "Entity(key)" string (which made it a W2 write's dearest
+   * line of this file).
+   */
+  readonly #byEntity = new Map<EntityModel, Map<string, Entry>>()
   /** Stored members of collections loaded so far, per parent and navigation. */
   readonly #members = new Map<Entry, Map<string, Entry[]>>()
   readonly #touched = new Set<Entry>()
@@ -231,7 +236,7 @@ export class UnitOfWork {
   }
 
   get(entity: EntityModel, key: string): Entry | undefined {
-    return this.#entries.get(identity(entity, key.toLowerCase()))
+    return this.#byEntity.get(entity)?.get(key.toLowerCase())
   }
 
   /** The entry of `key`, as a stub (known by its key only) when the unit has not met it. */
@@ -631,19 +636,19 @@ export class UnitOfWork {
   #add(entry: Entry): Entry {
     this.#entries.set(identity(entry.entity, entry.key), entry)
     const ofEntity = this.#byEntity.get(entry.entity)
-    if (ofEntity) ofEntity.add(entry)
-    else this.#byEntity.set(entry.entity, new Set([entry]))
+    if (ofEntity) ofEntity.set(entry.key, entry)
+    else this.#byEntity.set(entry.entity, new Map([[entry.key, entry]]))
     if (this.#watching) this.#fresh.add(entry)
     return entry
   }
 
   #forget(entry: Entry): void {
     this.#entries.delete(identity(entry.entity, entry.key))
-    this.#byEntity.get(entry.entity)?.delete(entry)
+    this.#byEntity.get(entry.entity)?.delete(entry.key)
   }
 
   #entriesOf(entity: EntityModel): Iterable<Entry> {
-    return this.#byEntity.get(entity) ?? []
+    return this.#byEntity.get(entity)?.values() ?? []
   }
 
   /** Runs a load of one or more parts as one statement; registers what it finds, returns its entries in order. */
