@@ -29,6 +29,7 @@ import type {
   ScalarDecl,
   ScalarType,
 } from './model/declarations.ts'
+import { closestName } from './errors.ts'
 
 export type * from './model/declarations.ts'
 
@@ -143,6 +144,14 @@ export class CollectionBuilder {
 
 export type PropertyBuilder = ScalarBuilder | ReferenceBuilder | CollectionBuilder
 
+/**
+ * A builder's declaration, or what was given in its place (a declaration written out, or a
+ * mistake such as 'text'), for the loader to check and name.
+ */
+function declOf<T>(value: PropertyBuilder | T): PropertyDecl | T {
+  return typeof value === 'object' && value !== null && 'decl' in value ? value.decl : value
+}
+
 function scalar(type: ScalarType, extra: Partial<ScalarDecl> = {}): ScalarBuilder {
   return new ScalarBuilder({ kind: 'scalar', type, required: false, virtual: false, encrypted: false, ...extra })
 }
@@ -176,7 +185,7 @@ export interface EntityOptions extends Omit<EntityDecl, 'name' | 'properties' | 
 /** Declares an entity. Guid (the key) and Title exist on every entity without being declared. */
 export function entity(name: string, options: EntityOptions): EntityDecl {
   const properties = Object.fromEntries(
-    Object.entries(options.properties).map(([key, value]) => [key, 'decl' in value ? value.decl : value]),
+    Object.entries(options.properties).map(([key, value]) => [key, declOf(value)]),
   ) as Record<string, PropertyDecl>
   return { ...options, name, properties }
 }
@@ -188,15 +197,22 @@ export interface MethodOptions {
   readonly returns?: PropertyBuilder | PropertyDecl
 }
 
+const METHOD_OPTIONS = ['static', 'params', 'returns']
+
 function declareMethod(kind: 'read' | 'modify') {
   return (description: string, optionsOrRun: MethodOptions | MethodDecl['run'], maybeRun?: MethodDecl['run']): MethodDecl => {
-    const options = typeof optionsOrRun === 'function' ? {} : optionsOrRun
+    const options = typeof optionsOrRun === 'function' ? {} : (optionsOrRun ?? {})
     const run = typeof optionsOrRun === 'function' ? optionsOrRun : maybeRun!
-    const params = Object.fromEntries(
-      Object.entries(options.params ?? {}).map(([key, value]) => [key, 'decl' in value ? value.decl : value]),
-    )
-    const returns = options.returns && ('decl' in options.returns ? options.returns.decl : options.returns)
-    return { kind, description, static: options.static ?? false, params, returns, run }
+    // The options are gone once declared: a misspelt one is said here, where the file runs,
+    // so the load names its line.
+    for (const option of Object.keys(options)) {
+      if (METHOD_OPTIONS.includes(option)) continue
+      const hint = closestName(option, METHOD_OPTIONS)
+      throw new Error(`method.${kind}: '${option}' is no option of a method (${METHOD_OPTIONS.join(', ')})${hint ? `; did you mean ${hint}?` : ''}`)
+    }
+    const params = Object.fromEntries(Object.entries(options.params ?? {}).map(([key, value]) => [key, declOf(value)]))
+    const returns = options.returns && declOf(options.returns)
+    return { kind, description, static: options.static ?? false, params: params as MethodDecl['params'], returns: returns as PropertyDecl | undefined, run }
   }
 }
 

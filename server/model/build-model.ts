@@ -16,6 +16,7 @@ import { indexKey, KEY } from './model.ts'
 import { checkRuleOrder } from './rule-order.ts'
 import { pluralize } from './naming.ts'
 import { PluginError } from './plugin-error.ts'
+import { closestName } from '../errors.ts'
 import { hasControlCharacter, noControlCharacters } from './control-characters.ts'
 
 export { PluginError }
@@ -31,6 +32,11 @@ const SCALAR_TYPES = new Set([
 ])
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 const RESERVED_PARAMETERS = new Set(['filter', 'orderby', 'select', 'expand', 'top', 'skip', 'count', 'apply', 'search', 'format', 'skiptoken', 'compute', 'levels', 'index', 'id', 'schemaversion', 'deltatoken'])
+const PLUGIN_OPTIONS = ['version', 'entities', 'responsibilities']
+const ENTITY_OPTIONS = [
+  'name', 'properties', 'setName', 'aliases', 'label', 'description', 'naturalKey', 'indexes',
+  'defaults', 'corrections', 'computed', 'validations', 'methods', 'renamedFrom',
+]
 /** The types whose values $search finds words in. */
 const TEXT_TYPES = new Set(['Text', 'ProperNoun', 'MultilineText', 'Email', 'Enum'])
 
@@ -47,6 +53,7 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
   const pending: { entity: MutableEntity; name: string; decl: PropertyDecl }[] = []
 
   for (const { source, decl } of [...systemEntities, ...plugins]) {
+    if (decl && typeof decl === 'object') checkOptions(source, 'plugin', decl, PLUGIN_OPTIONS, 'a plugin')
     if (!decl || !Array.isArray(decl.entities)) {
       throw new PluginError(source, 'default export', 'must be plugin({ entities: [...] })')
     }
@@ -76,7 +83,7 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
 
   for (const entity of entities.values()) {
     addForeignKeys(entity)
-    checkEntity(entity)
+    checkEntity(entity, entities)
     checkRuleOrder(entity)
   }
 
@@ -104,6 +111,7 @@ function declareEntity(source: string, decl: EntityDecl, system: boolean): Mutab
   if (typeof decl?.name !== 'string' || !NAME.test(decl.name)) {
     throw new PluginError(source, String(decl?.name), 'an entity name must be an identifier (letters, digits, _)')
   }
+  checkOptions(source, decl.name, decl, ENTITY_OPTIONS, 'an entity')
   if (!decl.properties || typeof decl.properties !== 'object') {
     throw new PluginError(source, decl.name, 'properties must be an object')
   }
@@ -138,6 +146,15 @@ function declareEntity(source: string, decl: EntityDecl, system: boolean): Mutab
     entity.properties.set('Title', { kind: 'scalar', name: 'Title', type: 'Text', decl: TITLE_DECL, column: 'Title', entity })
   }
   return entity
+}
+
+/** A misspelt option would be ignored, and the rules or settings it holds with it. */
+function checkOptions(source: string, where: string, decl: object, known: readonly string[], what: string): void {
+  for (const option of Object.keys(decl)) {
+    if (known.includes(option)) continue
+    const hint = closestName(option, known)
+    throw new PluginError(source, `${where}.${option}`, `is no option of ${what}${hint ? `; did you mean ${hint}?` : ''}`)
+  }
 }
 
 function bindProperty(
@@ -209,12 +226,25 @@ function addForeignKeys(entity: MutableEntity): void {
   }
 }
 
-function checkEntity(entity: EntityModel): void {
+function checkEntity(entity: EntityModel, entities: ReadonlyMap<string, EntityModel>): void {
   const fail = (where: string, problem: string) => new PluginError(entity.source, `${entity.name}${where}`, problem)
+  const quoted = (names: readonly unknown[]) => names.map((name) => `'${String(name)}'`).join(', ')
+  const { naturalKey, indexes } = entity as { naturalKey: unknown; indexes: unknown }
+  if (!Array.isArray(naturalKey) || naturalKey.some((key) => typeof key !== 'string')) {
+    throw fail('.naturalKey', `must be a list of property names, as [${typeof naturalKey === 'string' ? `'${naturalKey}'` : "'Code'"}]`)
+  }
+  if (!Array.isArray(indexes) || indexes.some((index) => !Array.isArray(index))) {
+    const given = Array.isArray(indexes) && indexes.every((key) => typeof key === 'string') ? quoted(indexes) : "'Status', 'OrderDate desc'"
+    throw fail('.indexes', `must be a list of indexes, each a list of keys, as [[${given}]]`)
+  }
   for (const key of entity.naturalKey) {
     const property = entity.properties.get(key)
     if (!property || property.kind === 'collection' || (property.kind === 'scalar' && property.decl.virtual)) {
       throw fail('.naturalKey', `'${key}' must be a stored property`)
+    }
+    // Encryption draws a new IV per write, so equal values are stored unequal.
+    if (property.kind === 'scalar' && property.decl.encrypted) {
+      throw fail('.naturalKey', `'${key}' is encrypted: its stored values differ each time, so they cannot be unique`)
     }
   }
   for (const index of entity.indexes) {
@@ -225,6 +255,7 @@ function checkEntity(entity: EntityModel): void {
       if (!property || property.kind === 'collection' || (property.kind === 'scalar' && !property.column)) {
         throw fail('.indexes', `'${key.property}' must be a stored property`)
       }
+      if (property.kind === 'scalar' && property.decl.encrypted) throw fail('.indexes', `'${key.property}' is encrypted, so no query filters or sorts on it`)
     }
   }
   for (const [kind, rules] of Object.entries(entity.rules)) {
@@ -241,13 +272,27 @@ function checkEntity(entity: EntityModel): void {
     if (typeof method?.run !== 'function' || (method.kind !== 'read' && method.kind !== 'modify')) {
       throw fail(`.methods.${name}`, 'declare it with method.read(...) or method.modify(...)')
     }
-    for (const parameter of Object.keys(method.params)) {
+    for (const [parameter, decl] of Object.entries(method.params)) {
       // GET parameters share the query string with the system query options.
       if (RESERVED_PARAMETERS.has(parameter.toLowerCase())) {
         throw fail(`.methods.${name}.params.${parameter}`, `'${parameter}' is the name of a system query option; choose another`)
       }
+      const problem = declarationProblem(decl, entities)
+      if (problem) throw fail(`.methods.${name}.params.${parameter}`, problem === 'not a declaration' ? 'not a parameter: use p.text(), p.integer(), p.reference(...), ...' : problem)
     }
+    const problem = method.returns === undefined ? undefined : declarationProblem(method.returns, entities)
+    if (problem) throw fail(`.methods.${name}.returns`, problem === 'not a declaration' ? 'not a type: use p.integer(), p.reference(...), p.many(...), ...' : problem)
   }
+}
+
+/** What is wrong with a method's parameter or result type, which no property binding checks. */
+function declarationProblem(decl: PropertyDecl | undefined, entities: ReadonlyMap<string, EntityModel>): string | undefined {
+  if (!decl || typeof decl !== 'object') return 'not a declaration'
+  if (decl.kind === 'scalar') return SCALAR_TYPES.has(decl.type) ? undefined : `unknown type '${String(decl.type)}'`
+  if (decl.kind !== 'reference' && decl.kind !== 'collection') return 'not a declaration'
+  if (entities.has(decl.target)) return undefined
+  const hint = closestName(String(decl.target), [...entities.keys()])
+  return `names unknown entity '${decl.target}'${hint ? `; did you mean ${hint}?` : ''}`
 }
 
 /**

@@ -63,7 +63,9 @@ export function pluginImportError(source: string, absolute: string, error: unkno
  */
 export function withDeclarationPosition(error: PluginError): PluginError {
   if (error.position) return error
-  const [first, ...rest] = error.where.replace(/^responsibility /, '').split('.')
+  // A responsibility or an option of the plugin is found by its name alone, from the top.
+  const top = /^(responsibility |plugin\.)/.test(error.where)
+  const [first, ...rest] = error.where.replace(/^responsibility |^plugin\./, '').split('.')
   let source: string
   try {
     source = readFileSync(error.source, 'utf8')
@@ -79,7 +81,7 @@ export function withDeclarationPosition(error: PluginError): PluginError {
     return undefined
   }
   const escapeRegExp = (name: string) => name.replace(/[^\w]/g, '\\$&')
-  let found = error.where.startsWith('responsibility ')
+  let found = top
     ? find(new RegExp(`\\b${escapeRegExp(first)}\\s*:`), 0)
     : find(new RegExp(`\\bentity\\(\\s*['"\`]${escapeRegExp(first)}['"\`]`), 0)
   for (const part of rest) {
