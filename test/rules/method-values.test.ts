@@ -113,6 +113,25 @@ describe('a parameter given twice', () => {
   })
 })
 
+describe('the declared bounds and length of a parameter', () => {
+  it('refuse a value outside them, naming the parameter, as $metadata says (Validation.Minimum, MaxLength)', async () => {
+    const cases = [
+      ['Crates/Lend(days=0)', "The parameter 'days' must be at least 1."],
+      ['Crates/Lend(days=31)', "The parameter 'days' must be at most 30."],
+      ["Crates/Lend(days=7,note='too long')", "The parameter 'note' may have at most 5 characters (has 8)."],
+      ['Crates/Lend(days=7,rate=0.25)', "The parameter 'rate' must be at least 0.5."],
+    ]
+    for (const [path, message] of cases) {
+      const response = await call(`${server.api}/${path}`, { token })
+      expect(response.status, `${path}: ${response.text}`).toBe(400)
+      expect(response.body.error).toMatchObject({ code: 'InvalidParameter', message })
+    }
+    const within = await call(`${server.api}/Crates/Lend(days=30,note='short',rate=0.5)`, { token })
+    expect(within.status, within.text).toBe(200)
+    expect(JSON.parse(within.body.value)).toEqual({ days: 30, note: 'short', rate: 0.5 })
+  })
+})
+
 describe('doubles that are not finite', () => {
   it('are refused as parameters, INF and NaN in a URL, 1e400 in a body: no answer could write them back', async () => {
     for (const path of ['Crates/Half(x=INF)', 'Crates/Half(x=-INF)', 'Crates/Half(x=NaN)', 'Crates/Half?x=INF']) {

@@ -131,7 +131,19 @@ function checkValue(context: BodyContext, name: string, decl: PropertyDecl, valu
   if (decl.values && !decl.values.includes(parsed.value as string)) {
     throw new ServiceError('InvalidParameter', `The parameter '${name}' must be one of ${decl.values.join(', ')}.`, { target: name })
   }
+  const problem = boundsProblem(decl, parsed.value)
+  if (problem) throw new ServiceError('InvalidParameter', `The parameter '${name}' ${problem}.`, { target: name })
   return parsed.value
+}
+
+/** The declared length and range ($metadata publishes them as MaxLength, Validation.Minimum/Maximum), as a property's are checked. */
+function boundsProblem(decl: ScalarDecl, value: unknown): string | undefined {
+  if (decl.maxLength !== undefined && typeof value === 'string' && [...value].length > decl.maxLength) {
+    return `may have at most ${decl.maxLength} characters (has ${[...value].length})`
+  }
+  if (decl.min !== undefined && typeof value === 'number' && value < decl.min) return `must be at least ${decl.min}`
+  if (decl.max !== undefined && typeof value === 'number' && value > decl.max) return `must be at most ${decl.max}`
+  return undefined
 }
 
 /**

@@ -43,6 +43,11 @@ const Crate = entity('Crate', {
     Shout: method.read('A text parameter, which may be null', { static: true, params: { word: p.text() }, returns: p.text() }, ({ word }) =>
       word === null ? 'nothing' : String(word).toUpperCase(),
     ),
+    Lend: method.read('Parameters with declared bounds and length, as $metadata publishes them', {
+      static: true,
+      params: { days: p.integer().required().min(1).max(30), note: p.text().maxLength(5), rate: p.decimal(4, 2).min(0.5) },
+      returns: p.text(),
+    }, (params) => JSON.stringify(params)),
     Twice: method.modify('A double parameter and result, from a body', { static: true, params: { x: p.double().required() }, returns: p.double() }, ({ x }) => x * 2),
   },
 })
