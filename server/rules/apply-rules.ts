@@ -8,7 +8,7 @@
 // A failure throws ValidationFailed before anything is written, so nothing of the unit of
 // work is stored.
 
-import { validationFailed, type ErrorDetail } from '../errors.ts'
+import { PluginError, validationFailed, type ErrorDetail } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
 import type { CollectionProperty } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
@@ -86,7 +86,10 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
     for (const failure of checkFieldConstraints(item.entry.entity, view, (name) => unit.publicName(name))) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
     const before = item.created ? undefined : originalView(item.entry)
     for (const [property, validate] of item.entry.entity.rules.validations) {
-      const verdict = await awaitPlugin(`validation ${item.entry.entity.name}.${property}`, () => validate(view, { ...context, before }), unit.pluginLimits)
+      const what = `validation ${item.entry.entity.name}.${property}`
+      const verdict = await awaitPlugin(what, () => validate(view, { ...context, before }), unit.pluginLimits)
+      // A block body that forgot its return: the client is not to blame for "X is not valid".
+      if (verdict === undefined) throw PluginError.fault(what, 'returned undefined; a validation returns true or a message')
       if (verdict !== true) {
         failures.push({ code: 'ValidationFailed', target: unit.targetOf(item.entry, property), message: typeof verdict === 'string' ? verdict : `${unit.publicName(property)} is not valid` })
       }
@@ -136,7 +139,10 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
   for (const [name, correct] of meta.rules.corrections) {
     if (!item.changed.has(name) || isEmpty(view[name])) continue
     const what = `correction ${meta.name}.${name}`
-    set(name, callPlugin(what, () => correct(view[name], view)), what)
+    const corrected = callPlugin(what, () => correct(view[name], view))
+    // Forgotten returns clear the value silently (then "X is required" blames the client); null clears it on purpose.
+    if (corrected === undefined) throw PluginError.fault(what, 'returned undefined; a correction returns the corrected value')
+    set(name, corrected, what)
   }
   for (const name of computedOrder(meta)) {
     const rule = meta.rules.computed.get(name)!

@@ -158,6 +158,14 @@ describe('a wrong value from plugin code', () => {
     expect(answer.body.error).toMatchObject(failure('computed Employee.Badge', 'expects an integer \\(32-bit\\), not "B-1"'))
   })
 
+  it('is a 500 naming a validation or correction that returned nothing, not a 400 blaming the client', async () => {
+    const validation = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'no verdict' } })
+    expect([validation.status, validation.body.error]).toEqual([500, failure('validation Employee.Name', 'returned undefined; a validation returns true or a message')])
+    const correction = await call(`${api}/Depts`, { method: 'POST', token, body: { Name: 'Sales', Code: 'no return' } })
+    expect([correction.status, correction.body.error]).toEqual([500, failure('correction Dept.Code', 'returned undefined; a correction returns the corrected value')])
+    expect((await call(`${api}/Depts?$filter=Name eq 'Sales'`, { token })).body.value).toEqual([])
+  })
+
   it('lets a method set a reference to a Guid, as the guide gives references', async () => {
     const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Gus' } })).body
     expect((await call(`${api}/Employees(${employee.Guid})/MoveTo`, { method: 'POST', token, body: { dept: dept.Guid } })).status).toBe(204)

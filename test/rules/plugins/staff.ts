@@ -12,6 +12,8 @@ const Dept = entity('Dept', {
     Employees: p.many('Employee').via('Dept'),
   },
   computed: { HeadCount: { from: ['Employees'], value: (dept) => dept.Employees.length } },
+  // A block body that forgot its return, for one code: the value would silently vanish.
+  corrections: { Code: (code) => (code === 'no return' ? undefined : code) },
   methods: {
     Hangs: method.read('Never answers', { returns: p.integer() }, () => new Promise(() => {})),
     // Blocked outside JavaScript, where nothing can interrupt it.
@@ -53,6 +55,8 @@ const Employee = entity('Employee', {
     Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : employee.Note === 'score bug' ? levelOf(employee.Note) : endless(employee.Note)) },
   },
   validations: {
+    // A block body that forgot its return, for one name: no verdict at all.
+    Name: (employee) => (employee.Name === 'no verdict' ? (undefined as unknown as true) : true),
     Note: async (employee): Promise<true> => {
       if (employee.Note === 'hang') await new Promise(() => {})
       if (employee.Note === 'refused') throw new Error('notes are checked by hand this week')
