@@ -25,7 +25,11 @@ export function dependenciesOn(model: Model, target: EntityModel): readonly Depe
   if (!index) {
     index = new Map()
     for (const dependent of model.entities.values()) {
-      for (const rule of dependent.rules.computed.values()) {
+      for (const [name, rule] of dependent.rules.computed) {
+        // A virtual value is computed when it is read, never by a write: what it reads changing
+        // is no reason to load, recompute or validate the entities that show it.
+        const property = dependent.properties.get(name)
+        if (property?.kind === 'scalar' && property.decl.virtual) continue
         for (const source of rule.from) {
           const [head, tail = ''] = source.split('.')
           const navigation = dependent.properties.get(head)

@@ -3,7 +3,10 @@
 // membership (Dept.HeadCount from 'Employees').
 
 import { fileURLToPath } from 'node:url'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../server/config/load-config.ts'
+import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 let server: TestServer
@@ -45,5 +48,25 @@ describe('a virtual computed property read through a reference', () => {
     expect(expanded.body.Employees).toEqual([expect.objectContaining({ DeptName: 'Research' })])
     const alone = (await post('Employees', { Name: 'Dee' })).body
     expect((await call(`${api}/Employees(${alone.Guid})?$select=DeptName`, { token })).body.DeptName).toBeNull()
+  })
+})
+
+describe('a virtual computed property read through a navigation', () => {
+  it('does not make a write load, run the rules of or refuse on the entities that read it: it is computed when read', async () => {
+    const research = (await post('Depts', { Name: 'Labs', Code: 'LAB' })).body
+    const kim = (await post('Employees', { Name: 'Kim', DeptGuid: research.Guid })).body
+    // A note the rules would refuse now, stored before they did (SQL, an older plugin).
+    const config = loadConfig(server.configPath, {})
+    const database = new pg.Client({ connectionString: databaseUrl(config.Database.ConnectionString, config.Tenants.get(server.tenants[0])!.Database) })
+    await database.connect()
+    try {
+      await database.query(`update "Employee" set "Note" = 'refused' where "Guid" = $1`, [kim.Guid])
+    } finally {
+      await database.end()
+    }
+    // Only the virtual DeptName reads Dept.Name: renaming the department touches no employee.
+    const renamed = await call(`${api}/Depts(${research.Guid})`, { method: 'PATCH', token, body: { Name: 'Laboratories' } })
+    expect(renamed.status, renamed.text).toBe(204)
+    expect((await call(`${api}/Employees(${kim.Guid})?$select=DeptName`, { token })).body.DeptName).toBe('Laboratories')
   })
 })
