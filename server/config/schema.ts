@@ -16,7 +16,7 @@ export const SECTIONS = {
   Server: {
     Port: { type: 'integer', default: 8080, min: 0, max: 65535, doc: 'HTTP port (`--port` and `PORT` override it).' },
     Host: { type: 'string', default: '127.0.0.1', doc: 'Address to listen on; `0.0.0.0` for all interfaces.' },
-    PluginsDir: { type: 'string', default: 'plugins', doc: 'Folder of plugin files, relative to the project folder.' },
+    PluginsDir: { type: 'string', default: 'plugins', doc: 'Folder of plugin files; a relative path is taken from the project folder (where entityctl is installed), not from the config file\'s folder.' },
     LogLevel: {
       type: 'string',
       default: 'info',
