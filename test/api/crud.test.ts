@@ -146,6 +146,19 @@ describe('create', () => {
     expect(response.body.error).toMatchObject({ code: 'Conflict', message: expect.stringContaining('Code') })
   })
 
+  it('refuses a bare value for a navigation to one, naming the navigation and the ways to bind it', async () => {
+    const ada = await customer('Ada Bare')
+    for (const [method, path] of [['POST', 'Orders'], ['PATCH', `Orders(${(await post('Orders', { Number: 77001, CustomerGuid: ada.Guid })).body.Guid})`]]) {
+      const response = await call(`${api}/${path}`, { method, token, body: { Number: 77002, Customer: ada.Guid } })
+      expect(response.status, `${method}: ${response.text}`).toBe(400)
+      expect(response.body.error.details, method).toEqual([{
+        code: 'ValidationFailed',
+        target: 'Customer',
+        message: 'Customer is a navigation to one Customer: bind it with "Customer@odata.bind": "Customers(<Guid>)", "CustomerGuid": "<Guid>" or "Customer": {"@id": "Customers(<Guid>)"}, not a bare value.',
+      }])
+    }
+  })
+
   it('reports every invalid property at once', async () => {
     const response = await post('Products', { Code: 'X'.repeat(21), Price: 'cheap', Colour: 'red' })
     expect(response.status).toBe(400)

@@ -143,6 +143,7 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
     }
     if (property.kind === 'reference') {
       if (changesReferenced(value)) fail(name, referenceWithProperties(property.target))
+      else if (!isBind && value !== null && !isObject(value)) fail(name, bareReference(context, name, property))
       else if (bindsReference(isBind, value)) bindReference(context, property, record, isBind || value === null ? value : (referenceId(value) ?? (value as Record<string, unknown>)[KEY]), name, fail)
       else if (mode === 'create') record.nested.push({ property: property.name, create: bindCreate(context, property.target, value, `${path}${name}/`, failures) })
       else fail(name, `Nested entities can only be created together with their parent (deep insert); bind an existing one with ${name}@odata.bind.`)
@@ -278,6 +279,13 @@ export function checkBodyLimits(naming: NamingPolicy, limits: BodyLimits, entity
       })
     }
   }
+}
+
+/** `"Customer": "<Guid>"`: neither a reference nor a new entity; the message shows the forms that bind one. */
+function bareReference(context: BodyContext, name: string, reference: ReferenceProperty): string {
+  const set = reference.target.setName
+  const foreignKey = context.naming.toPublic(`${reference.name}Guid`)
+  return `${name} is a navigation to one ${reference.target.name}: bind it with "${name}${BIND}": "${set}(<Guid>)", "${foreignKey}": "<Guid>" or "${name}": {"@id": "${set}(<Guid>)"}, not a bare value.`
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
