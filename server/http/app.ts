@@ -26,6 +26,7 @@ import { healthRoutes, PROBE_PATHS } from './health.ts'
 import { Readiness } from './readiness.ts'
 import type { SchemaGate } from '../migrations/schema-gate.ts'
 import type { Model } from '../model/model.ts'
+import { isReservedSegment } from '../model/reserved-set-names.ts'
 
 /**
  * What the routes are handed by the composition root (server/start.ts): the union of what
@@ -124,6 +125,8 @@ function routeFamilies(router: Router<ApiState>): Map<string, RouteFamily> {
     const path = String(layer.path)
     const segment = firstSegment(path)
     if (segment === undefined) continue
+    // Plugins may not name an entity set so (model/reserved-set-names.ts): it would be shadowed.
+    if (!isReservedSegment(segment)) throw new Error(`The fixed route ${path} begins with /api/${segment}, which model/reserved-set-names.ts does not reserve`)
     const family = families.get(segment) ?? { root: `/api/${segment}`, routes: [] }
     families.set(segment, family)
     for (const method of layer.methods) if (method !== 'HEAD') family.routes.push(`${method} ${path}`)

@@ -18,6 +18,7 @@ import { pluralize } from './naming.ts'
 import { PluginError } from './plugin-error.ts'
 import { closestName } from '../errors.ts'
 import { hasControlCharacter, noControlCharacters } from './control-characters.ts'
+import { reservedSetName } from './reserved-set-names.ts'
 
 export { PluginError }
 
@@ -120,6 +121,7 @@ function declareEntity(source: string, decl: EntityDecl, system: boolean): Mutab
   for (const name of [setName, ...aliases]) {
     if (!NAME.test(name)) throw new PluginError(source, decl.name, `'${name}' is not a valid entity set name`)
   }
+  checkReservedSetNames(source, decl, setName, aliases, system)
   const entity: MutableEntity = {
     name: decl.name,
     setName,
@@ -154,6 +156,21 @@ function checkOptions(source: string, where: string, decl: object, known: readon
     if (known.includes(option)) continue
     const hint = closestName(option, known)
     throw new PluginError(source, `${where}.${option}`, `is no option of ${what}${hint ? `; did you mean ${hint}?` : ''}`)
+  }
+}
+
+/** The set name and aliases are the first segment of the entity's paths (reserved-set-names.ts). */
+function checkReservedSetNames(source: string, decl: EntityDecl, setName: string, aliases: readonly string[], system: boolean): void {
+  const setReason = reservedSetName(setName, decl.name, system)
+  if (setReason) {
+    if (decl.setName !== undefined) throw new PluginError(source, `${decl.name}.setName`, `the entity set name '${setName}' is reserved: ${setReason}; choose another setName`)
+    throw new PluginError(source, decl.name, `the entity set name '${setName}' (the plural of its name) is reserved: ${setReason}; declare another setName`)
+  }
+  for (const alias of aliases) {
+    const reason = reservedSetName(alias, decl.name, system)
+    if (!reason) continue
+    if (decl.aliases !== undefined) throw new PluginError(source, `${decl.name}.aliases`, `the alias '${alias}' is reserved: ${reason}; choose other aliases`)
+    throw new PluginError(source, decl.name, `the alias '${alias}' (the entity's name) is reserved: ${reason}; rename the entity, or declare its aliases without its name (aliases: [])`)
   }
 }
 

@@ -210,6 +210,18 @@ describe('plugin errors', () => {
     expect(error.message).toBe(`${file}:7:24: p.integer(...).requird is not a function; did you mean required?`)
     expect(error.frame).toContain('> 7 |     Pages: p.integer().requird(),\n    |                        ^')
   })
+
+  it('stop serve on an entity set the fixed routes would shadow, naming the file, the entity and the name', { timeout: SLOW }, async () => {
+    const config = writeConfig('shadowed.json', { Server: { LogLevel: 'silent', PluginsDir: broken('shadowed') } })
+    const result = await entityctl(config, 'serve', '--port', '0', '--json')
+    const file = join(broken('shadowed'), 'steps.ts')
+    expect(result.code).toBe(2)
+    expect(result.json().error).toMatchObject({
+      code: 'PluginError',
+      message: `${file}:7:5: Workflow: the alias 'Workflow' (the entity's name) is reserved: /api/workflow is a fixed route (workflows); rename the entity, or declare its aliases without its name (aliases: [])`,
+      location: { file, line: 7, column: 5 },
+    })
+  })
 })
 
 describe('the config file a command rewrites', () => {

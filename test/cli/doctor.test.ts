@@ -247,4 +247,12 @@ describe('doctor', { timeout: SLOW }, () => {
     const plugins = result.json().checks.find((c: { check: string }) => c.check === 'plugins')
     expect(plugins).toMatchObject({ status: 'fail', detail: expect.stringMatching(/shop\.ts:9:\d+: .*'bindingParameter' is reserved/) })
   })
+
+  it('reports an entity set the fixed routes would shadow', async () => {
+    const config = writeConfig('shadowed.json', { Server: { PluginsDir: fileURLToPath(new URL('./fixtures/broken-plugins/shadowed', import.meta.url)) } })
+    const result = await entityctl(config, 'doctor', '--json')
+    expect(result.code).toBe(1)
+    const plugins = result.json().checks.find((c: { check: string }) => c.check === 'plugins')
+    expect(plugins).toMatchObject({ status: 'fail', detail: expect.stringMatching(/steps\.ts:7:5: Workflow: the alias 'Workflow' \(the entity's name\) is reserved: \/api\/workflow is a fixed route/) })
+  })
 })
