@@ -1,7 +1,8 @@
 // A responsibility's name is declared by a plugin and becomes a row of every tenant's
 // Responsibility table, listed by the CLI and granted by name: the loader refuses one that
-// table would refuse (control characters, more than 100 characters), naming the plugin,
-// rather than letting `responsibility sync` fail on it at every start.
+// table would refuse or the CLI could not name (empty or blank, control characters, more than
+// 100 characters), naming the plugin, rather than letting `responsibility sync` fail on it at
+// every start.
 
 import { describe, expect, it } from 'vitest'
 import { entity, p, plugin } from '../../server/plugin.ts'
@@ -16,6 +17,11 @@ describe('declared responsibility names', () => {
   it.each(['Read\nNotes', 'Read\tNotes', 'Nul\u0000', 'Red\u001b[31mNotes', 'Del\u007f'])('refuses %j, naming the plugin', (name) => {
     expect(build(name)).toThrow(PluginError)
     expect(build(name)).toThrow(`responsibility ${JSON.stringify(name)}: a responsibility name may not contain control characters (line breaks, tabs, escapes)`)
+  })
+
+  it.each(['', ' ', '   ', '\u00a0\u2003'])('refuses the empty or blank name %j, naming the plugin', (name) => {
+    expect(build(name)).toThrow(PluginError)
+    expect(build(name)).toThrow(`plugins/notes.ts: responsibility ${JSON.stringify(name)}: a responsibility name may not be empty or blank`)
   })
 
   it('refuses a name longer than 100 characters', () => {
