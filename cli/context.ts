@@ -13,6 +13,7 @@ import { CliError, EXIT } from './cli-error.ts'
 import { configFileOf } from './config-file.ts'
 import { unreachable } from './database-hint.ts'
 import type { Progress } from './output.ts'
+import { quotedName } from '../server/model/control-characters.ts'
 
 export interface AdminContext {
   readonly config: Config
@@ -100,7 +101,7 @@ async function withServer<T>(config: Config, work: (context: AdminContext) => Pr
         const database = await tenants.get(name)
         if (!database) {
           const known = [...config.Tenants.keys()]
-          throw new CliError(`No tenant '${name}'. Known tenants: ${known.length ? known.join(', ') : '(none; add one with `entityctl tenant add <name>`)'}.`, {
+          throw new CliError(`No tenant ${quotedName(name)}. Known tenants: ${known.length ? known.join(', ') : '(none; add one with `entityctl tenant add <name>`)'}.`, {
             code: 'NotFound',
           })
         }

@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander'
 import { readFileSync } from 'node:fs'
 import { CliError, EXIT } from './cli-error.ts'
-import { printError } from './output.ts'
+import { printable, printError } from './output.ts'
 import { serveCommand } from './commands/serve.ts'
 import { tenantCommand } from './commands/tenant.ts'
 import { migrateCommand } from './commands/migrate.ts'
@@ -57,7 +57,8 @@ export function buildProgram(): Command {
 function configureTree(command: Command, json: boolean): void {
   command.exitOverride().showHelpAfterError(!json && '(run with --help for usage)')
   // With --json the error is printed once, as JSON, by main().
-  if (json) command.configureOutput({ outputError: () => {} })
+  // Otherwise commander prints it, repeating what was typed (`unknown command '…'`): printable.
+  command.configureOutput({ outputError: json ? () => {} : (text, write) => write(printable(text)) })
   // A group (`entityctl tenant`) passes options on to its subcommands; given alone, it
   // prints its help and exits 2, with --json too.
   if (command.commands.length > 0 && command.parent) command.allowUnknownOption()

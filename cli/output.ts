@@ -10,10 +10,28 @@ export function printResult(options: OutputOptions, value: unknown, human: () =>
   process.stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`)
 }
 
-/** `extra`: more members of the JSON error (a plugin error's location and code frame). */
+/**
+ * `extra`: more members of the JSON error (a plugin error's location and code frame). The
+ * message's names are quoted already (quotedName); any other control character in it (words of
+ * the database or of a config file) is escaped here, its line breaks and a code frame's tabs
+ * kept; in JSON, the DEL and C1 controls that JSON.stringify leaves as they are.
+ */
 export function printError(json: boolean, code: string, message: string, extra: Record<string, unknown> = {}): void {
-  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message, ...extra } }, null, 2)}\n`)
-  else process.stderr.write(`entityctl: ${message}\n`)
+  if (json) process.stdout.write(`${printable(JSON.stringify({ error: { code, message, ...extra } }, null, 2))}\n`)
+  else process.stderr.write(`entityctl: ${printable(message)}\n`)
+}
+
+/**
+ * Text for the terminal: its line breaks and tabs, and any other control character escaped as
+ * JSON escapes it (`\r`, `\u001b`), DEL and the C1 controls too (`\u009b`). Here, not with
+ * quotedName (server/model/control-characters.ts): help and usage errors load nothing of the server.
+ */
+export function printable(text: string): string {
+  return text.replace(/\p{Cc}/gu, (c) => {
+    if (c === '\n' || c === '\t') return c
+    const escaped = JSON.stringify(c).slice(1, -1)
+    return escaped.length > 1 ? escaped : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+  })
 }
 
 export function table(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {

@@ -3,6 +3,7 @@ import type { TenantMigration } from '../../server/migrations/migrate-tenant.ts'
 import { withAdminContext } from '../context.ts'
 import { printResult, progress, table } from '../output.ts'
 import { CliError } from '../cli-error.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 interface MigrateOptions {
   tenant?: string
@@ -36,7 +37,7 @@ export async function migrate(options: MigrateOptions, command: Command): Promis
       ])
       const names = options.tenant ? [options.tenant] : [...config.Tenants.keys()]
       for (const name of names) {
-        if (!config.Tenants.has(name)) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+        if (!config.Tenants.has(name)) throw new CliError(`No tenant ${quotedName(name)}; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
       }
       const reports: TenantReport[] = []
       const run = async () => {

@@ -7,6 +7,7 @@ import { printResult, table } from '../output.ts'
 import { ask } from '../prompts.ts'
 import { CliError, usageError } from '../cli-error.ts'
 import { adminCall, nonEmpty, tenantOf } from './shared.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 interface PatOptions {
   tenant?: string
@@ -22,7 +23,7 @@ export async function issue(options: PatOptions, command: Command): Promise<void
   const user = options.user ?? (await ask('--user', 'Owner (user name):', nonEmpty))
   const name = options.name ?? (await ask('--name', 'Label:', nonEmpty))
   const days = options.days ?? (await ask('--days', 'Days until it expires (1-365):', validDays))
-  if (validDays(days) !== true) throw usageError(`--days must be a whole number from 1 to 365, not '${days}'.`)
+  if (validDays(days) !== true) throw usageError(`--days must be a whole number from 1 to 365, not ${quotedName(String(days))}.`)
   const responsibilities = options.responsibility ?? []
   await withAdminContext(command, async (context) => {
     const issued = await adminCall(async () => {
@@ -34,21 +35,21 @@ export async function issue(options: PatOptions, command: Command): Promise<void
       const notHeld = responsibilities.filter((r) => !held.has(r))
       if (notHeld.length > 0) {
         throw new CliError(
-          `User '${user}' does not hold responsibilit${notHeld.length === 1 ? 'y' : 'ies'} ${notHeld.map((r) => `'${r}'`).join(', ')} in tenant '${tenant}'` +
-            ` (holds: ${held.size ? [...held].sort().map((r) => `'${r}'`).join(', ') : 'none'}); a PAT may only use what its owner holds through roles.`,
+          `User ${quotedName(user)} does not hold responsibilit${notHeld.length === 1 ? 'y' : 'ies'} ${notHeld.map(quotedName).join(', ')} in tenant '${tenant}'` +
+            ` (holds: ${held.size ? [...held].sort().map(quotedName).join(', ') : 'none'}); a PAT may only use what its owner holds through roles.`,
         )
       }
       if (responsibilities.length === 0 && !(owner.hasFullAccess && owner.roleCount === 0)) {
         const why = !owner.hasFullAccess ? 'does not have full access' : `has ${owner.roleCount} role(s)`
         throw new CliError(
-          `Without --responsibility a PAT is a full-access fallback, allowed only to a user with full access and no roles; user '${user}' ${why}. Name the responsibilities with --responsibility.`,
+          `Without --responsibility a PAT is a full-access fallback, allowed only to a user with full access and no roles; user ${quotedName(user)} ${why}. Name the responsibilities with --responsibility.`,
         )
       }
       return issuePat(db, owner, request)
     })
     printResult(options, { ...issued, owner: user, responsibilities }, () =>
       [
-        `PAT '${issued.name}' (${issued.id}) of '${user}' issued${issued.isFullAccessFallback ? ' as a full-access fallback' : ''}, expires ${issued.expiresAt}.`,
+        `PAT ${quotedName(issued.name)} (${issued.id}) of ${quotedName(user)} issued${issued.isFullAccessFallback ? ' as a full-access fallback' : ''}, expires ${issued.expiresAt}.`,
         'Secret (shown only now; use it as the password of user "pat" in HTTP Basic):',
         issued.secret,
       ].join('\n'),
@@ -63,7 +64,7 @@ export async function list(options: PatOptions, command: Command): Promise<void>
     let userGuid: string | undefined
     if (options.user) {
       const { rows } = await db.pool.query(`select "Guid" from "User" where "Username" = $1`, [options.user])
-      if (rows.length === 0) throw new CliError(`No user '${options.user}' in tenant '${tenant}'.`, { code: 'NotFound' })
+      if (rows.length === 0) throw new CliError(`No user ${quotedName(options.user)} in tenant '${tenant}'.`, { code: 'NotFound' })
       userGuid = rows[0].Guid
     }
     const items = await described(db, await listPats(db, userGuid))
@@ -85,11 +86,11 @@ async function change(verb: 'revoke' | 'regenerate', id: string, options: PatOpt
     const db = await context.tenant(tenant)
     const item = await adminCall(() => (verb === 'revoke' ? revokePat(db, undefined, id) : regeneratePat(db, undefined, id)))
     await announceAccessChange(db.url)
-    if (!item) throw new CliError(`No PAT '${id}' in tenant '${tenant}'; \`entityctl pat list --tenant ${tenant}\` shows them.`, { code: 'NotFound' })
+    if (!item) throw new CliError(`No PAT ${quotedName(id)} in tenant '${tenant}'; \`entityctl pat list --tenant ${tenant}\` shows them.`, { code: 'NotFound' })
     printResult(options, item, () =>
       'secret' in item
-        ? [`PAT '${item.name}' regenerated, expires ${item.expiresAt}.`, 'New secret (shown only now):', item.secret].join('\n')
-        : `PAT '${item.name}' is ${item.status}.`,
+        ? [`PAT ${quotedName(item.name)} regenerated, expires ${item.expiresAt}.`, 'New secret (shown only now):', item.secret].join('\n')
+        : `PAT ${quotedName(item.name)} is ${item.status}.`,
     )
   })
 }

@@ -5,6 +5,7 @@ import { withAdminContext } from '../context.ts'
 import { printResult, table } from '../output.ts'
 import { CliError } from '../cli-error.ts'
 import { tenantOf } from './shared.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 export async function list(options: { tenant?: string; json?: boolean }, command: Command): Promise<void> {
   const tenant = await tenantOf(options)
@@ -49,7 +50,7 @@ function describe(report: SyncReport & { tenant: string }): string {
     report.added.length ? `added ${report.added.join(', ')}` : '',
     report.changed.length ? `changed ${report.changed.join(', ')}` : '',
     report.removed.length ? `removed ${report.removed.join(', ')}` : '',
-    ...report.removedFromRoles.map((r) => `role '${r.role}' lost '${r.responsibility}'`),
+    ...report.removedFromRoles.map((r) => `role ${quotedName(r.role)} lost ${quotedName(r.responsibility)}`),
   ].filter(Boolean)
   return `${report.tenant}: ${parts.length ? parts.join('; ') : 'up to date'}`
 }

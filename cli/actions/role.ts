@@ -6,6 +6,7 @@ import { withAdminContext } from '../context.ts'
 import { printResult, table } from '../output.ts'
 import { usageError } from '../cli-error.ts'
 import { adminCall, tenantOf } from './shared.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 interface RoleOptions {
   tenant?: string
@@ -16,7 +17,7 @@ export async function add(name: string, options: RoleOptions & { parent?: string
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const created = await adminCall(async () => addRole(await context.tenant(tenant), name, options))
-    printResult(options, created, () => `Role '${created.name}' added${created.parent ? ` under '${created.parent}'` : ''}.`)
+    printResult(options, created, () => `Role ${quotedName(created.name)} added${created.parent ? ` under ${quotedName(created.parent)}` : ''}.`)
   })
 }
 
@@ -26,7 +27,7 @@ export async function setParent(name: string, parent: string | undefined, option
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const changed = await adminCall(async () => setRoleParent(await context.tenant(tenant), name, parent ?? null))
-    printResult(options, changed, () => (changed.parent ? `Role '${changed.name}' is now under '${changed.parent}'.` : `Role '${changed.name}' is now a root.`))
+    printResult(options, changed, () => (changed.parent ? `Role ${quotedName(changed.name)} is now under ${quotedName(changed.parent)}.` : `Role ${quotedName(changed.name)} is now a root.`))
   })
 }
 
@@ -34,7 +35,7 @@ export async function grant(name: string, responsibility: string, options: RoleO
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const changed = await adminCall(async () => grantResponsibility(await context.tenant(tenant), name, responsibility))
-    printResult(options, changed, () => `Role '${changed.name}' has responsibility '${responsibility}'.`)
+    printResult(options, changed, () => `Role ${quotedName(changed.name)} has responsibility ${quotedName(responsibility)}.`)
   })
 }
 
@@ -42,7 +43,7 @@ export async function revoke(name: string, responsibility: string, options: Role
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const changed = await adminCall(async () => revokeResponsibility(await context.tenant(tenant), name, responsibility))
-    printResult(options, changed, () => `Role '${changed.name}' no longer has responsibility '${responsibility}'.`)
+    printResult(options, changed, () => `Role ${quotedName(changed.name)} no longer has responsibility ${quotedName(responsibility)}.`)
   })
 }
 
@@ -50,7 +51,7 @@ export async function remove(name: string, options: RoleOptions, command: Comman
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     await adminCall(async () => removeRole(await context.tenant(tenant), name))
-    printResult(options, { tenant, role: name, removed: true }, () => `Role '${name}' removed.`)
+    printResult(options, { tenant, role: name, removed: true }, () => `Role ${quotedName(name)} removed.`)
   })
 }
 

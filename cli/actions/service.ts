@@ -11,6 +11,7 @@ import { loadConfig, PROJECT_DIR } from '../../server/config/load-config.ts'
 import { CliError, usageError } from '../cli-error.ts'
 import { configFileOf } from '../config-file.ts'
 import { printResult } from '../output.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 /** The first line of every unit we write: uninstall removes only files that have it. */
 const MARK = '# Written by `entityctl service install`; remove with `entityctl service uninstall`.'
@@ -27,8 +28,8 @@ export function installService(options: InstallOptions, command: Command): void 
     throw new CliError(`${unitPath} exists already; pass --force to replace it (or \`entityctl service uninstall\` first).`)
   }
   const user = options.user ?? ownerOf(PROJECT_DIR)
-  if (!/^[a-z_][a-z0-9_.-]*\$?$/i.test(user)) throw usageError(`--user: '${user}' is not a user name.`)
-  if (!userExists(user)) throw usageError(`--user: there is no user '${user}' on this machine; systemd would refuse to start the service. Create the user, or name another.`)
+  if (!/^[a-z_][a-z0-9_.-]*\$?$/i.test(user)) throw usageError(`--user: ${quotedName(user)} is not a user name.`)
+  if (!userExists(user)) throw usageError(`--user: there is no user ${quotedName(user)} on this machine; systemd would refuse to start the service. Create the user, or name another.`)
   const envFile = resolve(options.environmentFile)
   const unit = unitText({ user, envFile, configPath, stopSeconds: config.Server.ShutdownTimeoutSeconds + 10 })
   try {
@@ -108,7 +109,7 @@ const ENV_TEMPLATE = `# Environment of the entityctl service (read by systemd as
 `
 
 function unitName(name: string): string {
-  if (!UNIT_NAME.test(name)) throw usageError(`--name: '${name}' is not a unit name (letters, digits, _ . @ -).`)
+  if (!UNIT_NAME.test(name)) throw usageError(`--name: ${quotedName(name)} is not a unit name (letters, digits, _ . @ -).`)
   return name
 }
 

@@ -8,13 +8,14 @@ import { ask, confirm, interactive } from '../prompts.ts'
 import { CliError, usageError } from '../cli-error.ts'
 import { configAnnouncer, runningServerUrl } from '../config-announce.ts'
 import { adminCall } from './shared.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 export async function add(given: string | undefined, options: { json?: boolean; encryptionKeyFile?: string }, command: Command): Promise<void> {
   const name = given ?? (await ask('<name>', 'Tenant name:', validTenantName))
   // Refused before the plugins and the database are loaded.
-  if (validTenantName(name) !== true) throw usageError(`'${name}' is not a valid tenant name: ${validTenantName(name)}.`)
+  if (validTenantName(name) !== true) throw usageError(`${quotedName(name)} is not a valid tenant name: ${validTenantName(name)}.`)
   const path = configFileOf(command, { mayCreate: true })
-  if (existsSync(path) && loadConfig(path).Tenants.has(name)) throw new CliError(`Tenant '${name}' already exists.`)
+  if (existsSync(path) && loadConfig(path).Tenants.has(name)) throw new CliError(`Tenant ${quotedName(name)} already exists.`)
   const encryptionKey = options.encryptionKeyFile ? await adminCall(async () => (await import('../../server/tenancy/tenant-keys.ts')).readKeyFile(options.encryptionKeyFile!)) : undefined
   const steps = progress(options)
   await withAdminContext(
@@ -57,7 +58,7 @@ export async function remove(
   const name = given ?? (await ask('<name>', 'Tenant to remove:', validTenantName))
   // Asked before the plugins and the database are loaded.
   const tenant = loadConfig(configFileOf(command)).Tenants.get(name)
-  if (!tenant) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+  if (!tenant) throw new CliError(`No tenant ${quotedName(name)}; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
   // Kept data without its key is unreadable data: the key leaves the config only once it is
   // somewhere else, a file or a terminal the admin is looking at.
   // A tenant with a connection string of its own keeps its database whatever the options.
@@ -118,7 +119,7 @@ async function setDisabled(name: string, disabled: boolean, options: { json?: bo
   const path = configFileOf(command)
   const file = readConfigFile(path)
   const settings = file.Tenants?.[name]
-  if (!settings) throw new CliError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
+  if (!settings) throw new CliError(`No tenant ${quotedName(name)}; \`entityctl tenant list\` shows them.`, { code: 'NotFound' })
   if (disabled) settings.Disabled = true
   else delete settings.Disabled
   // Left by a move that was killed (not interrupted: Ctrl-C removes it): enabling serves the tenant where its config points.

@@ -7,6 +7,7 @@ import { printResult, table } from '../output.ts'
 import { ask, askNewPassword } from '../prompts.ts'
 import { usageError } from '../cli-error.ts'
 import { adminCall, nonEmpty, tenantOf } from './shared.ts'
+import { quotedName } from '../../server/model/control-characters.ts'
 
 interface UserOptions {
   tenant?: string
@@ -22,7 +23,7 @@ export async function add(options: UserOptions, command: Command): Promise<void>
   const password = options.password ?? (await askNewPassword('--password', 'Password:', checkPasswordStrength))
   await withAdminContext(command, async (context) => {
     const created = await adminCall(async () => addUser(await context.tenant(tenant), username, password, options.fullAccess ?? false))
-    printResult(options, created, () => `User '${created.username}' added to tenant '${tenant}'${created.hasFullAccess ? ' with full access' : ''}.`)
+    printResult(options, created, () => `User ${quotedName(created.username)} added to tenant '${tenant}'${created.hasFullAccess ? ' with full access' : ''}.`)
   })
 }
 
@@ -39,7 +40,7 @@ export async function changePassword(options: UserOptions, command: Command): Pr
   const password = options.password ?? (await askNewPassword('--password', 'New password:', checkPasswordStrength))
   await withAdminContext(command, async (context) => {
     await adminCall(async () => setPassword(await context.tenant(tenant), username, password))
-    printResult(options, { tenant, username, passwordSet: true }, () => `Password of '${username}' set.`)
+    printResult(options, { tenant, username, passwordSet: true }, () => `Password of ${quotedName(username)} set.`)
   })
 }
 
@@ -48,7 +49,7 @@ export async function grantRole(options: UserOptions, command: Command): Promise
   const role = options.role ?? (await ask('--role', 'Role:', nonEmpty))
   await withAdminContext(command, async (context) => {
     await adminCall(async () => grantUserRole(await context.tenant(tenant), username, role))
-    printResult(options, { tenant, username, role, granted: true }, () => `User '${username}' has role '${role}'.`)
+    printResult(options, { tenant, username, role, granted: true }, () => `User ${quotedName(username)} has role ${quotedName(role)}.`)
   })
 }
 
@@ -57,16 +58,16 @@ export async function revokeRole(options: UserOptions, command: Command): Promis
   const role = options.role ?? (await ask('--role', 'Role:', nonEmpty))
   await withAdminContext(command, async (context) => {
     await adminCall(async () => revokeUserRole(await context.tenant(tenant), username, role))
-    printResult(options, { tenant, username, role, revoked: true }, () => `User '${username}' no longer has role '${role}'.`)
+    printResult(options, { tenant, username, role, revoked: true }, () => `User ${quotedName(username)} no longer has role ${quotedName(role)}.`)
   })
 }
 
 export async function fullAccess(state: string, options: UserOptions, command: Command): Promise<void> {
-  if (state !== 'on' && state !== 'off') throw usageError(`full-access takes 'on' or 'off', not '${state}'.`)
+  if (state !== 'on' && state !== 'off') throw usageError(`full-access takes 'on' or 'off', not ${quotedName(state)}.`)
   const { tenant, username } = await tenantAndUser(options)
   await withAdminContext(command, async (context) => {
     await adminCall(async () => setUserFlag(await context.tenant(tenant), username, 'HasFullAccess', state === 'on'))
-    printResult(options, { tenant, username, hasFullAccess: state === 'on' }, () => `Full access of '${username}' is ${state}.`)
+    printResult(options, { tenant, username, hasFullAccess: state === 'on' }, () => `Full access of ${quotedName(username)} is ${state}.`)
   })
 }
 
@@ -77,7 +78,7 @@ async function setDisabled(disabled: boolean, options: UserOptions, command: Com
   const { tenant, username } = await tenantAndUser(options)
   await withAdminContext(command, async (context) => {
     await adminCall(async () => setUserFlag(await context.tenant(tenant), username, 'Disabled', disabled))
-    printResult(options, { tenant, username, disabled }, () => `User '${username}' ${disabled ? 'disabled' : 'enabled'}.`)
+    printResult(options, { tenant, username, disabled }, () => `User ${quotedName(username)} ${disabled ? 'disabled' : 'enabled'}.`)
   })
 }
 

@@ -17,7 +17,7 @@ import { newSecret } from './secrets.ts'
 import { epochMs, loadUserRow } from './access-queries.ts'
 import { UserAdminError } from './user-admin.ts'
 import { inTransaction } from '../persistence/sql.ts'
-import { hasControlCharacter, noControlCharacters } from '../model/control-characters.ts'
+import { hasControlCharacter, noControlCharacters, quotedName } from '../model/control-characters.ts'
 
 export type PatStatus = 'active' | 'revoked' | 'expired' | 'disabled'
 
@@ -148,7 +148,7 @@ export async function regeneratePat(db: TenantDatabase, userGuid: string | undef
   const current = GUID_PATTERN.test(id) ? await patById(db.pool, id, userGuid) : undefined
   if (!current) return undefined
   if (current.status === 'revoked' || current.status === 'disabled') {
-    throw RequestError.conflict(`PAT '${current.name}' is ${current.status}; a ${current.status} PAT cannot be regenerated, issue a new one.`)
+    throw RequestError.conflict(`PAT ${quotedName(current.name)} is ${current.status}; a ${current.status} PAT cannot be regenerated, issue a new one.`)
   }
   const { secret, hash } = newSecret('pat', db.tenant)
   const { rowCount } = await db.pool.query(
@@ -156,7 +156,7 @@ export async function regeneratePat(db: TenantDatabase, userGuid: string | undef
       where "Id" = $1 and "RevokedAt" is null and "DisabledAt" is null`,
     [id, hash],
   )
-  if (!rowCount) throw RequestError.conflict(`PAT '${current.name}' was revoked or disabled meanwhile; issue a new one.`)
+  if (!rowCount) throw RequestError.conflict(`PAT ${quotedName(current.name)} was revoked or disabled meanwhile; issue a new one.`)
   return { ...(await patById(db.pool, id, userGuid))!, secret }
 }
 
@@ -210,13 +210,13 @@ export async function patRequestByNames(
 ): Promise<{ owner: PatOwner; request: PatRequest }> {
   const { rows: users } = await db.pool.query<{ guid: string }>(`select "Guid" as guid from "User" where "Username" = $1`, [username.trim()])
   const row = users[0] && (await loadUserRow(db.pool, users[0].guid))
-  if (!row) throw new UserAdminError(`No user '${username}' in tenant '${db.tenant}'.`)
+  if (!row) throw new UserAdminError(`No user ${quotedName(username)} in tenant '${db.tenant}'.`)
   const { rows: known } = await db.pool.query<{ guid: string; name: string }>(
     `select "Guid" as guid, "Name" as name from "Responsibility" where "Name" = any($1::text[])`,
     [request.responsibilities],
   )
   const missing = request.responsibilities.filter((name) => !known.some((k) => k.name === name))
-  if (missing.length > 0) throw new UserAdminError(`No responsibility ${missing.map((m) => `'${m}'`).join(', ')} in tenant '${db.tenant}'.`)
+  if (missing.length > 0) throw new UserAdminError(`No responsibility ${missing.map(quotedName).join(', ')} in tenant '${db.tenant}'.`)
   return {
     owner: { userGuid: users[0].guid, hasFullAccess: row.hasFullAccess, roleCount: row.roleCount, responsibilities: new Map(row.responsibilities) },
     request: readPatRequest({ name: request.name, expirationDays: request.expirationDays, responsibilityIds: known.map((k) => k.guid) }),

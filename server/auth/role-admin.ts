@@ -10,6 +10,7 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { announceAccessChange } from './access-listener.ts'
 import { checkRoleDeletable, checkRoleParent } from './role-rules.ts'
 import { UserAdminError } from './user-admin.ts'
+import { quotedName } from '../model/control-characters.ts'
 
 export interface RoleSummary {
   readonly guid: string
@@ -29,7 +30,7 @@ export async function addRole(
   const trimmed = name.trim()
   if (!trimmed) throw new UserAdminError('A role name is required.')
   await write(db, async (unit) => {
-    if ((await unit.find(entity(unit, 'Role'), { Name: trimmed })).length > 0) throw new UserAdminError(`Role '${trimmed}' already exists in tenant '${db.tenant}'.`)
+    if ((await unit.find(entity(unit, 'Role'), { Name: trimmed })).length > 0) throw new UserAdminError(`Role ${quotedName(trimmed)} already exists in tenant '${db.tenant}'.`)
     const parent = options.parent ? await roleNamed(unit, db, options.parent) : undefined
     Object.assign(unit.create(entity(unit, 'Role')).values, { Name: trimmed, Title: trimmed, Description: options.description ?? null, Parent: parent?.key ?? null })
   })
@@ -61,7 +62,7 @@ export async function revokeResponsibility(db: TenantDatabase, roleName: string,
     const role = await roleNamed(unit, db, roleName)
     const responsibility = await responsibilityNamed(unit, db, responsibilityName)
     await unlink(unit, 'RoleResponsibility', { Role: role.key, Responsibility: responsibility.key },
-      `Role '${role.values.Name}' does not have responsibility '${responsibility.values.Name}'.`)
+      `Role ${quotedName(String(role.values.Name))} does not have responsibility ${quotedName(String(responsibility.values.Name))}.`)
   })
   return roleSummary(db, roleName)
 }
@@ -98,7 +99,7 @@ export async function revokeRole(db: TenantDatabase, username: string, roleName:
   await write(db, async (unit) => {
     const user = await userNamed(unit, db, username)
     const role = await roleNamed(unit, db, roleName)
-    await unlink(unit, 'UserRole', { User: user.key, Role: role.key }, `User '${user.values.Username}' does not have role '${role.values.Name}'.`)
+    await unlink(unit, 'UserRole', { User: user.key, Role: role.key }, `User ${quotedName(String(user.values.Username))} does not have role ${quotedName(String(role.values.Name))}.`)
   })
 }
 
@@ -149,7 +150,7 @@ async function unlink(unit: UnitOfWork, linkEntity: string, ends: Record<string,
 
 async function roleNamed(unit: UnitOfWork, db: TenantDatabase, name: string): Promise<Entry> {
   const [role] = await unit.find(entity(unit, 'Role'), { Name: name.trim() })
-  if (!role) throw new UserAdminError(`No role '${name}' in tenant '${db.tenant}'; \`entityctl role list\` shows them.`)
+  if (!role) throw new UserAdminError(`No role ${quotedName(name)} in tenant '${db.tenant}'; \`entityctl role list\` shows them.`)
   return role
 }
 
@@ -157,7 +158,7 @@ async function responsibilityNamed(unit: UnitOfWork, db: TenantDatabase, name: s
   const [responsibility] = await unit.find(entity(unit, 'Responsibility'), { Name: name.trim() })
   if (!responsibility) {
     throw new UserAdminError(
-      `No responsibility '${name}' in tenant '${db.tenant}'; \`entityctl responsibility list\` shows them (plugins declare them; \`responsibility sync\` records them).`,
+      `No responsibility ${quotedName(name)} in tenant '${db.tenant}'; \`entityctl responsibility list\` shows them (plugins declare them; \`responsibility sync\` records them).`,
     )
   }
   return responsibility
@@ -165,6 +166,6 @@ async function responsibilityNamed(unit: UnitOfWork, db: TenantDatabase, name: s
 
 async function userNamed(unit: UnitOfWork, db: TenantDatabase, username: string): Promise<Entry> {
   const [user] = await unit.find(entity(unit, 'User'), { Username: username.trim() })
-  if (!user) throw new UserAdminError(`No user '${username}' in tenant '${db.tenant}'.`)
+  if (!user) throw new UserAdminError(`No user ${quotedName(username)} in tenant '${db.tenant}'.`)
   return user
 }

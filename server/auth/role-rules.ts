@@ -11,6 +11,7 @@
 
 import { ServiceError } from '../errors.ts'
 import type { Sql } from '../persistence/sql.ts'
+import { quotedName } from '../model/control-characters.ts'
 
 interface RoleRow {
   readonly Guid: string
@@ -57,7 +58,7 @@ export async function checkRoleParent(
   for (let current: string | null | undefined = newParentGuid; current; current = parentOf.get(current)) {
     path.push(current)
     if (current === roleGuid) {
-      const names = path.reverse().map((guid) => `'${nameOf.get(guid) ?? guid}'`)
+      const names = path.reverse().map((guid) => quotedName(nameOf.get(guid) ?? guid))
       throw new ServiceError(
         'RoleCycle',
         `Role ${names[names.length - 1]} cannot have ${names[names.length - 2]} as its parent: the roles would form a cycle (${names.join(' → ')}).`,
@@ -76,6 +77,6 @@ export async function checkRoleDeletable(sql: Sql, roleGuid: string, removing: R
   const [{ Name: name } = { Name: roleGuid }] = await sql<RoleRow>('select "Name" from "Role" where "Guid" = $1', [roleGuid])
   throw new ServiceError(
     'RoleHasChildren',
-    `Role '${name}' has ${children.length} child role(s) (${children.map((c: RoleRow) => `'${c.Name}'`).join(', ')}); re-parent or remove them first.`,
+    `Role ${quotedName(name)} has ${children.length} child role(s) (${children.map((c: RoleRow) => quotedName(c.Name)).join(', ')}); re-parent or remove them first.`,
   )
 }

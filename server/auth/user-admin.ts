@@ -6,6 +6,7 @@ import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { checkPasswordStrength, hashPassword } from './passwords.ts'
 import { openUnit } from '../persistence/session.ts'
 import { inTransaction, plainSql } from '../persistence/sql.ts'
+import { quotedName } from '../model/control-characters.ts'
 
 export class UserAdminError extends Error {
   constructor(message: string) {
@@ -28,7 +29,7 @@ export async function addUser(db: TenantDatabase, username: string, password: st
   if (!username || username.trim().length === 0) throw new UserAdminError('A username is required.')
   const passwordHash = await hashPassword(password)
   const existing = await db.pool.query('select 1 from "User" where "Username" = $1', [username.trim()])
-  if (existing.rowCount) throw new UserAdminError(`User '${username.trim()}' already exists in tenant '${db.tenant}'.`)
+  if (existing.rowCount) throw new UserAdminError(`User ${quotedName(username.trim())} already exists in tenant '${db.tenant}'.`)
   // The user and its credential in one transaction: a user never exists without a password.
   const guid = await inTransaction(db.pool, async (client) => {
     const sql = plainSql(client)
@@ -63,7 +64,7 @@ export async function setPassword(db: TenantDatabase, username: string, password
      on conflict ("UserGuid") do update set "PasswordHash" = excluded."PasswordHash", "UpdatedAt" = now()`,
     [username, hash],
   )
-  if (!updated.rowCount) throw new UserAdminError(`No user '${username}' in tenant '${db.tenant}'.`)
+  if (!updated.rowCount) throw new UserAdminError(`No user ${quotedName(username)} in tenant '${db.tenant}'.`)
   // A new password ends every session: outstanding refresh tokens are revoked.
   await db.pool.query(
     `update "_RefreshToken" set "RevokedAt" = now() where "RevokedAt" is null and "UserGuid" = (select "Guid" from "User" where "Username" = $1)`,

@@ -10,6 +10,7 @@ import { propertyCipher } from './property-encryption.ts'
 import { newEncryptionKey, rotateEncryptionKey, type RotationReport } from './tenant-keys.ts'
 import pg from 'pg'
 import type { SyncReport } from '../auth/responsibility-sync.ts'
+import { quotedName } from '../model/control-characters.ts'
 
 export class TenantAdminError extends Error {
   /** The command line gave a value that cannot be one (a tenant name, a connection string): a usage error, exit 2. */
@@ -42,9 +43,9 @@ export async function addTenant(
   options: { encryptionKey?: string } = {},
 ): Promise<{ database: string; created: boolean }> {
   if (!TENANT_NAME.test(name)) {
-    throw new TenantAdminError(`'${name}' is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
+    throw new TenantAdminError(`${quotedName(name)} is not a valid tenant name: lower-case letters, digits, - and _, starting with a letter, at most 40.`)
   }
-  if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant '${name}' already exists.`)
+  if (config.Tenants.has(name)) throw new TenantAdminError(`Tenant ${quotedName(name)} already exists.`)
   const database = defaultDatabase(name)
   refuseDatabaseInUse(config, serverUrl, name, database)
   const created = !(await databaseExists(serverUrl, database))
@@ -75,7 +76,7 @@ export async function removeTenant(
   options: { announce?: () => Promise<void> } = {},
 ): Promise<{ sharedWith: string[] }> {
   const tenant = config.Tenants.get(name)
-  if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
+  if (!tenant) throw new TenantAdminError(`No tenant ${quotedName(name)}; \`entityctl tenant list\` shows them.`)
   const sharedWith = tenantsUsing(config, serverUrl, tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database)).filter((other) => other !== name)
   const file = readConfigFile(config.path)
   if (file.Tenants) delete file.Tenants[name]
@@ -157,7 +158,7 @@ export async function rotateTenantKey(
   options: { announce?: () => Promise<void>; progress?: (text: string) => void } = {},
 ): Promise<RotationReport> {
   const tenant = config.Tenants.get(name)
-  if (!tenant) throw new TenantAdminError(`No tenant '${name}'; \`entityctl tenant list\` shows them.`)
+  if (!tenant) throw new TenantAdminError(`No tenant ${quotedName(name)}; \`entityctl tenant list\` shows them.`)
   const url = tenant.ConnectionString || databaseUrl(serverUrl, tenant.Database)
   await verifyEncryptionKey(name, url, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
   return rotateEncryptionKey(config, model, url, tenant, options)

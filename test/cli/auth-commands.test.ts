@@ -217,6 +217,42 @@ describe('pat', { timeout: SLOW }, () => {
   })
 })
 
+describe('names typed with control characters', { timeout: SLOW }, () => {
+  // No control character but the message's own line breaks: an escape would be run by the
+  // terminal, a line break or a carriage return in a name would forge lines.
+  const printable = (text: string) => expect(text).not.toMatch(/[^\P{Cc}\n]/u)
+  const refused = async (args: string[], expected: string) => {
+    const result = await run(...args)
+    expect(result.code, args.join(' ')).not.toBe(0)
+    printable(result.stderr)
+    expect(result.stderr.split('\n')).toHaveLength(2)
+    expect(result.stderr).toContain(expected)
+    const json = await run(...args, '--json')
+    expect(json.json().error.message).toContain(expected)
+  }
+
+  it('are quoted with their control characters escaped in lookups that do not find them', async () => {
+    await refused(['role', 'grant', 'Red\u001b[31m', 'ReadNotes', '--tenant', t], `No role "Red\\u001b[31m" in tenant '${t}'`)
+    await refused(['role', 'grant', 'Clerks', 'Bell\u0007', '--tenant', t], 'No responsibility "Bell\\u0007"')
+    await refused(['role', 'remove', 'C1\u009b2J', '--tenant', t], 'No role "C1\\u009b2J"')
+    await refused(['user', 'disable', '--tenant', t, '--username', 'ghost\r\nentityctl: done'], 'No user "ghost\\r\\nentityctl: done"')
+    await refused(['user', 'grant-role', '--tenant', t, '--username', 'clerk', '--role', 'Del\u007f'], 'No role "Del\\u007f"')
+    await refused(['pat', 'list', '--tenant', t, '--user', 'x\u001b]0;title\u0007'], 'No user "x\\u001b]0;title\\u0007"')
+    await refused(['pat', 'revoke', 'id\u001b[2J', '--tenant', t], 'No PAT "id\\u001b[2J"')
+    await refused(['pat', 'issue', '--tenant', t, '--user', 'clerk', '--name', 'x', '--days', '5', '--responsibility', 'R\u001b[1m'], 'responsibility "R\\u001b[1m"')
+    await refused(['role', 'list', '--tenant', 'acme\u001b[2J'], 'No tenant "acme\\u001b[2J". Known tenants:')
+    await refused(['tenant', 'disable', 'acme\u001b[2J'], 'No tenant "acme\\u001b[2J";')
+    await refused(['user', 'full-access', 'o\u001bn', '--tenant', t, '--username', 'clerk'], `full-access takes 'on' or 'off', not "o\\u001bn".`)
+  })
+
+  it('are escaped in the usage errors of the command line itself', async () => {
+    const result = await run('role', 'grnt\u001b[31m')
+    expect(result.code).toBe(2)
+    printable(result.stderr)
+    expect(result.stderr).toContain('grnt\\u001b[31m')
+  })
+})
+
 describe('a disabled tenant', { timeout: SLOW }, () => {
   it('is refused by the API but still administered: users, and responsibility sync of every tenant', async () => {
     await ok('tenant', 'disable', t)
