@@ -4,7 +4,8 @@
 // writes run a unit of work, whose flush runs the business rules and writes everything in
 // one statement (a unit that keeps losing its rows to other writers locks them: write(); one
 // whose rules hold a lock until the write commits, a change of the role tree, flushes in a
-// transaction).
+// transaction; one whose rules find they must, a change other entities read through a
+// reference, runs again in one).
 // Connections are taken and given back by request-connection.ts: in the request's lane,
 // cancelled when its client leaves. A workflow substitutes its own session, so handlers never
 // know whether they run inside one.
@@ -18,7 +19,7 @@ import { plainSql, preparedSql, statementName, type Sql } from './sql.ts'
 import { takeConnection, withConnection, type ConnectionOptions } from './request-connection.ts'
 import { openRowCursor, type CursorLimits, type RowCursor } from './row-cursor.ts'
 import { metAnotherWrite } from './database-errors.ts'
-import { isRememberedRowChanged, UnitOfWork, type RowReadBack, type UnitOptions, type WrittenRow } from './unit-of-work.ts'
+import { isRememberedRowChanged, isTransactionNeeded, UnitOfWork, type RowReadBack, type UnitOptions, type WrittenRow } from './unit-of-work.ts'
 
 /** What a write's reply gives its flush to read (unit-of-work.ts); handlers see it here, with the session. */
 export type { RowReadBack } from './unit-of-work.ts'
@@ -82,23 +83,34 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
     async write(work, options) {
       /** The rows the last flush set out to write: after a loss, rows other writers are changing too. */
       let contended: readonly WrittenRow[] = []
-      /** Whether the last attempt lost over a row remembered from an earlier write (row-cache.ts), not to a writer. */
-      let rememberedChanged = false
+      /** The rows the last flush read values from (UnitOfWork.readFrom): held, not written, by a unit that locks. */
+      let contendedReads: readonly WrittenRow[] = []
+      const onWrite = (rows: readonly WrittenRow[], read: readonly WrittenRow[] = []) => {
+        contended = rows
+        contendedReads = read
+      }
+      /**
+       * Whether the next attempt pauses first: not when the last one lost over a row remembered
+       * from an earlier write (row-cache.ts), not to a writer, nor when it must run in a transaction.
+       */
+      let pause = true
+      /** Whether the unit's rules must hold a lock until it commits (UnitOfWork.lockForDependents): it runs in a transaction. */
+      let transactional = false
       for (let attempt = 1; ; attempt++) {
-        const locking = attempt > OPTIMISTIC_ATTEMPTS && contended.length > 0
+        const locking = attempt > OPTIMISTIC_ATTEMPTS && contended.length + contendedReads.length > 0
         // Writers that lost the same row spread out before trying again, off their connection,
         // over a window that doubles with each loss (4 ms, 8 ms … at most 100 ms): on a loaded
         // machine a write takes tens of milliseconds, and writers retrying within a few of each
         // other collided again. One that locks waits for the rows instead.
-        if (attempt > 1 && !locking && !rememberedChanged) await delay(Math.random() * Math.min(2 ** attempt, 100))
+        if (attempt > 1 && !locking && pause) await delay(Math.random() * Math.min(2 ** attempt, 100))
         try {
           // One connection for the unit's few statements: taken from the pool once, not per statement.
           return await withConnection(tenant, cheap, async (client) => {
             const sql = preparedSql(client)
             const within = options?.within
-            if (!within && !locking) {
+            if (!within && !locking && !transactional) {
               // Outside a transaction, loads see committed rows only: they may be remembered, and taken.
-              const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), remembered: tenant.remembered, signal: cheap.signal })
+              const unit = openUnit(tenant, sql, { onWrite, remembered: tenant.remembered, autocommit: true, signal: cheap.signal })
               try {
                 const result = await work(unit)
                 const readBack = options?.readBack?.(result)
@@ -107,13 +119,13 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
                 return result
               } catch (error) {
                 // A refusal that rests on remembered rows stands only while they are stored so.
-                if (unit.tookRemembered && !metAnotherWrite(error)) await unit.checkRemembered()
+                if (unit.tookRemembered && !metAnotherWrite(error) && !isTransactionNeeded(error)) await unit.checkRemembered()
                 throw error
               }
             }
-            const unit = openUnit(tenant, sql, { onWrite: (rows) => (contended = rows), signal: cheap.signal })
+            const unit = openUnit(tenant, sql, { onWrite, signal: cheap.signal })
             return inTransaction(plainSql(client), async () => {
-              if (locking) await unit.lock(contended)
+              if (locking) await unit.lock(contended, contendedReads)
               const result = await work(unit)
               await unit.flush(within ? undefined : options?.readBack?.(result))
               if (within) await within(statementSession(tenant, sql), result)
@@ -121,8 +133,13 @@ export function poolSession(tenant: TenantDatabase, options: ConnectionOptions =
             })
           })
         } catch (error) {
+          if (isTransactionNeeded(error) && !transactional) {
+            transactional = true
+            pause = false
+            continue
+          }
           if (!metAnotherWrite(error)) throw error
-          rememberedChanged = isRememberedRowChanged(error)
+          pause = !isRememberedRowChanged(error)
           if (attempt === MAX_ATTEMPTS) throw RequestError.conflict(`The data changed under ${MAX_ATTEMPTS} attempts of this write by concurrent writes; send it again.`)
         }
       }
@@ -180,7 +197,7 @@ function statementSession(tenant: TenantDatabase, sql: Sql): Session {
 }
 
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
-export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered'> & { signal?: AbortSignal } = {}): UnitOfWork {
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered' | 'autocommit'> & { signal?: AbortSignal } = {}): UnitOfWork {
   const { signal, ...unitOptions } = options
   return new UnitOfWork({
     model: tenant.model,

@@ -9,6 +9,9 @@
 // statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. Rows
 // and members earlier writes loaded or wrote may be taken from what the server remembers
 // instead (row-cache.ts); the flush's statement checks them too, with the same outcome.
+// A row a computed value reads through a reference (the product of a line's Title) is not
+// written: the statement checks its version and holds it (readFrom), and a change of it that
+// the rules carry to its readers locks it before they are looked for (lockForDependents).
 //
 // The business rules are the flush's hook (FlushHook): they run before the write, and they
 // say what a change will make them read, so loadForChange fetches it with the changed row.
@@ -31,7 +34,7 @@ import { newGuid } from './guid.ts'
 import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
-import { REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
+import { REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
 import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
@@ -121,7 +124,7 @@ export interface UnitOptions {
   readonly cipher?: PropertyCipher
   readonly pins?: UnitPins
   /** Told the rows a flush is about to update or delete (workflows record them). */
-  readonly onWrite?: (rows: readonly WrittenRow[]) => void
+  readonly onWrite?: (rows: readonly WrittenRow[], read?: readonly WrittenRow[]) => void
   /** Told every row a flush wrote, values included, once written. */
   readonly onFlush?: (rows: readonly FlushedRow[]) => void
   /**
@@ -133,6 +136,12 @@ export interface UnitOptions {
   readonly remembered?: RowCacheScope
   /** How long the plugin code the unit runs (rules, methods) may keep it waiting (rules/plugin-call.ts); absent: no limit. */
   readonly plugins?: PluginLimits
+  /**
+   * Each statement of the unit commits on its own (a write outside a transaction): a lock it
+   * takes lasts one statement, so a flush whose rules must hold one refuses to run
+   * (isTransactionNeeded) and its caller runs the unit again in a transaction.
+   */
+  readonly autocommit?: boolean
   /**
    * A property's name as the API's clients know it (model/naming.ts, ApiOptions:EnableLowerCamelCase),
    * for the targets and messages of validation errors; absent: as declared.
@@ -154,6 +163,14 @@ export interface RowReadBack {
 }
 
 const CONFLICT = '40001'
+
+/** Raised by a unit outside a transaction whose rules must hold a lock until the write commits (UnitOfWork.lockForDependents). */
+class TransactionNeeded extends Error {}
+
+/** Whether the unit refused to run outside a transaction: run it again in one. */
+export function isTransactionNeeded(error: unknown): boolean {
+  return error instanceof TransactionNeeded
+}
 
 /** The error a flush raises when a row changed since it was loaded: run the unit again. */
 export function isWriteConflict(error: unknown): boolean {
@@ -210,6 +227,10 @@ export class UnitOfWork {
   readonly #taken = new Map<Entry, RememberedRow>()
   /** Members taken from the remembered ones: the flush checks each parent has no more and no fewer. */
   readonly #takenMembers: TakenMembers[] = []
+  /** Stored rows the rules computed values from, with the version read (readFrom). */
+  readonly #readFrom = new Map<Entry, number>()
+  /** Rows locked for the rules to find what reads them (lockForDependents). */
+  readonly #lockedForDependents = new Set<Entry>()
 
   constructor(options: UnitOptions) {
     this.#options = options
@@ -260,6 +281,32 @@ export class UnitOfWork {
   /** The row is written (its version checked and raised) even if none of its values changes. */
   touch(entry: Entry): void {
     if (entry.state === 'loaded') this.#touched.add(entry)
+  }
+
+  /**
+   * The rules computed a value from the stored properties of `entry` (a line's Title from its
+   * product's Code) without changing it: the flush's statement checks the row still has the
+   * version read and holds it (FOR SHARE) until it commits. A write changing the row waits
+   * for this one before it looks for what reads it (lockForDependents), or makes it lose.
+   */
+  readFrom(entry: Entry): void {
+    if (entry.state === 'loaded' && !this.#readFrom.has(entry)) this.#readFrom.set(entry, entry.version!)
+  }
+
+  /**
+   * Locks the row of `entry`, whose change the rules carry to the entities that read it
+   * through a reference (a product's Code to its lines' Title), until the write commits,
+   * before they look for those entities: one written meanwhile is found, one written later
+   * waits for this write and finds its row changed (readFrom). Found after the lock, in a
+   * statement of its own, they are all there. A unit outside a transaction, where a lock
+   * lasts one statement, refuses (isTransactionNeeded).
+   */
+  async lockForDependents(entry: Entry): Promise<void> {
+    if (this.#options.autocommit) throw new TransactionNeeded(`a change of ${entry.entity.name} ${entry.key} that other entities read must run in a transaction`)
+    if (this.#lockedForDependents.has(entry)) return
+    this.#lockedForDependents.add(entry)
+    const params = new SqlParameters()
+    await this.sql(`select 1 from ${quote(entry.entity.table)} t where t.${quote(KEY)} = ${params.add(entry.key, 'uuid')} for no key update`, params.values)
   }
 
   /**
@@ -380,19 +427,26 @@ export class UnitOfWork {
   }
 
   /**
-   * Locks `rows` until the transaction around the unit ends (FOR UPDATE), before anything is
-   * loaded: a writer that keeps losing them to other writers takes them instead (session.ts).
-   * Table by table and key by key in one order, the same for every writer, so that two
-   * writers locking overlapping rows queue instead of deadlocking.
+   * Locks `rows` until the transaction around the unit ends (FOR UPDATE), and the rows its
+   * rules `read` values from (FOR SHARE: readFrom), before anything is loaded: a writer that
+   * keeps losing them to other writers takes them instead (session.ts). Table by table and
+   * key by key in one order, the same for every writer, so that two writers locking
+   * overlapping rows queue instead of deadlocking.
    */
-  async lock(rows: readonly WrittenRow[]): Promise<void> {
+  async lock(rows: readonly WrittenRow[], read: readonly WrittenRow[] = []): Promise<void> {
     const keys = new Map<string, string[]>()
     for (const [entity, key] of rows) addTo(keys, entity, key)
-    for (const name of [...keys.keys()].sort()) {
+    const shared = new Map<string, string[]>()
+    for (const [entity, key] of read) if (!keys.get(entity)?.includes(key)) addTo(shared, entity, key)
+    for (const name of [...new Set([...keys.keys(), ...shared.keys()])].sort()) {
       const table = quote(this.model.entities.get(name)!.table)
-      const params = new SqlParameters()
       const key = `t.${quote(KEY)}`
-      await this.sql(`select 1 from ${table} t where ${keyIn(params, key, [...new Set(keys.get(name))].sort())} order by ${key} for update`, params.values)
+      for (const [locked, mode] of [[keys, 'update'], [shared, 'share']] as const) {
+        const wanted = locked.get(name)
+        if (!wanted) continue
+        const params = new SqlParameters()
+        await this.sql(`select 1 from ${table} t where ${keyIn(params, key, [...new Set(wanted)].sort())} order by ${key} for ${mode}`, params.values)
+      }
     }
   }
 
@@ -429,8 +483,8 @@ export class UnitOfWork {
     const rows = this.#pendingRows()
     if (rows.length === 0) return this.checkRemembered()
     const remembering = this.#options.remembered !== undefined
-    const statement = writeStatement(rows, this.#options.cipher, false, readBack, { rows: [...this.#taken], members: this.#takenMembers, returnWritten: remembering })
-    this.#options.onWrite?.(statement.written)
+    const statement = writeStatement(rows, this.#options.cipher, false, readBack, { rows: [...this.#taken], members: this.#takenMembers, returnWritten: remembering }, this.#readRows())
+    this.#options.onWrite?.(statement.written, statement.read)
     let result: Record<string, unknown> | undefined
     try {
       ;[result] = await this.#write(statement.text, statement.params)
@@ -809,7 +863,16 @@ export class UnitOfWork {
       const columns = columnsOf(entry.entity).filter((c) => !sameValue(entry.values[c.property], stored.values?.[c.property]))
       rows.push({ entry, kind: 'update', expected: stored.version, next: entry.version, columns })
     }
-    return rows.length === 0 ? undefined : writeStatement(rows, this.#options.cipher, true)
+    return rows.length === 0 ? undefined : writeStatement(rows, this.#options.cipher, true, undefined, undefined, this.#readRows())
+  }
+
+  /** The rows the rules read values from (readFrom) that are still stored as read: not changed by a staged step, not removed. */
+  #readRows(): ReadRow[] {
+    const rows: ReadRow[] = []
+    for (const [entry, version] of this.#readFrom) {
+      if (entry.state === 'loaded' && !entry.removed && !this.#stored.has(entry)) rows.push({ entity: entry.entity, key: entry.key, version })
+    }
+    return rows
   }
 
   /** After a successful write the unit holds what is stored: `written` as the statement left them. */
@@ -828,6 +891,7 @@ export class UnitOfWork {
     this.#touched.clear()
     this.#recomputed.clear()
     this.#members.clear()
+    this.#readFrom.clear()
   }
 }
 

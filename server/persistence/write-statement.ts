@@ -1,6 +1,7 @@
 // The one statement a flush writes (persistence/unit-of-work.ts): every insert, update and
 // delete as a step of a data-modifying WITH, batched per table, then a final SELECT that
-// checks the rows updated or deleted still had the version they were loaded with, and that
+// checks the rows updated or deleted still had the version they were loaded with (and the
+// rows the rules only read values from still have theirs, held until it commits), and that
 // what the unit took from the remembered rows (row-cache.ts) is still stored so. A failed
 // check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays. A step
 // returns 1 a row, or the rows it wrote: for the reply to read one (RowReadBack), and with
@@ -37,8 +38,9 @@ export interface PendingRow {
 /**
  * One statement for `rows`: inserts, updates and deletes batched per table (rowSource: a
  * VALUES list or arrays), and a final check that every updated or deleted row still had its
- * version; otherwise `_conflict` raises and nothing of the statement stays. `net`: the
- * versions written are the rows' `next` (staged steps), not one more than found.
+ * version, as every row of `readFrom` the statement does not write; otherwise `_conflict`
+ * raises and nothing of the statement stays. `net`: the versions written are the rows'
+ * `next` (staged steps), not one more than found.
  */
 export function writeStatement(
   rows: readonly PendingRow[],
@@ -46,17 +48,18 @@ export function writeStatement(
   net: boolean,
   readBack?: RowReadBack,
   remembered?: Taken & { readonly returnWritten: boolean },
-): { text: string; params: unknown[]; written: WrittenRow[]; readsBack: boolean; returned: ReturnedRows[] } {
+  readFrom: readonly ReadRow[] = [],
+): { text: string; params: unknown[]; written: WrittenRow[]; read: WrittenRow[]; readsBack: boolean; returned: ReturnedRows[] } {
   const params = new SqlParameters()
   const steps: string[] = []
   // The step that writes the row to read back returns it whole, as do all of them when the
   // rows written are to be remembered (with their xmin); otherwise they return 1 a row.
   const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
-  let readFrom: string | undefined
+  let readRelation: string | undefined
   const returned: ReturnedRows[] = []
   const returning = (inserted: readonly PendingRow[], row: '*' | 't.*') => {
     const reads = readRow !== undefined && inserted.includes(readRow)
-    if (reads) readFrom = `"w${steps.length}"`
+    if (reads) readRelation = `"w${steps.length}"`
     const entity = inserted[0].entry.entity
     if (remembered?.returnWritten && rememberable(entity)) {
       returned.push({ entity, column: `_w${steps.length}` })
@@ -101,14 +104,34 @@ export function writeStatement(
         where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
-  let check = `case when ${countOf(checked)} = ${params.add(written.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
+  // Rows the rules computed values from without writing them (a line's Title from its
+  // product's Code): still at the version read, and held (FOR SHARE) until the statement
+  // commits, so a write changing one of them (UnitOfWork.lockForDependents) waits for this
+  // one. One it holds already makes this one lose at once (SKIP LOCKED): waiting for it here,
+  // while other steps hold rows (the order), let writers of lines deadlock each other.
+  const held = readFrom.filter((read) => !written.some(([entity, key]) => entity === read.entity.name && key === read.key))
+  for (const [entity, reads] of Map.groupBy(held, (read) => read.entity)) {
+    const values = reads.map((read) => `(${params.add(read.key, 'uuid')}, ${params.add(read.version, 'int')})`)
+    checked.push(`"w${steps.length}"`)
+    steps.push(`select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version)
+        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version for share of t skip locked`)
+  }
+  let check = `case when ${countOf(checked)} = ${params.add(written.length + held.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
   if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
   const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
   // The read joins the check's one row, so the check runs whatever the read finds.
-  const select = readFrom ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readFrom, params)}) r on true` : `select ${columns}`
+  const select = readRelation ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readRelation, params)}) r on true` : `select ${columns}`
   const text = `${withSteps(steps)}
       ${select}`
-  return { text, params: params.values, written, readsBack: readFrom !== undefined, returned }
+  const read = held.map((row): WrittenRow => [row.entity.name, row.key, row.version])
+  return { text, params: params.values, written, read, readsBack: readRelation !== undefined, returned }
+}
+
+/** A stored row the rules read a value from without writing it: the version they read. */
+export interface ReadRow {
+  readonly entity: EntityModel
+  readonly key: string
+  readonly version: number
 }
 
 /** The steps as the statement's common table expressions, named "w0", "w1", … in order. */

@@ -172,8 +172,10 @@ async function propagate(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: 
     if (navigation.kind === 'collection' && (property === null || property === tail || property === navigation.inverse.name)) {
       for (const key of parentsOf(entry, navigation)) await mark(unit, pending, unit.reference(navigation.entity, key), head)
     }
-    // A new entity has no stored children; new ones compute their own values.
+    // A new entity has no stored children; new ones compute their own values. Those stored are
+    // found under a lock of the entity's row, so none written meanwhile is missed.
     if (navigation.kind === 'reference' && property === tail && entry.state === 'loaded') {
+      await unit.lockForDependents(entry)
       for (const child of await unit.find(dependent, { [navigation.name]: entry.key })) await mark(unit, pending, child, head)
     }
   }
@@ -252,7 +254,11 @@ async function loadForComputed(unit: UnitOfWork, scope: ViewScope, entry: Entry,
     if (!navigation || navigation.kind === 'scalar' || scope.collection(entry, head)) continue
     if (navigation.kind === 'reference') {
       const key = entry.values[head]
-      if (typeof key === 'string' && unit.reference(navigation.target, key).state === 'stub') await unit.load([{ entity: navigation.target, key }])
+      if (typeof key !== 'string') continue
+      const target = unit.reference(navigation.target, key)
+      if (target.state === 'stub') await unit.load([{ entity: navigation.target, key }])
+      // The value rests on the target's stored properties: the write holds them as read.
+      if (source !== head) unit.readFrom(target)
       continue
     }
     unit.touch(entry)
