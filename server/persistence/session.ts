@@ -197,7 +197,7 @@ function statementSession(tenant: TenantDatabase, sql: Sql): Session {
 }
 
 /** A unit of work on `sql` with the tenant's model, rules and encryption key. */
-export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered' | 'autocommit'> & { signal?: AbortSignal } = {}): UnitOfWork {
+export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOptions, 'pins' | 'onWrite' | 'onFlush' | 'remembered' | 'autocommit' | 'pending'> & { signal?: AbortSignal } = {}): UnitOfWork {
   const { signal, ...unitOptions } = options
   return new UnitOfWork({
     model: tenant.model,

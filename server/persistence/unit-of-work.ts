@@ -34,7 +34,7 @@ import { newGuid } from './guid.ts'
 import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
-import { REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
+import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
 import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
@@ -142,6 +142,13 @@ export interface UnitOptions {
    * (isTransactionNeeded) and its caller runs the unit again in a transaction.
    */
   readonly autocommit?: boolean
+  /**
+   * The unit writes for a workflow that has not committed: its rows get pending versions
+   * (below zero, write-statement.ts nextVersion), which no row written outside ever has.
+   * A unit that stages (a workflow's commit) numbers its steps so too, and its flush writes
+   * the versions the rows would have had outside.
+   */
+  readonly pending?: boolean
   /**
    * A property's name as the API's clients know it (model/naming.ts, ApiOptions:EnableLowerCamelCase),
    * for the targets and messages of validation errors; absent: as declared.
@@ -483,7 +490,7 @@ export class UnitOfWork {
     const rows = this.#pendingRows()
     if (rows.length === 0) return this.checkRemembered()
     const remembering = this.#options.remembered !== undefined
-    const statement = writeStatement(rows, this.#options.cipher, false, readBack, { rows: [...this.#taken], members: this.#takenMembers, returnWritten: remembering }, this.#readRows())
+    const statement = writeStatement(rows, this.#options.cipher, this.#options.pending ? 'pending' : 'raised', readBack, { rows: [...this.#taken], members: this.#takenMembers, returnWritten: remembering }, this.#readRows())
     this.#options.onWrite?.(statement.written, statement.read)
     let result: Record<string, unknown> | undefined
     try {
@@ -618,14 +625,15 @@ export class UnitOfWork {
       const columns = row.kind === 'insert' ? columnsOf(row.entity) : columnsOf(row.entity).filter((c) => row.values && c.property in row.values)
       return { entry, kind: row.kind, columns, expected: row.expected, next: row.version }
     })
-    const statement = writeStatement(pending, this.#options.cipher, true)
+    const statement = writeStatement(pending, this.#options.cipher, 'net')
     await this.#write(statement.text, statement.params)
   }
 
   /**
    * Runs the rules on the changes since the last step and settles them in memory, as a flush
    * would once written, without writing: later steps see them as stored. Reports the rows the
-   * step would write to onWrite, with the versions it would find.
+   * step would write to onWrite, with the versions it would find; numbers them as a
+   * workflow's pending rows (nextVersion), since only a workflow's commit stages.
    */
   async stage(): Promise<void> {
     await this.#beforeWrite()
@@ -639,7 +647,8 @@ export class UnitOfWork {
         entry.state = 'gone'
         continue
       }
-      entry.version = entry.state === 'new' ? 1 : entry.version! + 1
+      // Numbered as the workflow's requests numbered them, so their versions compare.
+      entry.version = nextVersion(entry.state === 'new' ? undefined : entry.version, true)
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }
@@ -846,13 +855,13 @@ export class UnitOfWork {
   /**
    * After staged steps: the statement that takes the database from the rows as they were
    * loaded to the rows the last step left, each row at the version the steps would have
-   * given it (so a later step, or a read, finds the versions a write after each would have).
+   * given it outside a workflow (committedVersion: the steps number them as pending ones).
    */
   #netStatement(): { text: string; params: unknown[] } | undefined {
     const rows: PendingRow[] = []
     for (const [entry, stored] of this.#stored) {
       if (!stored.existed) {
-        if (entry.state !== 'gone') rows.push({ entry, kind: 'insert', columns: columnsOf(entry.entity), next: entry.version })
+        if (entry.state !== 'gone') rows.push({ entry, kind: 'insert', columns: columnsOf(entry.entity), next: committedVersion(entry.version!) })
         continue
       }
       if (entry.state === 'gone') {
@@ -861,9 +870,9 @@ export class UnitOfWork {
       }
       if (entry.version === stored.version) continue
       const columns = columnsOf(entry.entity).filter((c) => !sameValue(entry.values[c.property], stored.values?.[c.property]))
-      rows.push({ entry, kind: 'update', expected: stored.version, next: entry.version, columns })
+      rows.push({ entry, kind: 'update', expected: stored.version, next: committedVersion(entry.version!), columns })
     }
-    return rows.length === 0 ? undefined : writeStatement(rows, this.#options.cipher, true, undefined, undefined, this.#readRows())
+    return rows.length === 0 ? undefined : writeStatement(rows, this.#options.cipher, 'net', undefined, undefined, this.#readRows())
   }
 
   /** The rows the rules read values from (readFrom) that are still stored as read: not changed by a staged step, not removed. */
@@ -882,7 +891,7 @@ export class UnitOfWork {
         this.#forget(entry)
         continue
       }
-      entry.version = entry.state === 'new' ? 1 : entry.version! + 1
+      entry.version = nextVersion(entry.state === 'new' ? undefined : entry.version, this.#options.pending === true)
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }

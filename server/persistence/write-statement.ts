@@ -36,16 +36,38 @@ export interface PendingRow {
 }
 
 /**
+ * How a write numbers the rows it writes: `raised`, one more than found (1 for a new row);
+ * `pending`, the same for a row a workflow wrote and has not committed, negated (nextVersion);
+ * `net`, each row's `next` (staged steps, a workflow's rows put back).
+ */
+export type Versioning = 'raised' | 'pending' | 'net'
+
+/**
+ * The version a write gives a row that had `version` (undefined: a new row). A workflow's
+ * pending rows count below zero (-1, -2, …: minus the version the row would have), so no
+ * ETag seen inside a workflow is ever the ETag of a row written outside it, whose versions
+ * count up from 1: an If-Match sent with one outside is 412, never a match with other content.
+ */
+export function nextVersion(version: number | undefined, pending: boolean): number {
+  const next = version === undefined ? 1 : Math.abs(version) + 1
+  return pending ? -next : next
+}
+
+/** The version a workflow's pending row has once committed: the one it would have had outside. */
+export function committedVersion(version: number): number {
+  return Math.abs(version)
+}
+
+/**
  * One statement for `rows`: inserts, updates and deletes batched per table (rowSource: a
  * VALUES list or arrays), and a final check that every updated or deleted row still had its
  * version, as every row of `readFrom` the statement does not write; otherwise `_conflict`
- * raises and nothing of the statement stays. `net`: the versions written are the rows'
- * `next` (staged steps), not one more than found.
+ * raises and nothing of the statement stays. `versioning` says what versions it writes.
  */
 export function writeStatement(
   rows: readonly PendingRow[],
   cipher: PropertyCipher | undefined,
-  net: boolean,
+  versioning: Versioning,
   readBack?: RowReadBack,
   remembered?: Taken & { readonly returnWritten: boolean },
   readFrom: readonly ReadRow[] = [],
@@ -78,19 +100,22 @@ export function writeStatement(
   const expected: RowColumn = { name: VERSION_COLUMN, type: 'int', value: (r) => r.expected }
   const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
   const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
+  const net = versioning === 'net'
   for (const [entity, inserted] of inserts) {
     const columns = columnsOf(entity)
     const names = [...columns.map((c) => quote(c.column)), quote(VERSION_COLUMN)].join(', ')
     steps.push(
       net
         ? `insert into ${quote(entity.table)} (${names}) select v.* from ${rowSource(params, inserted, [...columns.map(stored), next])} ${returning(inserted, '*')}`
-        : `insert into ${quote(entity.table)} (${names}) select v.*, 1 from ${rowSource(params, inserted, columns.map(stored))} ${returning(inserted, '*')}`,
+        : `insert into ${quote(entity.table)} (${names}) select v.*, ${nextVersion(undefined, versioning === 'pending')} from ${rowSource(params, inserted, columns.map(stored))} ${returning(inserted, '*')}`,
     )
   }
   for (const updated of updates.values()) {
     const { entity } = updated[0].entry
     const columns = updated[0].columns!
-    const version = net ? `v.${quote('_next')}` : `t.${quote(VERSION_COLUMN)} + 1`
+    // In SQL, as nextVersion says.
+    const raised = versioning === 'pending' ? `-(abs(t.${quote(VERSION_COLUMN)}) + 1)` : `t.${quote(VERSION_COLUMN)} + 1`
+    const version = net ? `v.${quote('_next')}` : raised
     const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
     checked.push(`"w${steps.length}"`)
     steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}

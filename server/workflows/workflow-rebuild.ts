@@ -29,6 +29,7 @@ import { openUnit } from '../persistence/session.ts'
 import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
 import { SqlParameters } from '../persistence/sql-parameters.ts'
 import type { FlushedRow, LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
+import { nextVersion } from '../persistence/write-statement.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
@@ -121,7 +122,7 @@ function heldRows(model: Model, requests: readonly StoredRequest[]): Map<string,
       const known = held.get(id)
       if (row.kind === 'insert' || !known) {
         const existed = row.kind !== 'insert'
-        const version = existed ? row.expected! + 1 : 1
+        const version = nextVersion(existed ? row.expected : undefined, true)
         held.set(id, { entity, key: row.key, existed, expected: row.expected, version, values: { ...row.values }, gone: row.kind === 'delete', first: request })
         continue
       }
@@ -131,7 +132,7 @@ function heldRows(model: Model, requests: readonly StoredRequest[]): Map<string,
         continue
       }
       Object.assign(known.values, row.values)
-      known.version += 1
+      known.version = nextVersion(known.version, true)
     }
   }
   return held

@@ -148,7 +148,7 @@ export function workflowStage(services: Services): Middleware<ApiState> {
       await sql('savepoint workflow_replay')
       const stored = await loadReplayable(sql, headers.id)
       await restoreWorkflow(tenant, sql, stored)
-      const session = new WorkflowSession(tenant, sql)
+      const session = new WorkflowSession(tenant, sql, { pending: true })
       live.state.session = session
       await next()
       refuseRecreated(tenant.model, stored, { index: headers.index, method: live.method, path: live.url, rows: session.rows })

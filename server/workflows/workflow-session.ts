@@ -26,10 +26,13 @@ export class WorkflowSession implements Session {
   /** The rows its writes wrote, in order, with their values: what the next request puts back. */
   readonly rows: FlushedRow[] = []
   readonly #sql: Sql
+  /** Its writes stay pending (a workflow's request: rolled back, stored), not committed (a $batch change set). */
+  readonly #pending: boolean
 
-  constructor(tenant: TenantDatabase, sql: Sql) {
+  constructor(tenant: TenantDatabase, sql: Sql, options: { readonly pending?: boolean } = {}) {
     this.tenant = tenant
     this.#sql = sql
+    this.#pending = options.pending ?? false
     this.at = new Date()
   }
 
@@ -77,6 +80,7 @@ export class WorkflowSession implements Session {
       },
       onWrite: (rows) => written.push(...rows),
       onFlush: (rows) => flushed.push(...rows),
+      pending: this.#pending,
     })
   }
 

@@ -152,6 +152,38 @@ describe('a commit racing another write of its rows', () => {
   })
 })
 
+describe('an ETag seen inside a workflow', () => {
+  it('never matches a row written outside it, where the same version once meant other content', async () => {
+    const customer = (await outside('POST', 'Customers', { Name: 'Tagged' })).body.Guid
+    const workflow = await WorkflowClient.start(api, token)
+    const inside = await workflow.send('PATCH', `Customers(${customer})?$select=City`, { City: 'Inside' })
+    expect(inside.status).toBe(200)
+    const seenInside = inside.headers.get('etag')!
+    expect(inside.body['@odata.etag']).toBe(seenInside)
+    // It still matches inside, where the row is as that answer showed it.
+    expect((await workflow.send('PATCH', `Customers(${customer})`, { Name: 'Tagged again' }, { 'If-Match': seenInside })).status).toBe(204)
+    expect((await workflow.abort()).status).toBe(200)
+
+    // Outside, the row takes its next version with other content: the workflow's ETag must not pass for it.
+    const changed = await outside('PATCH', `Customers(${customer})?$select=City`, { City: 'Outside' })
+    expect(changed.headers.get('etag')).not.toBe(seenInside)
+    const blind = await call(`${api}/Customers(${customer})`, { method: 'PATCH', token, body: { City: 'Lost update' }, headers: { 'If-Match': seenInside } })
+    expect(blind.status).toBe(412)
+    expect((await get(`Customers(${customer})?$select=City`)).body.City).toBe('Outside')
+  })
+
+  it('is the ETag of no committed row either, also of one the workflow created; committed, rows take outside versions', async () => {
+    const workflow = await WorkflowClient.start(api, token)
+    const created = await workflow.send('POST', 'Customers?$select=Name', { Name: 'Made inside' })
+    const seenInside = created.headers.get('etag') ?? created.body['@odata.etag']
+    expect((await workflow.commit()).status).toBe(200)
+    const saved = await get(`Customers(${created.body.Guid})?$select=Name`)
+    expect(saved.headers.get('etag')).toBe('W/"1"')
+    expect(seenInside).not.toBe('W/"1"')
+    expect((await call(`${api}/Customers(${created.body.Guid})`, { method: 'PATCH', token, body: { City: 'x' }, headers: { 'If-Match': seenInside } })).status).toBe(412)
+  })
+})
+
 describe('a key the workflow deleted, created again', () => {
   it('is refused with 409 when the request comes, leaving the workflow as it was: its commit would have lost the new entity', async () => {
     const data = await saveSalesData(api, token, 6)
