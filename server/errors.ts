@@ -19,6 +19,8 @@ export const STATUS_OF_CODE = {
   InvalidParameter: 400,
   RoleCycle: 400,
   WorkflowLimitExceeded: 400,
+  /** A plugin's method declined the call for a reason of the business (its refuse()): the message is the plugin's. */
+  MethodRefused: 400,
   Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
@@ -204,6 +206,19 @@ export const PluginError = {
   timedOut: (what: string, ms: number) =>
     new ServiceError('PluginFailed', `The plugin's ${what} did not finish within ApiOptions:PluginTimeoutSeconds (${ms / 1000} s); the request was undone.`),
   fault: (what: string, problem: string) => new ServiceError('PluginFailed', `The plugin's ${what} ${problem}.`),
+}
+
+/**
+ * What a plugin's method answers the client on purpose (rules/method-context.ts). A refusal is
+ * the business declining the call as sent, on the data as it is: a 400 like a failed
+ * validation (which also judges state: "A closed order cannot be changed"), not a 409, which
+ * here means the data changed under the request or a key is taken, and tells a client that
+ * trying again may succeed.
+ */
+export const MethodError = {
+  refused: (message: string, target?: string) => new ServiceError('MethodRefused', message, { target }),
+  /** A read method (function) changed, created or deleted an entity. */
+  readOnly: () => new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.'),
 }
 
 /** Retry-After of a lost or refused database connection: long enough for a restart or failover to begin. */

@@ -91,6 +91,45 @@ export interface ComputedRule {
 
 export type MethodKind = 'read' | 'modify'
 
+/**
+ * What a method gets besides its parameters: an instance method receives the entity, then
+ * its parameters and this context in one object; a static one its parameters, then this.
+ *
+ * ### Examples
+ * ```ts
+ * Lend: method.modify('Lends the book to a reader', { params: { reader: p.text().required() }, returns: p.reference('Loan') },
+ *   (book, { reader, create, refuse }) => {
+ *     if (!book.Available) refuse(`${book.Name} is not available`)
+ *     book.Available = false
+ *     return create('Loan', { Book: book, Reader: reader })
+ *   }),
+ * ```
+ */
+export interface MethodContext {
+  readonly find: FindFunction
+  readonly now: Date
+  /** Today's date as YYYY-MM-DD (UTC). */
+  readonly today: string
+  /** The caller; absent when no user calls (the CLI). */
+  readonly user?: { readonly guid: string; readonly username: string }
+  /**
+   * Declines the call: the client gets 400 MethodRefused with `message` (and `target`, a
+   * parameter or property it concerns), and nothing the call changed is saved. Never returns.
+   */
+  readonly refuse: (message: string, target?: string) => never
+  /**
+   * A new entity of the named type with these values (references as an entity or its Guid),
+   * saved with the call's other changes once the rules (defaults, corrections, computed
+   * values, validations) have run on it. Its Guid is generated. Modify methods only.
+   */
+  readonly create: (entity: string, values?: Record<string, unknown>) => EntityData
+  /**
+   * Deletes an entity the method found or created, as DELETE does: what references it with
+   * onDelete 'cascade' goes too, 'setNull' is cleared, 'restrict' refuses the call. Modify methods only.
+   */
+  readonly remove: (entity: EntityData) => void
+}
+
 export interface MethodDecl {
   readonly kind: MethodKind
   readonly description: string
@@ -98,7 +137,8 @@ export interface MethodDecl {
   readonly params: Readonly<Record<string, PropertyDecl & { readonly default?: unknown }>>
   /** undefined: the method returns nothing. */
   readonly returns?: PropertyDecl
-  readonly run: (input: any, context: any) => unknown | Promise<unknown>
+  /** Static: (parameters, context); instance: (entity, { ...parameters, ...context }). */
+  readonly run: (input: any, context: MethodContext & Record<string, any>) => unknown | Promise<unknown>
 }
 
 export interface EntityDecl {

@@ -1,7 +1,7 @@
 // Database exceptions, mapped once: callers see a meaning (conflict, unavailable), never an
 // SQL error text. Works on pg's errors, by SQLSTATE.
 
-import { QueryError, RequestError, ServiceError } from '../errors.ts'
+import { MethodError, QueryError, RequestError, ServiceError } from '../errors.ts'
 
 export function translateDatabaseError(thrown: unknown): ServiceError | undefined {
   const error = thrown as { code?: string; detail?: string; constraint?: string; table?: string; message?: string }
@@ -47,7 +47,7 @@ export function translateDatabaseError(thrown: unknown): ServiceError | undefine
   }
   // A read method (or any read-only session) tried to write.
   if (error?.code === '25006') {
-    return new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
+    return MethodError.readOnly()
   }
   // statement_timeout (ApiOptions:QueryTimeoutSeconds). A cancel for another reason (the
   // client left, an administrator) is the service's doing too: unavailable, not a client error.

@@ -11,7 +11,7 @@
 // know whether they run inside one.
 
 import { setTimeout as delay } from 'node:timers/promises'
-import { RequestError, ServiceError } from '../errors.ts'
+import { MethodError, RequestError } from '../errors.ts'
 import { businessRules } from '../rules/apply-rules.ts'
 import type { WritePlan } from '../writes/write-plan.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
@@ -214,6 +214,6 @@ export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOpt
 export async function readOnly<T>(unit: UnitOfWork, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
   const result = await work(unit)
   const changed = unit.entries().some((entry) => entry.state === 'new' || entry.removed || (entry.state === 'loaded' && unit.changes(entry).length > 0))
-  if (changed) throw new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.')
+  if (changed) throw MethodError.readOnly()
   return result
 }

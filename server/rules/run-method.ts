@@ -1,7 +1,8 @@
 // Runs a plugin method on a unit of work: on the view of the entity it is bound to, or on its
-// own for a static one, with the context rules get (find, now, today) and the caller. What it
-// changes is the unit's to flush; entities it returns leave as their keys, to be read through
-// the query pipeline, and a primitive as its declared type's value (a Date as its literal).
+// own for a static one, with its context (method-context.ts: find, now, today, the caller,
+// refuse, create, remove). What it changes, creates and deletes is the unit's to flush;
+// entities it returns leave as their keys, to be read through the query pipeline, and a
+// primitive as its declared type's value (a Date as its literal).
 
 import { PluginError, RequestError } from '../errors.ts'
 import type { PropertyDecl } from '../model/declarations.ts'
@@ -9,7 +10,7 @@ import type { EntityModel } from '../model/model.ts'
 import { KEY } from '../model/model.ts'
 import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, entryOf } from './entity-view.ts'
-import { findViews } from './find.ts'
+import { methodContext, type RemoveWithCascades } from './method-context.ts'
 import { awaitPlugin, pluginValue } from './plugin-call.ts'
 
 export interface MethodCall {
@@ -20,24 +21,24 @@ export interface MethodCall {
   readonly user?: { readonly guid: string; readonly username: string }
 }
 
-export async function runMethod(unit: UnitOfWork, call: MethodCall): Promise<unknown> {
+export async function runMethod(unit: UnitOfWork, call: MethodCall, removeWithCascades: RemoveWithCascades): Promise<unknown> {
   const { entity, key, params } = call
   const method = entity.methods.get(call.method)
   if (!method) throw RequestError.notFound(`${entity.setName} has no method '${call.method}'.`)
   const views = new ViewScope(unit)
-  const now = unit.now
-  const context = {
-    find: (type: string, where?: Record<string, unknown>) => findViews(unit, views, type, where),
-    now,
-    today: now.toISOString().slice(0, 10),
-    user: call.user,
-  }
   const what = `method ${entity.name}.${call.method}`
+  const { context, settle } = methodContext({ unit, views, what, method, user: call.user }, removeWithCascades)
   const limits = unit.pluginLimits
-  if (!key) return resultOf(what, method.returns, await awaitPlugin(what, () => method.run({ ...params }, context), limits))
-  const [record] = await unit.load([{ entity, key }])
-  if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
-  return resultOf(what, method.returns, await awaitPlugin(what, () => method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits))
+  let result: unknown
+  if (!key) {
+    result = await awaitPlugin(what, () => method.run({ ...params }, context), limits)
+  } else {
+    const [record] = await unit.load([{ entity, key }])
+    if (record.state !== 'loaded' || record.removed) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
+    result = await awaitPlugin(what, () => method.run(views.view(record), { ...context, params: { ...params }, ...params }), limits)
+  }
+  await settle()
+  return resultOf(what, method.returns, result)
 }
 
 /**

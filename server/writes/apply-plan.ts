@@ -50,12 +50,12 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
       return record.key
     }
     case 'delete':
-      await removeWithCascades(unit, await loadForChange(unit, entity, operation.key, operation, undefined), actor)
+      await removeWithCascades(unit, await loadForChange(unit, entity, operation.key, operation, undefined), actor.demand)
       return undefined
     case 'call':
       // The entity a bound method changes is loaded as any changed entity is, its ETag checked.
       if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation, [])
-      return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user })
+      return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user }, (entry) => removeWithCascades(unit, entry, coveredByExecute))
   }
 }
 
@@ -114,9 +114,10 @@ interface Preconditions {
 /**
  * Removes an entity and, first, what its references' onDelete asks for: cascade removes
  * the members, setNull clears their reference (restrict is checked by the rules on flush).
- * Members are loaded so the rules see them go (a parent's totals, for instance).
+ * Members are loaded so the rules see them go (a parent's totals, for instance). `demand`
+ * checks the caller may delete or change each member reached.
  */
-async function removeWithCascades(unit: UnitOfWork, record: Entry, actor: PlanActor): Promise<void> {
+async function removeWithCascades(unit: UnitOfWork, record: Entry, demand: PlanActor['demand']): Promise<void> {
   for (const property of record.entity.properties.values()) {
     if (property.kind !== 'collection') continue
     const inverse = property.inverse
@@ -125,16 +126,24 @@ async function removeWithCascades(unit: UnitOfWork, record: Entry, actor: PlanAc
     for (const member of await unit.find(property.target, { [inverse.name]: record.key })) {
       // Which members a delete reaches only the data says, so these are checked as they are found.
       if (inverse.onDelete === 'cascade') {
-        actor.demand(property.target, 'delete', `Deleting ${property.target.setName} by cascade from ${record.entity.setName}`)
-        await removeWithCascades(unit, member, actor)
+        demand(property.target, 'delete', `Deleting ${property.target.setName} by cascade from ${record.entity.setName}`)
+        await removeWithCascades(unit, member, demand)
       } else {
-        actor.demand(property.target, 'update', `Clearing ${property.target.setName}.${inverse.name} of a deleted ${record.entity.name}`)
+        demand(property.target, 'update', `Clearing ${property.target.setName}.${inverse.name} of a deleted ${record.entity.name}`)
         member.values[inverse.name] = null
       }
     }
   }
   unit.remove(record)
 }
+
+/**
+ * What a method's deletes reach needs no permission of its own, as its changes need none:
+ * execute:<Method> covers what the method does, the method being the business's rule for it
+ * (a CloseOrders responsibility closes orders without update on Order). What a method grants
+ * through roles is still checked (PlanActor.authorizeGrants, on the whole unit).
+ */
+const coveredByExecute: PlanActor['demand'] = () => {}
 
 function entityNamed(unit: UnitOfWork, name: string): EntityModel {
   const entity = unit.model.entities.get(name)
