@@ -7,10 +7,10 @@
 
 import type { Permission } from '../model/declarations.ts'
 import type { EntityModel, Model } from '../model/model.ts'
-import { RequestError } from '../errors.ts'
+import { RequestError, ServiceError } from '../errors.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { runMethod } from '../rules/run-method.ts'
-import { WRITE_PLAN_FORMAT, type CreateOperation, type PlanResult, type WriteOperation, type WritePlan } from './write-plan.ts'
+import { WRITE_PLAN_FORMAT, type CallOperation, type CreateOperation, type PlanResult, type WriteOperation, type WritePlan } from './write-plan.ts'
 
 /** Who applies the plan: what the data may still require of them, and who they are to a method. */
 export interface PlanActor {
@@ -55,6 +55,7 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
     case 'call':
       // The entity a bound method changes is loaded as any changed entity is, its ETag checked.
       if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation, [])
+      await requireNamedEntities(unit, entity, operation)
       return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user }, (entry) => removeWithCascades(unit, entry, coveredByExecute))
   }
 }
@@ -90,6 +91,29 @@ async function requireEntity(unit: UnitOfWork, wanted: { readonly entity: string
   const entity = entityNamed(unit, wanted.entity)
   const [entry] = await unit.load([{ entity, key: wanted.key }])
   if ((entry.state !== 'loaded' && entry.state !== 'new') || entry.removed) throw RequestError.notFound(`${entity.setName}(${wanted.key}) does not exist.`)
+}
+
+/**
+ * The entities a method's p.reference and p.many parameters name must exist (they may be new
+ * in this unit: created earlier in the change set or workflow), all loaded in one statement.
+ * The binder could only check the Guids' form; a method must not meet a Guid of nothing.
+ */
+async function requireNamedEntities(unit: UnitOfWork, entity: EntityModel, operation: CallOperation): Promise<void> {
+  const params = Object.entries(entity.methods.get(operation.method)?.params ?? {})
+  const named: { readonly parameter: string; readonly target: EntityModel; readonly key: string }[] = []
+  for (const [parameter, decl] of params) {
+    const value = operation.params[parameter]
+    if (decl.kind === 'scalar' || value === null || value === undefined) continue
+    const target = entityNamed(unit, decl.target)
+    for (const key of Array.isArray(value) ? value : [value]) named.push({ parameter, target, key: String(key) })
+  }
+  if (named.length === 0) return
+  const entries = await unit.load(named.map(({ target, key }) => ({ entity: target, key })))
+  const missing = named.findIndex((_, i) => (entries[i].state !== 'loaded' && entries[i].state !== 'new') || entries[i].removed)
+  if (missing < 0) return
+  const { parameter, target, key } = named[missing]
+  const publicName = unit.publicName(parameter)
+  throw new ServiceError('InvalidParameter', `The parameter '${publicName}' names no ${target.name} with the Guid ${key}.`, { target: publicName })
 }
 
 /** The entity to change, with what its change will recompute (the flush hook says what), its ETag checked. */

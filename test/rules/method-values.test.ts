@@ -4,6 +4,7 @@
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { WorkflowClient } from '../workflows/helpers.ts'
 
 let server: TestServer
 let token: string
@@ -167,11 +168,13 @@ describe('context URLs of values', () => {
 
 describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', () => {
   let items: string[]
+  let crate: string
   const pick = (body: unknown) => call(`${server.api}/Crates/Pick`, { method: 'POST', token, body })
 
   beforeAll(async () => {
     items = []
     for (const Name of ['one', 'two']) items.push((await call(`${server.api}/Items`, { method: 'POST', token, body: { Name } })).body.Guid)
+    crate = (await call(`${server.api}/Crates`, { method: 'POST', token, body: { Code: 'C1' } })).body.Guid
   })
 
   it('takes an entity with its key, a reference, an @odata.bind or the bare Guid, and gives the method the Guid', async () => {
@@ -202,6 +205,33 @@ describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', 
     }
     const missing = await pick({ many: [] })
     expect(missing.body.error).toMatchObject({ code: 'MissingParameter', target: 'target' })
+  })
+
+  it('refuses a Guid of no entity, naming the parameter, before the method runs', async () => {
+    const nobody = '0190c000-0000-7000-8000-000000000001'
+    for (const [body, target] of [
+      [{ target: nobody }, 'target'],
+      [{ target: { '@odata.id': `Items(${nobody})` } }, 'target'],
+      [{ target: items[0], many: [items[1], nobody] }, 'many'],
+      // An entity of another type is no Item, though it exists.
+      [{ target: items[0], many: [crate] }, 'many'],
+    ] as const) {
+      const response = await pick(body)
+      expect(response.status, `${JSON.stringify(body)}: ${response.text}`).toBe(400)
+      expect(response.body.error, JSON.stringify(body)).toEqual({ code: 'InvalidParameter', target, message: `The parameter '${target}' names no Item with the Guid ${target === 'target' ? nobody : body.many?.at(-1)}.` })
+    }
+    const seen = await call(`${server.api}/Crates/Seen(target=${nobody})`, { token })
+    expect(seen.status, seen.text).toBe(400)
+    expect(seen.body.error).toMatchObject({ code: 'InvalidParameter', target: 'target' })
+  })
+
+  it('takes an entity a workflow created before, which exists for the workflow only', async () => {
+    const workflow = await WorkflowClient.start(server.api, token)
+    const created = (await workflow.send('POST', 'Items', { Name: 'pending' })).body.Guid
+    const picked = await workflow.send('POST', 'Crates/Pick', { target: created })
+    expect(picked.status, picked.text).toBe(200)
+    expect((await pick({ target: created })).body.error).toMatchObject({ code: 'InvalidParameter', target: 'target' })
+    expect((await workflow.abort()).status).toBe(200)
   })
 
   it("takes a function's entity parameter as a Guid, or as JSON in the query string or an alias", async () => {
