@@ -53,10 +53,16 @@ export const WorkflowError = {
         'Create it under a new key, or commit the workflow first.',
       { target: label },
     ),
-  /** A stored request fails when replayed: a permission its user lost since and validation stay what they are, anything else is a conflict. */
+  /**
+   * A stored request fails when replayed: a permission its user lost since, validation and a
+   * method's refusal (the business judging today's data, as validation does) stay what they
+   * are; anything else is a conflict.
+   */
   noLongerApplies: (request: RequestRef, error: ServiceError) =>
     error.code === 'Forbidden'
       ? new ServiceError('Forbidden', `${capitalised(describe(request))} is no longer allowed: ${error.message}`)
+      : error.code === 'MethodRefused'
+      ? new ServiceError('MethodRefused', `${capitalised(describe(request))} is now refused: ${error.message}`, { target: error.target })
       : error.code === 'ValidationFailed'
       ? new ServiceError('ValidationFailed', `${capitalised(describe(request))} now fails validation: ${error.message}`, {
           details: error.details,

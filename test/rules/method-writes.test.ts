@@ -40,7 +40,7 @@ describe('a method that refuses', () => {
     const books = await count('Books')
     const refused = await as('Books/Donate', 'POST', { name: 'Too Many', copies: 20 })
     expect(refused.status, refused.text).toBe(400)
-    expect(refused.body.error).toEqual({ code: 'MethodRefused', message: 'The shelves hold 8 books; 20 more do not fit', target: 'copies' })
+    expect(refused.body.error).toEqual({ code: 'MethodRefused', message: 'The library keeps 4 copies of Too Many; 20 more would make 20', target: 'copies' })
     expect(await count('Books')).toBe(books)
   })
 
@@ -78,6 +78,19 @@ describe('a method that refuses', () => {
     expect((await workflow.get(`Books(${key})/Loans/$count`)).body).toBe(1)
     expect((await workflow.commit()).status).toBe(200)
     expect(await read(`Books(${key})/Loans/$count`)).toBe(1)
+  })
+
+  it('at a workflow\'s commit, on data changed since, answers 400 and leaves the workflow open', async () => {
+    const workflow = await WorkflowClient.start(server.api, token)
+    expect((await workflow.send('POST', 'Books/Donate', { name: 'Popular', copies: 2 })).status).toBe(200)
+    expect((await as('Books/Donate', 'POST', { name: 'Popular', copies: 3 })).status).toBe(200)
+    const refused = await workflow.commit()
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.body.error).toMatchObject({ code: 'MethodRefused', target: 'copies' })
+    expect(refused.body.error.message).toContain('The library keeps 4 copies of Popular; 2 more would make 5')
+    expect((await workflow.get("Books?$filter=Name eq 'Popular'&$count=true")).body['@odata.count']).toBe(5)
+    expect((await workflow.abort()).status).toBe(200)
+    expect(await read("Books/$count?$filter=Name eq 'Popular'")).toBe(3)
   })
 })
 

@@ -3,8 +3,8 @@
 // catalogue by deleting it (its loans cascade, its reviews restrict).
 import { entity, method, p, plugin } from 'entityctl/plugin'
 
-/** How many books the shelves hold: a donation past it is refused. */
-const SHELF_SPACE = 8
+/** How many copies of a book the library keeps: a donation past it is refused. */
+const COPIES_KEPT = 4
 
 const Book = entity('Book', {
   properties: {
@@ -36,7 +36,8 @@ const Book = entity('Book', {
         const added = []
         for (let copy = 0; copy < copies; copy++) added.push(create('Book', { Name: name }))
         // Counted once they are added: find sees what this call created.
-        if ((await find('Book')).length > SHELF_SPACE) refuse(`The shelves hold ${SHELF_SPACE} books; ${copies} more do not fit`, 'copies')
+        const kept = (await find('Book', { Name: name })).length
+        if (kept > COPIES_KEPT) refuse(`The library keeps ${COPIES_KEPT} copies of ${name}; ${copies} more would make ${kept}`, 'copies')
         return added
       },
     ),
