@@ -4,7 +4,8 @@
 // responsibility to a role they hold, or hang a role under one they hold; and one who may
 // change Users could disable or demote the administrators. So, as a PAT uses only what its
 // owner holds, such a caller may only grant responsibilities they hold themselves, and may not
-// change or delete a full-access user, nor give one a role. Which role a write grants, and what that role gives
+// grant full access (not even through a plugin's method), change or delete a full-access user,
+// nor give one a role. Which role a write grants, and what that role gives
 // through the tree, only the data says: this runs on the unit of work once a plan is applied,
 // before its flush, judging the tree as the unit leaves it (committed rows, then the unit's
 // changes over them), so a $batch change set or a workflow that builds a role and grants it in
@@ -19,7 +20,13 @@ export async function checkGrants(unit: UnitOfWork, access: AccessContext): Prom
   if (access.fullAccess) return
   const changed = unit.entries().filter((entry) => SYSTEM.has(entry.entity.name) && (entry.removed ? entry.state === 'loaded' : unit.changes(entry).length > 0))
   for (const user of changed) {
-    if (user.entity.name !== 'User' || user.original?.HasFullAccess !== true) continue
+    if (user.entity.name !== 'User') continue
+    // The request's own values are checked when it is bound (authorize.ts authorizeGrants); a
+    // method's, which only the data shows, here.
+    if (!user.removed && user.values.HasFullAccess === true && user.original?.HasFullAccess !== true) {
+      throw AuthError.forbidden('Setting User.HasFullAccess to true needs full access, which you do not have.')
+    }
+    if (user.original?.HasFullAccess !== true) continue
     const verb = user.removed ? 'Deleting' : 'Changing'
     throw AuthError.forbidden(`${verb} user '${String(user.original.Username)}', who has full access, needs full access, which you do not have.`)
   }

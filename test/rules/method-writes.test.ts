@@ -179,6 +179,14 @@ describe('what a method\'s writes need', () => {
     expect((await as(`Loans(${lent.body.Guid})`, 'GET', undefined, admin)).status).toBe(404)
   })
 
+  it('no grant of full access the caller does not hold, as for any write: 403, nothing saved', async () => {
+    const lender = await server.token(server.tenants[0], 'lender', 'lender-password-1')
+    const refused = await as('Books/Entrust', 'POST', { username: 'lender' }, lender)
+    expect(refused.status, refused.text).toBe(403)
+    expect(refused.body.error.message).toBe('Setting User.HasFullAccess to true needs full access, which you do not have.')
+    expect((await read("Users?$filter=Username eq 'lender'&$select=HasFullAccess")).value[0].HasFullAccess).toBe(false)
+  })
+
   it('a read method cannot create or delete: 403, nothing saved', async () => {
     const books = await count('Books')
     const sneaked = await as('Books/Sneak()')

@@ -49,6 +49,13 @@ const Book = entity('Book', {
       { static: true, params: { name: p.text() }, returns: p.many('Book') },
       ({ name }, { find, refuse }) => (name ? find('Book', { Name: name }) : refuse('Give a name to look for', 'name')),
     ),
+    Entrust: method.modify(
+      'Gives a reader full access: what the plugin may do, its caller may grant only with full access',
+      { static: true, params: { username: p.text().required() } },
+      async ({ username }, { find }) => {
+        for (const user of await find('User', { Username: username })) user.HasFullAccess = true
+      },
+    ),
     Sneak: method.read('A read method that creates a book', { static: true }, (_params, { create }) => {
       create('Book', { Name: 'Sneaked' })
     }),
@@ -86,6 +93,6 @@ const Review = entity('Review', {
 export default plugin({
   entities: [Book, Loan, Review],
   responsibilities: {
-    Lending: { description: 'Lend books, and nothing else', permissions: { Book: ['read', 'execute:Lend', 'execute:Withdraw', 'execute:Donate'], Loan: ['read'] } },
+    Lending: { description: 'Lend books, and nothing else', permissions: { Book: ['read', 'execute:Lend', 'execute:Withdraw', 'execute:Donate', 'execute:Entrust'], Loan: ['read'] } },
   },
 })
