@@ -51,8 +51,9 @@ export function methodContext(scope: MethodScope, removeWithCascades: RemoveWith
     },
     create: (type, values = {}) => createEntity(scope, writing(`create('${type}')`), type, values),
     remove: (view) => {
+      const doing = writing('remove')
       const entry = view && typeof view === 'object' ? entryOf(view) : undefined
-      if (!entry) throw PluginError.fault(writing('remove'), `removed ${JSON.stringify(view)?.slice(0, 60)}: remove takes an entity the method was given, found or created`)
+      if (!entry) throw PluginError.fault(doing, `removed ${JSON.stringify(view)?.slice(0, 60)}: remove takes an entity the method was given, found or created`)
       if (entry.removed) return
       unit.remove(entry)
       removed.push(entry)
