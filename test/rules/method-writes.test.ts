@@ -162,6 +162,15 @@ describe('a method that deletes', () => {
   })
 })
 
+describe('a plugin\'s mistakes in its method', () => {
+  it('find of an entity no plugin declares is the plugin\'s fault, named, not the client\'s', async () => {
+    const response = await as('Books/Misfind()')
+    expect(response.status, response.text).toBe(500)
+    expect(response.body.error.code).toBe('PluginFailed')
+    expect(response.body.error.message).toContain("The plugin's method Book.Misfind failed: Error: find('Bok') names no entity; did you mean 'Book'?")
+  })
+})
+
 describe('what a method\'s writes need', () => {
   it('the execute permission alone, as for its changes: the method is the business\'s rule for them', async () => {
     const admin = token

@@ -56,6 +56,9 @@ const Book = entity('Book', {
         for (const user of await find('User', { Username: username })) user.HasFullAccess = true
       },
     ),
+    Misfind: method.read('Finds an entity type no plugin declares', { static: true, returns: p.integer() }, async (_params, { find }) =>
+      (await find('Bok')).length,
+    ),
     Sneak: method.read('A read method that creates a book', { static: true }, (_params, { create }) => {
       create('Book', { Name: 'Sneaked' })
     }),
