@@ -359,7 +359,9 @@ function odataRoutes(model: Model): Route[] {
 function methodCall(model: Model, entity: EntityModel, name: string, method: MethodDecl) {
   const params = Object.fromEntries(Object.entries(method.params).map(([param, decl]) => [param, sample(decl)]))
   const returned: Need[] = method.returns && method.returns.kind !== 'scalar' ? [{ entity: model.entities.get(method.returns.target)!, permission: 'read' }] : []
-  const needs: Need[] = [{ entity, permission: `execute:${name}` }, ...returned]
+  // An entity a parameter names needs read on its type, as a path reaching it would.
+  const named: Need[] = Object.values(method.params).flatMap((decl) => (decl.kind === 'scalar' ? [] : [{ entity: model.entities.get(decl.target)!, permission: 'read' as const }]))
+  const needs: Need[] = [{ entity, permission: `execute:${name}` }, ...named, ...returned]
   if (method.kind !== 'read') return { method: 'POST', query: '', body: async () => params, needs }
   const query = new URLSearchParams(params as Record<string, string>).toString()
   return { method: 'GET', query: query ? `?${query}` : '', body: undefined, needs }

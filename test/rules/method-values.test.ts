@@ -3,14 +3,16 @@
 
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { cli, tokens } from '../auth/helpers.ts'
+import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { WorkflowClient } from '../workflows/helpers.ts'
 
 let server: TestServer
 let token: string
+const PICKER = { username: 'picker', password: 'picker-password-1' }
 
 beforeAll(async () => {
-  server = await startTestServer({ pluginsDir: fileURLToPath(new URL('./method-plugins', import.meta.url)) })
+  server = await startTestServer({ pluginsDir: fileURLToPath(new URL('./method-plugins', import.meta.url)), users: [ADMIN, PICKER] })
   token = await server.token()
 })
 afterAll(async () => server?.stop())
@@ -223,6 +225,35 @@ describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', 
     const seen = await call(`${server.api}/Crates/Seen(target=${nobody})`, { token })
     expect(seen.status, seen.text).toBe(400)
     expect(seen.body.error).toMatchObject({ code: 'InvalidParameter', target: 'target' })
+  })
+
+  it('needs read on the entity type a parameter names, decided before whether the entity exists', async () => {
+    const t = server.tenants[0]
+    const run = async (...args: string[]) => expect((await cli(server.configPath, ...args, '--tenant', t)).code, args.join(' ')).toBe(0)
+    await run('role', 'add', 'Pickers')
+    await run('role', 'grant', 'Pickers', 'PickItems')
+    await run('user', 'grant-role', '--username', PICKER.username, '--role', 'Pickers')
+    const picker = (await tokens(server, PICKER.username, PICKER.password)).accessToken
+    const nobody = '0190c000-0000-7000-8000-000000000001'
+    const asPicker = (body: unknown) => call(`${server.api}/Crates/Pick`, { method: 'POST', token: picker, body })
+    // An item that exists and one that does not get the same answer: nothing is revealed.
+    for (const [body, parameter] of [[{ target: items[0] }, 'target'], [{ target: nobody }, 'target'], [{ target: items[0], many: [nobody] }, 'target']] as const) {
+      const response = await asPicker(body)
+      expect(response.status, `${JSON.stringify(body)}: ${response.text}`).toBe(403)
+      expect(response.body.error.message).toBe(`Naming Items in the parameter '${parameter}' of Crates/Pick needs the read permission on Item, which your responsibilities do not grant.`)
+    }
+    for (const url of [`Crates/Seen(target=${items[0]})`, `Crates/Seen(target=${nobody})`]) {
+      const response = await call(`${server.api}/${url}`, { token: picker })
+      expect(response.status, `${url}: ${response.text}`).toBe(403)
+    }
+    // A parameter left null names nothing, and needs nothing.
+    expect((await call(`${server.api}/Crates/Seen(target=null)`, { token: picker })).status).toBe(200)
+    await run('role', 'grant', 'Pickers', 'ReadItems')
+    const allowed = (await tokens(server, PICKER.username, PICKER.password)).accessToken
+    const picked = await call(`${server.api}/Crates/Pick`, { method: 'POST', token: allowed, body: { target: items[0], many: [items[1]] } })
+    expect(picked.status, picked.text).toBe(200)
+    const missing = await call(`${server.api}/Crates/Pick`, { method: 'POST', token: allowed, body: { target: nobody } })
+    expect(missing.body.error).toMatchObject({ code: 'InvalidParameter', target: 'target' })
   })
 
   it('takes an entity a workflow created before, which exists for the workflow only', async () => {

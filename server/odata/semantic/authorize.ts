@@ -8,7 +8,9 @@
 //   a create        create on the entity, and on every entity nested in the body (deep insert);
 //                   update on every existing entity it binds into a collection (it changes its parent);
 //   an update       update; a delete: delete;
-//   a method        execute:<name>, and for an entity result what reading that result needs;
+//   a method        execute:<name>; read on the entity type of each entity a parameter names
+//                   (p.reference, p.many: naming an entity is reaching it, and whether it
+//                   exists is answered only after); for an entity result what reading it needs;
 //   a write's reply what its $expand reaches (the written entity itself is shown to its writer);
 //   a workflow's commit what each stored plan's writes need, again, with the access of then;
 //   granting full access (User.HasFullAccess) full access, whatever else the caller holds;
@@ -61,7 +63,14 @@ export type AuthorizationRequest =
   | { readonly kind: 'create'; readonly entity: EntityModel; readonly nested: NestedWrites; readonly reply: BoundEntityRead }
   | { readonly kind: 'update'; readonly entity: EntityModel; readonly reply: BoundEntityRead }
   | { readonly kind: 'delete'; readonly entity: EntityModel }
-  | { readonly kind: 'execute'; readonly entity: EntityModel; readonly method: string; readonly result?: BoundRead }
+  | { readonly kind: 'execute'; readonly entity: EntityModel; readonly method: string; readonly named: readonly NamedByParameter[]; readonly result?: BoundRead }
+
+/** An entity type a method's parameter names one or more entities of (a p.reference or p.many given a value). */
+export interface NamedByParameter {
+  /** The parameter's public name. */
+  readonly parameter: string
+  readonly entity: EntityModel
+}
 
 /** Allows the request, or throws 403 naming the first permission it needs and the caller lacks. */
 export function authorize(access: AccessContext | undefined, request: AuthorizationRequest): void {
@@ -110,6 +119,7 @@ export function needsOf(request: AuthorizationRequest): Need[] {
       break
     case 'execute':
       need(request.entity, `execute:${request.method}`, `Calling ${request.entity.setName}/${request.method}`)
+      for (const { parameter, entity } of request.named) need(entity, 'read', `Naming ${entity.setName} in the parameter '${parameter}' of ${request.entity.setName}/${request.method}`)
       if (request.result) readNeeds(request.result, need)
       break
     default:
