@@ -51,6 +51,8 @@ interface MutableEntity extends EntityModel {
 export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: readonly LoadedPlugin[] = []): Model {
   const entities = new Map<string, MutableEntity>()
   const sets = new Map<string, EntityModel>()
+  // The router takes a path's first segment case-insensitively: two names differing only in case are one.
+  const setsByLowerCase = new Map<string, { readonly name: string; readonly entity: EntityModel }>()
   const pending: { entity: MutableEntity; name: string; decl: PropertyDecl }[] = []
 
   for (const { source, decl } of [...systemEntities, ...plugins]) {
@@ -68,7 +70,14 @@ export function buildModel(plugins: readonly LoadedPlugin[], systemEntities: rea
         if (other && other !== entity) {
           throw new PluginError(source, entity.name, `entity set name '${setName}' is already used by ${other.name}`)
         }
+        const same = setsByLowerCase.get(setName.toLowerCase())
+        if (same && same.entity !== entity) {
+          const what = setName === entity.setName ? 'entity set name' : 'alias'
+          const theirs = same.name === same.entity.setName ? 'the entity set' : 'an alias'
+          throw new PluginError(source, entity.name, `the ${what} '${setName}' differs only in case from '${same.name}', ${theirs} of ${same.entity.name}, and paths are matched case-insensitively; choose another`)
+        }
         sets.set(setName, entity)
+        setsByLowerCase.set(setName.toLowerCase(), { name: setName, entity })
       }
       for (const [name, propertyDecl] of Object.entries(entityDecl.properties)) {
         pending.push({ entity, name, decl: propertyDecl as PropertyDecl })

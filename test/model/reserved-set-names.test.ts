@@ -72,3 +72,42 @@ describe('entity set names the fixed routes take', () => {
     })
   })
 })
+
+describe('entity set names and aliases that differ only in case', () => {
+  it.each([
+    [{ aliases: ['users'] }, "Note: the alias 'users' differs only in case from 'Users', the entity set of User"],
+    [{ setName: 'USERS', aliases: [] }, "Note: the entity set name 'USERS' differs only in case from 'Users', the entity set of User"],
+    [{ aliases: ['ROLE'] }, "Note: the alias 'ROLE' differs only in case from 'Role', an alias of Role"],
+  ])('are refused beside a system set %j, as the router would take one for the other', (names, message) => {
+    expect(build(entity('Note', { ...names, properties: { Text: p.text() } }))).toThrow(`plugins/shop.ts: ${message}`)
+  })
+
+  it('are refused between two plugin entities, naming both names', () => {
+    expect(build(entity('Note', { properties: {} }), entity('Memo', { aliases: ['NOTES'], properties: {} }))).toThrow(
+      "plugins/shop.ts: Memo: the alias 'NOTES' differs only in case from 'Notes', the entity set of Note",
+    )
+  })
+
+  it('are reported with the file and the line of the entity', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'entityctl-set-case-'))
+    try {
+      writeFileSync(join(folder, 'people.ts'), [
+        "import { entity, p, plugin } from 'entityctl/plugin'",
+        '',
+        'export default plugin({ entities: [',
+        "  entity('Person', { aliases: ['users'], properties: { Name: p.text() } }),",
+        '] })',
+        '',
+      ].join('\n'))
+      const error = await loadModel(folder).then(() => undefined, (error: unknown) => error)
+      expect(error).toBeInstanceOf(PluginError)
+      expect((error as PluginError).summary).toMatch(new RegExp(`^${join(folder, 'people.ts').replace(/[^\w]/g, '\\$&')}:4:3: Person: the alias 'users' differs only in case from 'Users'`))
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
+  it('are taken for one entity, which reaches its set by either', () => {
+    expect(build(entity('Note', { aliases: ['notes', 'Note'], properties: {} }))).not.toThrow()
+  })
+})
