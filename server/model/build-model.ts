@@ -357,6 +357,7 @@ function checkResponsibility(
   // The name becomes a row of every tenant's Responsibility table (system-entities.ts), whose
   // rules would otherwise refuse it at each start's sync, and is granted by name on the CLI.
   if (name.trim() === '') throw new PluginError(source, `responsibility ${JSON.stringify(name)}`, 'a responsibility name may not be empty or blank')
+  if (name.trim() !== name) throw new PluginError(source, `responsibility ${JSON.stringify(name)}`, 'a responsibility name may not begin or end with a space (`role grant` trims what it is given)')
   if (hasControlCharacter(name)) throw new PluginError(source, `responsibility ${JSON.stringify(name)}`, noControlCharacters('a responsibility name'))
   if (name.length > MAX_RESPONSIBILITY_NAME) throw new PluginError(source, `responsibility ${name.slice(0, 40)}…`, `a responsibility name may have at most ${MAX_RESPONSIBILITY_NAME} characters`)
   for (const [entityName, permissions] of Object.entries(responsibility.permissions ?? {})) {

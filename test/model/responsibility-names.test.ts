@@ -24,6 +24,11 @@ describe('declared responsibility names', () => {
     expect(build(name)).toThrow(`plugins/notes.ts: responsibility ${JSON.stringify(name)}: a responsibility name may not be empty or blank`)
   })
 
+  it.each([' ReadNotes', 'ReadNotes ', '  Read notes  ', '\u00a0ReadNotes'])('refuses %j, with spaces around it that `role grant` would trim, naming the plugin', (name) => {
+    expect(build(name)).toThrow(PluginError)
+    expect(build(name)).toThrow(`plugins/notes.ts: responsibility ${JSON.stringify(name)}: a responsibility name may not begin or end with a space (\`role grant\` trims what it is given)`)
+  })
+
   it('refuses a name longer than 100 characters', () => {
     expect(build('R'.repeat(101))).toThrow('a responsibility name may have at most 100 characters')
     expect(build('R'.repeat(100))).not.toThrow()
