@@ -40,7 +40,10 @@ export async function checkRestrictedDeletes(unit: UnitOfWork, removed: Readonly
       if (property.kind !== 'collection' || property.inverse.onDelete !== 'restrict') continue
       const blocking = await unit.find(property.target, { [property.inverse.name]: entry.key })
       if (blocking.length > 0) {
-        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${property.target.setName} (${unit.publicName(property.name)}), which keep it from being deleted; delete or move them first.`)
+        // Named as the client navigates to them (Customers(k)/Orders); the set too when that name does not say it.
+        const navigation = unit.publicName(property.name)
+        const what = navigation.toLowerCase() === property.target.setName.toLowerCase() ? navigation : `${navigation} (${property.target.setName})`
+        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${what}, which keep it from being deleted; delete or move them first.`)
       }
     }
   }

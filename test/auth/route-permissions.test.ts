@@ -517,7 +517,7 @@ describe('a principal lacking a permission', () => {
   it('learns, deleting a customer it may delete, that orders keep it, not how many: it may not count orders', async () => {
     const refused = await send(credentials.customersPat, 'DELETE', `Customers(${keys.Customers})`)
     expect(refused.status, refused.text).toBe(409)
-    expect(refused.body.error.message).toBe(`Customer ${keys.Customers} still has Orders (Orders), which keep it from being deleted; delete or move them first.`)
+    expect(refused.body.error.message).toBe(`Customer ${keys.Customers} still has Orders, which keep it from being deleted; delete or move them first.`)
   })
 
   it('gets 403 inside a workflow too, whose requests take the same routes', async () => {

@@ -135,7 +135,7 @@ describe('lower camel case', () => {
     const customer = O[0].Customer.Guid
     const restricted = await call(`${server.server.api}/Customers(${customer})`, { method: 'DELETE', token: server.token })
     expect(restricted.status, restricted.text).toBe(409)
-    expect(restricted.body.error.message).toBe(`Customer ${customer} still has Orders (orders), which keep it from being deleted; delete or move them first.`)
+    expect(restricted.body.error.message).toBe(`Customer ${customer} still has orders, which keep it from being deleted; delete or move them first.`)
   })
 
   it('names the parent of a role in lower camel case when it would make a cycle', async () => {
