@@ -7,7 +7,7 @@ import { closestName, QueryError } from '../../errors.ts'
 import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
-import type { BoundAggregateRef, BoundExpression, BoundLiteral, BoundProperty, BoundReferenceKey, Range, ValueType } from './bound.ts'
+import { EDM_TYPE_OF, type BoundAggregateRef, type BoundExpression, type BoundLiteral, type BoundProperty, type BoundReferenceKey, type Range, type ValueType } from './bound.ts'
 import { resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import { bindPattern } from './bind-pattern.ts'
@@ -281,7 +281,7 @@ export function coerceLiteral(literal: BoundExpression, type: ValueType, option:
   if (literal.kind !== 'literal') throw QueryError.invalid(`In ${option}, only literal values are allowed in this list.`)
   if (literal.type === 'null' || literal.type === type) return literal
   const value = literal.value
-  const fail = () => QueryError.invalid(`In ${option}, ${JSON.stringify(value)} is not a valid ${type} value.`)
+  const fail = () => QueryError.invalid(`In ${option}, ${JSON.stringify(value)} is not a valid ${EDM_TYPE_OF[type] ?? type} value.`)
   switch (type) {
     case 'decimal':
     case 'double':

@@ -11,6 +11,21 @@ export type ValueType =
   | 'string' | 'int' | 'decimal' | 'double' | 'boolean' | 'date' | 'dateTimeOffset'
   | 'timeOfDay' | 'guid' | 'duration' | 'null'
 
+/** The Edm type of each value type, as $metadata and messages to clients name it (null has none). */
+export const EDM_TYPE_OF: Readonly<Record<ValueType, string | undefined>> = {
+  string: 'Edm.String',
+  int: 'Edm.Int32',
+  decimal: 'Edm.Decimal',
+  double: 'Edm.Double',
+  boolean: 'Edm.Boolean',
+  date: 'Edm.Date',
+  dateTimeOffset: 'Edm.DateTimeOffset',
+  timeOfDay: 'Edm.TimeOfDay',
+  guid: 'Edm.Guid',
+  duration: 'Edm.Duration',
+  null: undefined,
+}
+
 /**
  * Where a path starts: the entity being read (`$it`), or the range variable of a lambda.
  * Each range has an id that the compiler maps to a table alias.

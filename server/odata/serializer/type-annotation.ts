@@ -6,7 +6,7 @@
 // accept it), others qualified: `#entityctl.OrderStatus`.
 //   ('Edm.Decimal') → '#Decimal'    ('Edm.String') → undefined    ('entityctl.OrderStatus') → '#entityctl.OrderStatus'
 
-import type { ValueType } from '../semantic/bound.ts'
+import { EDM_TYPE_OF, type ValueType } from '../semantic/bound.ts'
 
 const TOLD_BY_JSON = new Set(['Edm.String', 'Edm.Boolean', 'Edm.Double'])
 
@@ -15,22 +15,8 @@ export function typeAnnotation(qualifiedType: string): string | undefined {
   return `#${qualifiedType.startsWith('Edm.') ? qualifiedType.slice(4) : qualifiedType}`
 }
 
-const EDM_OF: Readonly<Record<ValueType, string | undefined>> = {
-  string: 'Edm.String',
-  int: 'Edm.Int32',
-  decimal: 'Edm.Decimal',
-  double: 'Edm.Double',
-  boolean: 'Edm.Boolean',
-  date: 'Edm.Date',
-  dateTimeOffset: 'Edm.DateTimeOffset',
-  timeOfDay: 'Edm.TimeOfDay',
-  guid: 'Edm.Guid',
-  duration: 'Edm.Duration',
-  null: undefined,
-}
-
 /** The annotation of a value an expression computes ($compute): its type is the expression's. */
 export function valueTypeAnnotation(type: ValueType): string | undefined {
-  const edm = EDM_OF[type]
+  const edm = EDM_TYPE_OF[type]
   return edm && typeAnnotation(edm)
 }
