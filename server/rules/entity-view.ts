@@ -10,6 +10,7 @@ import { GUID_PATTERN } from '../persistence/guid.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { pluginValue } from './plugin-call.ts'
 import { toRuleValue } from './values.ts'
+import { jsonExcerpt } from './json-excerpt.ts'
 
 const ENTRY = Symbol('entry')
 
@@ -96,7 +97,7 @@ function referenceKey(what: string, target: EntityModel, value: unknown): string
     throw PluginError.fault(what, `set an entity of ${related.entity.name}, but the reference is to ${target.name}`)
   }
   if (typeof value === 'string' && GUID_PATTERN.test(value)) return value.toLowerCase()
-  throw PluginError.fault(what, `set ${JSON.stringify(value)?.slice(0, 60)}: a reference takes a ${target.name}, its Guid or null`)
+  throw PluginError.fault(what, `set ${jsonExcerpt(value)}: a reference takes a ${target.name}, its Guid or null`)
 }
 
 /** The entry behind a view. */

@@ -15,6 +15,7 @@ import { KEY } from '../model/model.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { entryOf, type EntityView, type ViewScope } from './entity-view.ts'
 import { findViews } from './find.ts'
+import { jsonExcerpt } from './json-excerpt.ts'
 
 /** What deleting an entity takes besides marking it: its references' onDelete (writes/apply-plan.ts). */
 export type RemoveWithCascades = (entry: Entry) => Promise<void>
@@ -53,7 +54,7 @@ export function methodContext(scope: MethodScope, removeWithCascades: RemoveWith
     remove: (view) => {
       const doing = writing('remove')
       const entry = view && typeof view === 'object' ? entryOf(view) : undefined
-      if (!entry) throw PluginError.fault(doing, `removed ${JSON.stringify(view)?.slice(0, 60)}: remove takes an entity the method was given, found or created`)
+      if (!entry) throw PluginError.fault(doing, `removed ${jsonExcerpt(view)}: remove takes an entity the method was given, found or created`)
       if (entry.removed) return
       unit.remove(entry)
       removed.push(entry)

@@ -12,6 +12,7 @@ import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { ViewScope, entryOf } from './entity-view.ts'
 import { methodContext, type RemoveWithCascades } from './method-context.ts'
 import { awaitPlugin, pluginValue } from './plugin-call.ts'
+import { jsonExcerpt } from './json-excerpt.ts'
 
 export interface MethodCall {
   readonly entity: EntityModel
@@ -55,11 +56,11 @@ function resultOf(what: string, returns: PropertyDecl | undefined, result: unkno
     // An object that only names a key ({ Guid }) is read as one of the target, as before.
     const named = !entry && item && typeof item === 'object' ? (item as Record<string, unknown>)[KEY] : undefined
     if (typeof named === 'string') return { [KEY]: named }
-    const given = entry ? `an entity of ${entry.entity.name}` : JSON.stringify(item)?.slice(0, 60)
+    const given = entry ? `an entity of ${entry.entity.name}` : jsonExcerpt(item)
     throw PluginError.fault(what, `returned ${given}, but declares returns: ${declared(returns)}`)
   }
   if (returns.kind === 'reference') return result === null || result === undefined ? null : keyOf(result)
-  if (!Array.isArray(result)) throw PluginError.fault(what, `returned ${JSON.stringify(result)?.slice(0, 60)}, but declares returns: ${declared(returns)}`)
+  if (!Array.isArray(result)) throw PluginError.fault(what, `returned ${jsonExcerpt(result)}, but declares returns: ${declared(returns)}`)
   return result.map(keyOf)
 }
 

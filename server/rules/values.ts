@@ -4,6 +4,7 @@
 
 import type { ScalarProperty } from '../model/model.ts'
 import { GUID_PATTERN } from '../persistence/guid.ts'
+import { jsonExcerpt } from './json-excerpt.ts'
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,12})?)?$/
@@ -82,7 +83,7 @@ export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>
 function described(value: unknown): string {
   if (Number.isNaN(value)) return 'NaN'
   if (typeof value === 'number' && !Number.isFinite(value)) return 'a number out of range (beyond ±1.8e308)'
-  return String(JSON.stringify(value)?.slice(0, 60))
+  return jsonExcerpt(value)
 }
 
 function isRealDate(year: number, month: number, day: number): boolean {

@@ -140,6 +140,10 @@ describe('a wrong value from plugin code', () => {
     const entity = await call(`${api}/Depts(${dept.Guid})/WrongEntity()`, { token })
     expect(entity.status).toBe(500)
     expect(entity.body.error).toMatchObject(failure('method Dept.WrongEntity', "returned an entity of Employee, but declares returns: p.reference\\('Dept'\\)"))
+    // A long value is shortened where a JSON member ends, marked with an ellipsis, not cut mid-word.
+    const list = await call(`${api}/Depts(${dept.Guid})/WrongList()`, { token })
+    expect(list.status).toBe(500)
+    expect(list.body.error.message).toContain(`returned {"Name":"Research and development","Code":"RND",…, but declares returns: p.many('Dept')`)
   })
 
   it('is a 500 naming the computed rule, not a 400 blaming the client', async () => {

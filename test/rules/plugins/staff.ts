@@ -21,6 +21,7 @@ const Dept = entity('Dept', {
     Fails: method.read('Throws', { returns: p.integer() }, () => levelOf('method bug')),
     WrongNumber: method.read('Answers a text for a number', { returns: p.integer() }, () => 'not a number'),
     WrongEntity: method.read('Answers an employee for a department', { returns: p.reference('Dept') }, async (dept, { find }) => (await find('Employee', { Dept: dept.Guid }))[0]),
+    WrongList: method.read('Answers one long object for a collection', { returns: p.many('Dept') }, () => ({ Name: 'Research and development', Code: 'RND', Note: 'more than a message shows' })),
   },
 })
 
