@@ -183,8 +183,11 @@ export function defaultDatabase(tenant: string): string {
 }
 
 /** The key that signs and verifies access tokens, as bytes: base64url, at least 32 of them. */
+/** A shell command that prints a new signing key with the Node that runs entityctl, as install.sh makes one: nothing else to install. */
+const MAKE_SIGNING_KEY = `node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`
+
 export function jwtSigningKey(jwt: Config['JWT']): Uint8Array {
-  if (!jwt.SigningKey) throw new ConfigError('JWT:SigningKey', 'is required to serve: at least 32 random bytes, base64url encoded (install.sh generates one)')
+  if (!jwt.SigningKey) throw new ConfigError('JWT:SigningKey', `is required to serve: at least 32 random bytes, base64url encoded; make one with ${MAKE_SIGNING_KEY} (install.sh writes one into the config it creates)`)
   const key = Buffer.from(jwt.SigningKey, 'base64url')
   if (key.length < 32) throw new ConfigError('JWT:SigningKey', `must be at least 32 bytes, base64url encoded, not ${key.length}`)
   return key

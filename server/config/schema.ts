@@ -85,7 +85,7 @@ export const SECTIONS = {
     RefreshTokenExpirationDays: { type: 'number', default: 14, min: 0.001, max: 3650, doc: 'Refresh token lifetime.' },
     SigningKey: {
       type: 'secret',
-      doc: 'HMAC key that signs access tokens: at least 32 random bytes, base64url. install.sh generates one. A running server follows a new one written in its config file; replaced, the tokens it signed are refused unless it is kept in PreviousSigningKeys (Operating entityctl: "Rotating the JWT signing key").',
+      doc: "HMAC key that signs access tokens: at least 32 random bytes, base64url. install.sh generates one; make one yourself with `node -e \"console.log(require('crypto').randomBytes(32).toString('base64url'))\"`. A running server follows a new one written in its config file; replaced, the tokens it signed are refused unless it is kept in PreviousSigningKeys (Operating entityctl: \"Rotating the JWT signing key\").",
     },
     PreviousSigningKeys: {
       type: 'secret',

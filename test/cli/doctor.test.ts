@@ -115,7 +115,7 @@ describe('config check', { timeout: SLOW }, () => {
       entityctl(config, 'serve', '--port', '0', '--json'),
       entityctl(garbage, 'user', 'list', '--tenant', 'acme', '--json'),
     ])
-    const missingKey = 'Configuration JWT:SigningKey: is required to serve: at least 32 random bytes, base64url encoded (install.sh generates one)'
+    const missingKey = `Configuration JWT:SigningKey: is required to serve: at least 32 random bytes, base64url encoded; make one with node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))" (install.sh writes one into the config it creates)`
     expect([check.code, check.json().error.problems]).toEqual([2, [missingKey]])
     expect([serve.code, serve.json().error]).toEqual([2, { code: 'ConfigError', message: missingKey }])
     expect([doctor.code, doctor.json().healthy]).toEqual([1, false])

@@ -1,6 +1,7 @@
 // The config file and its environment overrides (issue 2, item 3): defaults, double
 // underscore nesting, and a bad value stopping the start with the key named.
 
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -98,6 +99,19 @@ describe('loadConfig', () => {
     const unsigned = file({})
     expect(loadConfig(unsigned, {}).JWT.SigningKey).toBeUndefined()
     expect(() => loadConfig(unsigned, {}, { serving: true })).toThrow('Configuration JWT:SigningKey: is required to serve')
+    // The message says how to make a key, with the Node that runs entityctl, and the key it makes serves.
+    const message = (() => {
+      try {
+        loadConfig(unsigned, {}, { serving: true })
+      } catch (error) {
+        return (error as Error).message
+      }
+      return ''
+    })()
+    const script = /node -e "([^"]+)"/.exec(message)?.[1]
+    expect(script, message).toBeDefined()
+    const made = execFileSync(process.execPath, ['-e', script!], { encoding: 'utf8' }).trim()
+    expect(loadConfig(file({ JWT: { SigningKey: made } }), {}, { serving: true }).Tenants.size).toBe(0)
     expect(() => loadConfig(file({ JWT: { SigningKey: 'abc' } }), {}, { serving: true })).toThrow('Configuration JWT:SigningKey: must be at least 32 bytes, base64url encoded, not 2')
     expect(loadConfig(file({ JWT: { SigningKey: Buffer.alloc(32, 1).toString('base64url') } }), {}, { serving: true }).Tenants.size).toBe(0)
     const problems = (() => {
