@@ -34,9 +34,27 @@ export function printable(text: string): string {
   })
 }
 
+/**
+ * A name (or any stored text) as a table, list or tree shows it, on one line: as it is, or, with
+ * a control character (one stored before names were checked, or by SQL), as a JSON string with
+ * every control escaped, `"Red\u001b[31m"`, as quotedName (server/model/control-characters.ts)
+ * repeats it in messages: the terminal does not run it, nor does a line break forge a row.
+ * --json needs none of this: JSON escapes it already.
+ */
+export function shownName(text: string): string {
+  if (!/\p{Cc}/u.test(text)) return text
+  return JSON.stringify(text).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/** Names listed in one cell, each shown on its own: `Sales, "Red\u001b[31m"`. */
+export function shownNames(names: readonly string[]): string {
+  return names.map(shownName).join(', ')
+}
+
+/** Rows as aligned columns; every cell shown as shownName shows a name, so no stored text reaches the terminal raw. */
 export function table(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
   if (rows.length === 0) return '(none)'
-  const text = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))
+  const text = (v: unknown) => shownName(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => text(r[c]).length)))
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()
   return [line([...columns]), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => text(r[c]))))].join('\n')

@@ -3,7 +3,7 @@ import { issuePat, listPats, patRequestByNames, regeneratePat, revokePat, type P
 import { announceAccessChange } from '../../server/auth/access-listener.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
 import { withAdminContext } from '../context.ts'
-import { printResult, table } from '../output.ts'
+import { printResult, shownNames, table } from '../output.ts'
 import { ask } from '../prompts.ts'
 import { CliError, usageError } from '../cli-error.ts'
 import { adminCall, nonEmpty, tenantOf } from './shared.ts'
@@ -70,7 +70,7 @@ export async function list(options: PatOptions, command: Command): Promise<void>
     const items = await described(db, await listPats(db, userGuid))
     printResult(options, items, () =>
       table(
-        items.map((i) => ({ ...i, scope: i.isFullAccessFallback ? 'full access (fallback)' : i.responsibilities.join(', '), lastUsedAt: i.lastUsedAt ?? 'never' })),
+        items.map((i) => ({ ...i, scope: i.isFullAccessFallback ? 'full access (fallback)' : shownNames(i.responsibilities), lastUsedAt: i.lastUsedAt ?? 'never' })),
         ['id', 'name', 'owner', 'status', 'scope', 'expiresAt', 'lastUsedAt'],
       ),
     )

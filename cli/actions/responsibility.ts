@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { syncResponsibilities, type SyncReport } from '../../server/auth/responsibility-sync.ts'
 import { announceAccessChange } from '../../server/auth/access-listener.ts'
 import { withAdminContext } from '../context.ts'
-import { printResult, table } from '../output.ts'
+import { printResult, shownNames, table } from '../output.ts'
 import { CliError } from '../cli-error.ts'
 import { tenantOf } from './shared.ts'
 import { quotedName } from '../../server/model/control-characters.ts'
@@ -23,7 +23,7 @@ export async function list(options: { tenant?: string; json?: boolean }, command
         items.map((i) => ({
           ...i,
           permissions: Object.entries(i.permissions as Record<string, string[]>).map(([e, p]) => `${e}: ${p.join(' ')}`).join('; '),
-          roles: i.roles.join(', '),
+          roles: shownNames(i.roles),
         })),
         ['name', 'permissions', 'roles', 'guid'],
       ),
@@ -47,9 +47,9 @@ export async function sync(options: { tenant?: string; json?: boolean }, command
 
 function describe(report: SyncReport & { tenant: string }): string {
   const parts = [
-    report.added.length ? `added ${report.added.join(', ')}` : '',
-    report.changed.length ? `changed ${report.changed.join(', ')}` : '',
-    report.removed.length ? `removed ${report.removed.join(', ')}` : '',
+    report.added.length ? `added ${shownNames(report.added)}` : '',
+    report.changed.length ? `changed ${shownNames(report.changed)}` : '',
+    report.removed.length ? `removed ${shownNames(report.removed)}` : '',
     ...report.removedFromRoles.map((r) => `role ${quotedName(r.role)} lost ${quotedName(r.responsibility)}`),
   ].filter(Boolean)
   return `${report.tenant}: ${parts.length ? parts.join('; ') : 'up to date'}`

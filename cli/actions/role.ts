@@ -3,7 +3,7 @@ import { addRole, grantResponsibility, listRoles, removeRole, revokeResponsibili
 import { loadRoleTree, publicRoleTree, type RoleNode } from '../../server/auth/role-tree.ts'
 import { namingPolicy } from '../../server/model/naming.ts'
 import { withAdminContext } from '../context.ts'
-import { printResult, table } from '../output.ts'
+import { printResult, shownName, shownNames, table } from '../output.ts'
 import { usageError } from '../cli-error.ts'
 import { adminCall, tenantOf } from './shared.ts'
 import { quotedName } from '../../server/model/control-characters.ts'
@@ -60,7 +60,7 @@ export async function list(options: RoleOptions, command: Command): Promise<void
   await withAdminContext(command, async (context) => {
     const roles = await listRoles(await context.tenant(tenant))
     printResult(options, roles, () =>
-      table(roles.map((r: RoleSummary) => ({ ...r, responsibilities: r.responsibilities.join(', ') })), ['name', 'parent', 'responsibilities', 'users']),
+      table(roles.map((r: RoleSummary) => ({ ...r, responsibilities: shownNames(r.responsibilities) })), ['name', 'parent', 'responsibilities', 'users']),
     )
   })
 }
@@ -81,7 +81,7 @@ export async function tree(options: RoleOptions, command: Command): Promise<void
  * └─ Managers
  */
 function drawTree(roots: readonly RoleNode[]): string {
-  return roots.map((root) => [root.name, ...(root.children.length ? [drawChildren(root.children, '')] : [])].join('\n')).join('\n')
+  return roots.map((root) => [shownName(root.name), ...(root.children.length ? [drawChildren(root.children, '')] : [])].join('\n')).join('\n')
 }
 
 function drawChildren(nodes: readonly RoleNode[], prefix: string): string {
@@ -89,7 +89,7 @@ function drawChildren(nodes: readonly RoleNode[], prefix: string): string {
     .map((node, i) => {
       const last = i === nodes.length - 1
       const below = node.children.length > 0 ? `\n${drawChildren(node.children, prefix + (last ? '   ' : '│  '))}` : ''
-      return `${prefix}${last ? '└─ ' : '├─ '}${node.name}${below}`
+      return `${prefix}${last ? '└─ ' : '├─ '}${shownName(node.name)}${below}`
     })
     .join('\n')
 }

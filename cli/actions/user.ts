@@ -3,7 +3,7 @@ import { addUser, listUsers, setPassword } from '../../server/auth/user-admin.ts
 import { checkPasswordStrength } from '../../server/auth/passwords.ts'
 import { grantRole as grantUserRole, revokeRole as revokeUserRole, setUserFlag } from '../../server/auth/role-admin.ts'
 import { withAdminContext } from '../context.ts'
-import { printResult, table } from '../output.ts'
+import { printResult, shownNames, table } from '../output.ts'
 import { ask, askNewPassword } from '../prompts.ts'
 import { usageError } from '../cli-error.ts'
 import { adminCall, nonEmpty, tenantOf } from './shared.ts'
@@ -31,7 +31,7 @@ export async function list(options: UserOptions, command: Command): Promise<void
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const users = await listUsers(await context.tenant(tenant))
-    printResult(options, users, () => table(users.map((u) => ({ ...u, roles: u.roles.join(', ') })), ['username', 'hasFullAccess', 'disabled', 'roles', 'guid']))
+    printResult(options, users, () => table(users.map((u) => ({ ...u, roles: shownNames(u.roles) })), ['username', 'hasFullAccess', 'disabled', 'roles', 'guid']))
   })
 }
 

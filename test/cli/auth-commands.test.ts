@@ -245,6 +245,40 @@ describe('names typed with control characters', { timeout: SLOW }, () => {
     await refused(['user', 'full-access', 'o\u001bn', '--tenant', t, '--username', 'clerk'], `full-access takes 'on' or 'off', not "o\\u001bn".`)
   })
 
+  it('are shown escaped in the lists and the tree when stored, and as they are in --json', async () => {
+    await ok('role', 'add', 'StoredParent', '--tenant', t)
+    await ok('role', 'add', 'Stored', '--tenant', t, '--parent', 'StoredParent')
+    await ok('role', 'grant', 'Stored', 'ReadNotes', '--tenant', t)
+    await ok('user', 'add', '--tenant', t, '--username', 'stored-user', '--password', 'stored-password-1')
+    await ok('user', 'grant-role', '--tenant', t, '--username', 'stored-user', '--role', 'Stored')
+    await ok('user', 'grant-role', '--tenant', t, '--username', 'stored-user', '--role', 'StoredParent')
+    await ok('pat', 'issue', '--tenant', t, '--user', 'stored-user', '--name', 'stored-pat', '--days', '5', '--responsibility', 'ReadNotes')
+    // Names stored before the rule (or by SQL): the CLI must not hand their controls to the terminal.
+    const [role, user, pat] = ['Red\u001b[31mRole', 'bell\u0007user', 'pat\r\nforged']
+    const pool = tenantPool(server)
+    try {
+      await pool.query(`update "Role" set "Name" = $1 where "Name" = 'Stored'`, [role])
+      await pool.query(`update "User" set "Username" = $1 where "Username" = 'stored-user'`, [user])
+      await pool.query(`update "_Pat" set "Name" = $1 where "Name" = 'stored-pat'`, [pat])
+    } finally {
+      await pool.end()
+    }
+    const escaped = { role: '"Red\\u001b[31mRole"', user: '"bell\\u0007user"', pat: '"pat\\r\\nforged"' }
+    const roles = await ok('role', 'list', '--tenant', t)
+    const tree = await ok('role', 'tree', '--tenant', t)
+    const users = await ok('user', 'list', '--tenant', t)
+    const pats = await ok('pat', 'list', '--tenant', t)
+    const responsibilities = await ok('responsibility', 'list', '--tenant', t)
+    for (const [output, names] of [[roles, [escaped.role]], [tree, [`StoredParent\n└─ ${escaped.role}`]], [users, [escaped.user, escaped.role]], [pats, [escaped.pat, escaped.user]], [responsibilities, [escaped.role]]] as const) {
+      printable(output.stdout)
+      for (const name of names) expect(output.stdout).toContain(name)
+    }
+    // Each name of a list in one cell on its own: the comma between them stays a separator.
+    expect([`${escaped.role}, StoredParent`, `StoredParent, ${escaped.role}`].some((cell) => users.stdout.includes(cell)), users.stdout).toBe(true)
+    expect((await ok('role', 'list', '--tenant', t, '--json')).json().map((r: { name: string }) => r.name)).toContain(role)
+    expect((await ok('pat', 'list', '--tenant', t, '--json')).json().map((p: { name: string }) => p.name)).toContain(pat)
+  })
+
   it('are escaped in the usage errors of the command line itself', async () => {
     const result = await run('role', 'grnt\u001b[31m')
     expect(result.code).toBe(2)
