@@ -5,7 +5,7 @@
 
 import { QueryError } from '../../errors.ts'
 import type { ApplyTransformationSyntax } from '../parser/syntax.ts'
-import type { BoundAggregateRef, BoundAggregation, BoundExpression, BoundApplyStage, BoundGroupKey, Range, ValueType } from './bound.ts'
+import { aType, type BoundAggregateRef, type BoundAggregation, type BoundExpression, type BoundApplyStage, type BoundGroupKey, type Range, type ValueType } from './bound.ts'
 import type { BindContext } from './bind-context.ts'
 import { bindExpression, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindOrderby, bindSearch } from './bind-read.ts'
@@ -64,7 +64,7 @@ export function bindApply(context: BindContext, range: Range, transformations: r
               : aggregation.method === 'average' ? 'decimal'
               : (expression?.type ?? 'decimal')
             if (expression && ['sum', 'average'].includes(aggregation.method) && !['int', 'decimal', 'double'].includes(expression.type)) {
-              throw QueryError.invalid(`$apply: ${aggregation.method} needs a number, not a ${expression.type}.`)
+              throw QueryError.invalid(`$apply: ${aggregation.method} needs a number, not ${aType(expression.type)}.`)
             }
             aggregations.push({ alias: aggregation.alias, method: aggregation.method, expression, type })
           }

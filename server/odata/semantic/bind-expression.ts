@@ -7,7 +7,7 @@ import { closestName, QueryError } from '../../errors.ts'
 import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
 import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
-import { EDM_TYPE_OF, type BoundAggregateRef, type BoundExpression, type BoundLiteral, type BoundProperty, type BoundReferenceKey, type Range, type ValueType } from './bound.ts'
+import { aType, EDM_TYPE_OF, type BoundAggregateRef, type BoundExpression, type BoundLiteral, type BoundProperty, type BoundReferenceKey, type Range, type ValueType } from './bound.ts'
 import { resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import { bindPattern } from './bind-pattern.ts'
@@ -64,7 +64,7 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
         expectType(operand, 'boolean', 'not', scope.option)
         return { kind: 'not', operand, type: 'boolean' }
       }
-      if (!NUMERIC.has(operand.type)) throw QueryError.invalid(`In ${scope.option}, '-' needs a number, not a ${operand.type}.`)
+      if (!NUMERIC.has(operand.type)) throw QueryError.invalid(`In ${scope.option}, '-' needs a number, not ${aType(operand.type)}.`)
       return { kind: 'negate', operand, type: operand.type }
     }
     case 'call':
@@ -105,7 +105,7 @@ function aliasValue(context: BindContext, scope: ExpressionScope, name: string):
 export function bindCondition(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
   const condition = bindExpression(context, scope, syntax)
   if (condition.type !== 'boolean' && condition.type !== 'null') {
-    throw QueryError.invalid(`${scope.option} needs a condition (true or false for each row), not a ${condition.type} value.`, scope.option)
+    throw QueryError.invalid(`${scope.option} needs a condition (true or false for each row), not ${aType(condition.type)} value.`, scope.option)
   }
   return condition
 }
@@ -258,7 +258,7 @@ function bindBinary(op: string, left: BoundExpression, right: BoundExpression, o
   }
   if (ARITHMETIC.has(op)) {
     for (const side of [left, right]) {
-      if (!NUMERIC.has(side.type)) throw QueryError.invalid(`In ${option}, '${op}' needs numbers, not a ${side.type}.`)
+      if (!NUMERIC.has(side.type)) throw QueryError.invalid(`In ${option}, '${op}' needs numbers, not ${aType(side.type)}.`)
     }
     const type: ValueType =
       op === 'divby' ? 'decimal' : left.type === 'double' || right.type === 'double' ? 'double' : left.type === 'decimal' || right.type === 'decimal' ? 'decimal' : 'int'
@@ -274,7 +274,7 @@ function unify(left: BoundExpression, right: BoundExpression, op: string, option
   if (left.type === right.type || left.type === 'null' || right.type === 'null') return [left, right]
   if (NUMERIC.has(left.type) && NUMERIC.has(right.type)) return [left, right]
   if ((left.type === 'date' && right.type === 'dateTimeOffset') || (left.type === 'dateTimeOffset' && right.type === 'date')) return [left, right]
-  throw QueryError.invalid(`In ${option}, '${op}' cannot compare a ${left.type} with a ${right.type}.`)
+  throw QueryError.invalid(`In ${option}, '${op}' cannot compare ${aType(left.type)} with ${aType(right.type)}.`)
 }
 
 export function coerceLiteral(literal: BoundExpression, type: ValueType, option: string): BoundLiteral {
@@ -316,7 +316,7 @@ export function coerceLiteral(literal: BoundExpression, type: ValueType, option:
 
 function expectType(node: BoundExpression, type: ValueType, operator: string, option: string): void {
   if (node.type !== type && node.type !== 'null') {
-    throw QueryError.invalid(`In ${option}, '${operator}' needs a ${type} operand, not a ${node.type}.`)
+    throw QueryError.invalid(`In ${option}, '${operator}' needs ${aType(type)} operand, not ${aType(node.type)}.`)
   }
 }
 
@@ -390,12 +390,12 @@ function bindCall(context: BindContext, scope: ExpressionScope, syntax: CallSynt
     if (bound.type === 'null') return typedNull(expected in GROUPS ? NULL_OF_GROUP[expected as keyof typeof GROUPS] : (expected as ValueType))
     if (expected === 'numeric' || expected === 'dated' || expected === 'timed') {
       if (GROUPS[expected].has(bound.type)) return bound
-      const types = [...GROUPS[expected]].join(' or ')
-      throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${types}, not a ${bound.type}.`)
+      const types = [...GROUPS[expected]].map((type) => EDM_TYPE_OF[type]).join(' or ')
+      throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be an ${types}, not ${aType(bound.type)}.`)
     }
     if (bound.kind === 'literal') return coerceLiteral(bound, expected, scope.option)
     if (bound.type === expected || (expected === 'dateTimeOffset' && bound.type === 'date')) return bound
-    throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be a ${expected}, not a ${bound.type}.`)
+    throw QueryError.invalid(`In ${scope.option}, argument ${i + 1} of ${syntax.name}() must be ${aType(expected as ValueType)}, not ${aType(bound.type)}.`)
   })
   if (syntax.name === 'matchespattern') args[1] = patternOf(args[1], scope.option)
   const type = typeof signature.returns === 'function' ? signature.returns(args) : signature.returns

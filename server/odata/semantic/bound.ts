@@ -26,6 +26,12 @@ export const EDM_TYPE_OF: Readonly<Record<ValueType, string | undefined>> = {
   null: undefined,
 }
 
+/** A value type as messages to clients name it, with its article: `an Edm.Int32`, `null`. */
+export function aType(type: ValueType): string {
+  const edm = EDM_TYPE_OF[type]
+  return edm ? `an ${edm}` : 'null'
+}
+
 /**
  * Where a path starts: the entity being read (`$it`), or the range variable of a lambda.
  * Each range has an id that the compiler maps to a table alias.
