@@ -11,12 +11,14 @@
 //     lone UTF-16 surrogate (which would be stored as U+FFFD, silently changing the data) are
 //     400 naming where they are, before anything reaches SQL;
 //   - bytes that are no UTF-8 (a Latin-1 "ü", whatever the charset says: JSON is UTF-8, RFC 8259)
-//     are 400: the decoder would put U+FFFD in their place, silently changing the data;
+//     are 400, sent plain or compressed: the decoder would put U+FFFD in their place, silently
+//     changing the data;
 //   - a body nested deeper than MAX_BODY_DEPTH is 400: JSON.parse reads any depth without
 //     recursion, but the stages after it (binding, rules, JSON.stringify) recurse, and a few
 //     thousand levels in a 10 KB body would overflow their stack.
 
 import { isUtf8 } from 'node:buffer'
+import { brotliDecompressSync, unzipSync } from 'node:zlib'
 import type { Context, Middleware, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
 import type { ApiState } from './api-state.ts'
@@ -30,9 +32,9 @@ export function readJsonBody(parse: Middleware): Middleware<ApiState> {
     // Content codings are case-insensitive (RFC 9110 8.4.1); koa-body's inflation is not.
     const encoding = ctx.req.headers['content-encoding']
     if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase()
-    // The bytes as they come (koa-body decodes them as it reads), to check they are UTF-8; a
-    // compressed body is inflated inside koa-body, out of reach.
-    const bytes = !encoding && ctx.is('json') ? chunksOf(ctx.req) : undefined
+    // The bytes as they come, to check they are UTF-8: koa-body inflates and decodes them as it
+    // reads, out of reach, putting U+FFFD in place of bytes that are no UTF-8.
+    const chunks = ctx.is('json') ? chunksOf(ctx.req) : undefined
     try {
       await parse(ctx, noop)
     } catch (error) {
@@ -41,7 +43,7 @@ export function readJsonBody(parse: Middleware): Middleware<ApiState> {
       if (!ctx.req.complete) ctx.set('Connection', 'close')
       throw error
     }
-    if (bytes && bytes.length > 0 && !isUtf8(bytes.length === 1 ? bytes[0] : Buffer.concat(bytes))) {
+    if (chunks && chunks.length > 0 && !isUtf8(contentOf(chunks, ctx.req.headers['content-encoding']))) {
       throw RequestError.invalid('The request body is not UTF-8: JSON is sent as UTF-8 (RFC 8259), and bytes that are no UTF-8 would be stored as U+FFFD, changing the text.')
     }
     refuseUnusableBody(ctx.request.body)
@@ -69,6 +71,18 @@ function chunksOf(stream: NodeJS.ReadableStream): Buffer[] {
   const chunks: Buffer[] = []
   stream.on('data', (chunk: Buffer) => chunks.push(chunk))
   return chunks
+}
+
+/**
+ * The body's content: the bytes sent, inflated as koa-body inflated them (the codings `inflation`
+ * takes). A compressed body is inflated a second time here; koa-body has read it whole, so its
+ * content is within ApiOptions:MaxBodyBytes and the stream is known to be sound.
+ */
+function contentOf(chunks: readonly Buffer[], encoding: string | undefined): Buffer {
+  const sent = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+  if (encoding === 'gzip' || encoding === 'deflate') return unzipSync(sent)
+  if (encoding === 'br') return brotliDecompressSync(sent)
+  return sent
 }
 
 /** koa-body's `onError`: what it could not read, as the error the client gets. */

@@ -166,6 +166,25 @@ describe('NUL and other text PostgreSQL cannot hold', () => {
     expect(((await replacement.json()) as { Name: string }).Name).toBe('Z\u00fcrich \ufffd')
   })
 
+  it('checks the bytes a gzip, deflate or br body inflates to, or an identity one, are UTF-8, storing nothing', async () => {
+    const name = `Z\u00fcrich ${Date.now()}`
+    // "ü" in Latin-1 (the single byte 0xFC), no UTF-8: the decoder would store U+FFFD in its place.
+    const latin1 = Buffer.from(JSON.stringify({ Name: name, Country: 'CH' }), 'latin1')
+    const codings = [['gzip', gzipSync(latin1)], ['deflate', deflateSync(latin1)], ['br', brotliCompressSync(latin1)], ['identity', latin1]] as const
+    for (const [encoding, bytes] of codings) {
+      const response = await fetch(`${api}/Customers`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        body: bytes,
+      })
+      expect(response.status, encoding).toBe(400)
+      expect(((await response.json()) as { error: unknown }).error, encoding).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('The request body is not UTF-8') })
+    }
+    const stored = await call(`${api}/Customers?$filter=startswith(Name,'Z')%20and%20endswith(Name,'${name.slice(-13)}')&$count=true`, { token })
+    expect(stored.status).toBe(200)
+    expect(stored.body['@odata.count']).toBe(0)
+  })
+
   it('accepts astral characters (a surrogate pair) in a body', async () => {
     const answer = await call(`${api}/Customers?$select=Name`, { method: 'POST', token, body: { Name: 'Emoji 😀', Country: 'CH' } })
     expect(answer.status).toBe(200)
