@@ -203,6 +203,10 @@ function bodyOf(entity: EntityModel): () => Promise<Record<string, unknown>> {
 function odataRoutes(model: Model): Route[] {
   const list: Route[] = []
   const read = (...entities: EntityModel[]): Need[] => entities.map((entity) => ({ entity, permission: 'read' }))
+  // What a body of BODIES binds (its required references, `Customer@odata.bind`): read on each
+  // type, as a method's parameter naming an entity needs it. `except` is a reference the body leaves out.
+  const binds = (of: EntityModel, except?: string): Need[] =>
+    read(...[...of.properties.values()].flatMap((p) => (p.kind === 'reference' && p.decl.required && p.name !== except ? [p.target] : [])))
   for (const entity of model.entities.values()) {
     const set = entity.setName
     const k = keys[set]
@@ -215,9 +219,9 @@ function odataRoutes(model: Model): Route[] {
       { name: `${set}/$count`, set, method: 'GET', path: () => `${set}/$count`, needs: read(entity) },
       { name: `${set}(k)`, set, method: 'GET', path: () => `${set}(${k})`, needs: read(entity) },
       { name: `${set}/k`, set, method: 'GET', path: () => `${set}/${k}?$select=Title`, needs: read(entity) },
-      { name: `POST ${set}`, set, method: 'POST', path: () => set, body, needs: [{ entity, permission: 'create' }], refused },
-      { name: `PATCH ${set}(k)`, set, method: 'PATCH', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
-      { name: `PUT ${set}(k)`, set, method: 'PUT', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }], refused },
+      { name: `POST ${set}`, set, method: 'POST', path: () => set, body, needs: [{ entity, permission: 'create' }, ...binds(entity)], refused },
+      { name: `PATCH ${set}(k)`, set, method: 'PATCH', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }, ...binds(entity)], refused },
+      { name: `PUT ${set}(k)`, set, method: 'PUT', path: (v) => `${set}(${v})`, body, victim, needs: [{ entity, permission: 'update' }, ...binds(entity)], refused },
       { name: `DELETE ${set}(k)`, set, method: 'DELETE', path: (v) => `${set}(${v})`, victim, needs: [{ entity, permission: 'delete' }], refused },
       { name: `${set}(k)/Title`, set, method: 'GET', path: () => `${set}(${k})/Title`, needs: read(entity) },
       { name: `${set}(k)/Title/$value`, set, method: 'GET', path: () => `${set}(${k})/Title/$value`, needs: read(entity) },
@@ -237,17 +241,18 @@ function odataRoutes(model: Model): Route[] {
         { name: `${set}(k)?$expand=${nav}`, set, method: 'GET', path: () => `${set}(${k})?$expand=${nav}`, needs: both },
         { name: `${set}?$select=${nav}/Title`, set, method: 'GET', path: () => `${set}?$select=${nav}/Title`, needs: both },
         // A write's reply: the written entity is its writer's to see; what it expands is not.
-        { name: `POST ${set}?$expand=${nav}`, set, method: 'POST', path: () => `${set}?$expand=${nav}`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
-        { name: `PATCH ${set}(k)?$expand=${nav}`, set, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...read(target)], refused },
+        { name: `POST ${set}?$expand=${nav}`, set, method: 'POST', path: () => `${set}?$expand=${nav}`, body, needs: [{ entity, permission: 'create' }, ...binds(entity), ...read(target)], refused },
+        { name: `PATCH ${set}(k)?$expand=${nav}`, set, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...binds(entity), ...read(target)], refused },
       )
       // $ref writes: an update of the entity holding the reference, whichever side the path names.
       // What they link is fresh, so no link meets a natural key (a role's responsibility) twice.
       const fresh = async (of: EntityModel) => (of.name === 'Responsibility' ? keys[of.setName] : created(of.setName, await bodyOf(of)()))
       if (navigation.kind === 'reference') {
+        // The link names an existing target: read on it, as a bind does.
         const update: Need[] = [{ entity, permission: 'update' }]
         const link = async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` })
         list.push(
-          { name: `PUT ${set}(k)/${nav}/$ref`, set, method: 'PUT', path: (v) => `${set}(${v})/${nav}/$ref`, body: link, victim, needs: update, refused },
+          { name: `PUT ${set}(k)/${nav}/$ref`, set, method: 'PUT', path: (v) => `${set}(${v})/${nav}/$ref`, body: link, victim, needs: [...update, ...read(target)], refused },
           { name: `DELETE ${set}(k)/${nav}/$ref`, set, method: 'DELETE', path: (v) => `${set}(${v})/${nav}/$ref`, victim, needs: update, refused, granted: navigation.decl.required ? 400 : undefined },
         )
       } else {
@@ -261,7 +266,8 @@ function odataRoutes(model: Model): Route[] {
           return parent
         }
         list.push(
-          { name: `POST ${set}(k)/${nav}/$ref`, set, method: 'POST', path: (v) => `${set}(${v})/${nav}/$ref`, body: async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` }), victim, needs: update },
+          // The member's reference is set to the parent the path names: read on it, as a bind needs.
+          { name: `POST ${set}(k)/${nav}/$ref`, set, method: 'POST', path: (v) => `${set}(${v})/${nav}/$ref`, body: async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` }), victim, needs: [...update, ...read(entity)] },
           {
             name: `DELETE ${set}(k)/${nav}/$ref?$id`,
             set,
@@ -293,13 +299,13 @@ function odataRoutes(model: Model): Route[] {
         }
       }
       if (navigation.kind === 'collection') {
-        // A child created through its parent: what creating the child alone needs, no more.
+        // A child created through its parent: what creating the child alone, bound to the parent, needs; no more.
         const childRefused = target.name === 'Responsibility' ? 405 : undefined
         list.push({ name: `POST ${set}(k)/${nav}`, set, method: 'POST', path: (v) => `${set}(${v})/${nav}`, victim, body: async () => {
           const child = await bodyOf(target)()
           delete child[`${navigation.inverse.name}@odata.bind`]
           return child
-        }, needs: [{ entity: target, permission: 'create' }], refused: childRefused })
+        }, needs: [{ entity: target, permission: 'create' }, ...binds(target)], refused: childRefused })
       }
       if (navigation.kind === 'reference') {
         // Deep insert of the referenced entity instead of binding one.
@@ -315,9 +321,9 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}/$count?$filter=${nav}/Title`, set, method: 'GET', path: () => `${set}/$count?$filter=${nav}/Title ne 'none'`, needs: both },
           { name: `${set}?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}?$compute=${nav}/Title as Related&$select=Related`, needs: both },
           { name: `${set}(k)?$compute=${nav}/Title`, set, method: 'GET', path: () => `${set}(${k})?$compute=${nav}/Title as Related`, needs: both },
-          { name: `POST ${set}?$compute=${nav}/Title`, set, method: 'POST', path: () => `${set}?$compute=${nav}/Title as Related`, body, needs: [{ entity, permission: 'create' }, ...read(target)], refused },
+          { name: `POST ${set}?$compute=${nav}/Title`, set, method: 'POST', path: () => `${set}?$compute=${nav}/Title as Related`, body, needs: [{ entity, permission: 'create' }, ...binds(entity), ...read(target)], refused },
           // Responsibilities come from plugins: not even nested in another entity's body.
-          { name: `POST ${set} with a new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused: refused ?? (target.name === 'Responsibility' ? 405 : undefined) },
+          { name: `POST ${set} with a new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }, ...binds(entity, nav), ...binds(target)], refused: refused ?? (target.name === 'Responsibility' ? 405 : undefined) },
         )
       } else {
         const inverse = navigation.inverse.name
@@ -335,11 +341,11 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$orderby=${nav}/$count`, set, method: 'GET', path: () => `${set}?$orderby=${nav}/$count`, needs: both },
           { name: `${set}?$compute=${nav}/$count`, set, method: 'GET', path: () => `${set}?$compute=${nav}/$count as Related`, needs: both },
           { name: `${set}?$expand=${nav}($filter=…)`, set, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
-          { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }], refused },
+          { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }, ...binds(entity), ...binds(target, inverse)], refused },
           // Binding an existing member moves it to the new parent: a change of the member, as POST …/$ref is.
-          { name: `POST ${set} binding an existing ${nav}`, set, method: 'POST', path: () => set, body: binding, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }], refused },
+          { name: `POST ${set} binding an existing ${nav}`, set, method: 'POST', path: () => set, body: binding, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }, ...binds(entity)], refused },
           // The same bind written as OData 4.01 entity references, {"@id": …}.
-          { name: `POST ${set} binding an existing ${nav} by @id`, set, method: 'POST', path: () => set, body: referencing, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }], refused },
+          { name: `POST ${set} binding an existing ${nav} by @id`, set, method: 'POST', path: () => set, body: referencing, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }, ...binds(entity)], refused },
         )
       }
     }

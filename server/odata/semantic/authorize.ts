@@ -8,6 +8,10 @@
 //   a create        create on the entity, and on every entity nested in the body (deep insert);
 //                   update on every existing entity it binds into a collection (it changes its parent);
 //   an update       update; a delete: delete;
+//   a bind          read on the entity type of each existing entity a create or update points a
+//                   reference at (`Customer@odata.bind`, `CustomerGuid`, {"@id": …}, a $ref link,
+//                   the parent of a create through its collection): naming an entity is reaching
+//                   it, as with a method's parameter, and whether it exists is answered only after;
 //   a method        execute:<name>; read on the entity type of each entity a parameter names
 //                   (p.reference, p.many: naming an entity is reaching it, and whether it
 //                   exists is answered only after); for an entity result what reading it needs;
@@ -148,6 +152,44 @@ export function authorizeGrants(access: AccessContext | undefined, plan: WritePl
 /** The flag that passes every check (system-entities.ts). */
 const FULL_ACCESS = { entity: 'User', property: 'HasFullAccess' }
 
+/**
+ * What a planned write's references need (the header's "a bind"), checked once its body is
+ * bound and before the plan is applied, so a missing and an existing entity get the same 403.
+ */
+export function authorizeBinds(access: AccessContext | undefined, model: Model, plan: WritePlan): void {
+  if (!access) throw AuthError.missingCredentials()
+  if (access.fullAccess) return
+  for (const need of bindNeeds(model, plan)) demand(access, need)
+}
+
+/**
+ * Read on the target of every reference a plan's creates and updates set to an entity (null
+ * names none). A member created in its parent's collection names the new parent: no bind.
+ */
+function bindNeeds(model: Model, plan: WritePlan): Need[] {
+  const needs: Need[] = []
+  const bound = (entityName: string, values: Readonly<Record<string, unknown>>, parentReference?: string) => {
+    const entity = model.entities.get(entityName)
+    for (const [name, value] of Object.entries(values)) {
+      const property = entity?.properties.get(name)
+      if (property?.kind !== 'reference' || value === null || value === undefined || name === parentReference) continue
+      needs.push({ entity: property.target, permission: 'read', by: `Binding ${property.target.setName} to ${entity!.name}.${name}` })
+    }
+  }
+  const create = (operation: CreateOperation, parentReference?: string) => {
+    bound(operation.entity, operation.values, parentReference)
+    for (const nested of operation.nested) {
+      const property = model.entities.get(operation.entity)?.properties.get(nested.property)
+      create(nested.create, property?.kind === 'collection' ? property.inverse.name : undefined)
+    }
+  }
+  for (const operation of plan.operations) {
+    if (operation.kind === 'create') create(operation)
+    else if (operation.kind === 'update') bound(operation.entity, operation.values)
+  }
+  return needs
+}
+
 /** A stored plan applied again (a workflow's commit): what it needs, and no grant of full access past it. */
 export function authorizePlan(access: AccessContext | undefined, model: Model, plan: WritePlan): void {
   if (!access) throw AuthError.missingCredentials()
@@ -194,7 +236,7 @@ export function planNeeds(model: Model, plan: WritePlan): Need[] {
         unknownKind(operation)
     }
   }
-  return needs
+  return [...needs, ...bindNeeds(model, plan)]
 }
 
 type AddNeed = (entity: EntityModel, permission: Permission, by: string) => void

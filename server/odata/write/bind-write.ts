@@ -15,7 +15,7 @@ import { writePlan, type CreateOperation, type WritePlan } from '../../writes/wr
 import { declaredReturnType } from '../metadata/build-csdl.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
-import { authorize, authorizeGrants, type BoundRead, type NamedByParameter } from '../semantic/authorize.ts'
+import { authorize, authorizeBinds, authorizeGrants, type BoundRead, type NamedByParameter } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
 import { bindCollectionRead, bindCompute, bindEntityRead, COLLECTION_OPTIONS, collectionOptionsIn, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
@@ -129,6 +129,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       authorize(access, { kind: 'create', entity, nested, reply: reply.read })
       const created = bindCreateBody(bodyContext(binding), entity, body)
       const plan = writePlan([request.parent ? throughParent(binding, created, request.parent) : created])
+      authorizeBinds(access, binding.model, plan)
       authorizeGrants(access, plan)
       return { plan, reply }
     }
@@ -141,6 +142,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       authorize(access, { kind: 'update', entity, reply: reply.read })
       const values = bindUpdateBody(bodyContext(binding), entity, key, body, mode)
       const plan = writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}), ...(ifNoneMatch ? { ifNoneMatch } : {}) }])
+      authorizeBinds(access, binding.model, plan)
       authorizeGrants(access, plan)
       return { plan, reply }
     }
@@ -243,7 +245,9 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
     ...(exists ? { exists } : {}),
     ...(linkedTo ? { linkedTo } : {}),
   }
-  return { plan: writePlan([update]), reply: { kind: 'none' } }
+  const plan = writePlan([update])
+  authorizeBinds(access, binding.model, plan)
+  return { plan, reply: { kind: 'none' } }
 }
 
 /** A create through a parent's collection: bound to the parent, which must exist when applied. */
