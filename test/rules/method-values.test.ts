@@ -256,6 +256,32 @@ describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', 
     expect(missing.body.error).toMatchObject({ code: 'InvalidParameter', target: 'target' })
   })
 
+  it("needs read on a parameter's entity type again at a workflow's commit: 403 once it is taken away, and the workflow stays open", async () => {
+    const t = server.tenants[0]
+    const run = async (...args: string[]) => expect((await cli(server.configPath, ...args, '--tenant', t)).code, args.join(' ')).toBe(0)
+    await run('role', 'add', 'Committers')
+    await run('role', 'grant', 'Committers', 'PickItems')
+    await run('role', 'add', 'ItemReaders')
+    await run('role', 'grant', 'ItemReaders', 'ReadItems')
+    const committer = { username: 'committer', password: 'committer-password-1' }
+    await run('user', 'add', '--username', committer.username, '--password', committer.password)
+    await run('user', 'grant-role', '--username', committer.username, '--role', 'Committers')
+    await run('user', 'grant-role', '--username', committer.username, '--role', 'ItemReaders')
+    const workflow = await WorkflowClient.start(server.api, (await tokens(server, committer.username, committer.password)).accessToken)
+    try {
+      const picked = await workflow.send('POST', 'Crates/Pick', { target: items[0] })
+      expect(picked.status, picked.text).toBe(200)
+      await run('user', 'revoke-role', '--username', committer.username, '--role', 'ItemReaders')
+      const commit = await workflow.commit()
+      expect(commit.status, commit.text).toBe(403)
+      expect(commit.body.error.message).toContain("Naming Items in the parameter 'target' of Crates/Pick needs the read permission on Item, which your responsibilities do not grant.")
+      // Open still: its next request is served.
+      expect((await workflow.send('GET', 'Crates/Seen(target=null)')).status).toBe(200)
+    } finally {
+      expect((await workflow.abort()).status).toBe(200)
+    }
+  })
+
   it('takes an entity a workflow created before, which exists for the workflow only', async () => {
     const workflow = await WorkflowClient.start(server.api, token)
     const created = (await workflow.send('POST', 'Items', { Name: 'pending' })).body.Guid

@@ -16,7 +16,8 @@
 //                   (p.reference, p.many: naming an entity is reaching it, and whether it
 //                   exists is answered only after); for an entity result what reading it needs;
 //   a write's reply what its $expand reaches (the written entity itself is shown to its writer);
-//   a workflow's commit what each stored plan's writes need, again, with the access of then;
+//   a workflow's commit what each stored plan's writes and modify methods need, again, with the
+//                   access of then;
 //   granting full access (User.HasFullAccess) full access, whatever else the caller holds;
 //   granting roles  only what the caller holds (auth/grant-rules.ts, when the plan is applied:
 //                   only the data says what a role gives).
@@ -27,7 +28,7 @@
 import type { AccessContext } from '../../auth/access-context.ts'
 import { can } from '../../auth/access-context.ts'
 import { AuthError } from '../../errors.ts'
-import type { Permission } from '../../model/declarations.ts'
+import type { MethodDecl, Permission } from '../../model/declarations.ts'
 import type { EntityModel, Model, ReferenceProperty } from '../../model/model.ts'
 import type { CreateOperation, WritePlan } from '../../writes/write-plan.ts'
 import type { BoundApplyStage, BoundCollectionRead, BoundEntityByKey, BoundEntityRead, BoundExpression, BoundOrderby } from './bound.ts'
@@ -71,9 +72,24 @@ export type AuthorizationRequest =
 
 /** An entity type a method's parameter names one or more entities of (a p.reference or p.many given a value). */
 export interface NamedByParameter {
-  /** The parameter's public name. */
+  /** The parameter's name: public in a request, declared in a stored plan. */
   readonly parameter: string
   readonly entity: EntityModel
+}
+
+/**
+ * The entity types a call's p.reference and p.many parameters name entities of (parameters by
+ * declared name): those given a value, as null or an empty list names nothing.
+ */
+export function namedByParameters(model: Model, method: MethodDecl | undefined, params: Readonly<Record<string, unknown>>): NamedByParameter[] {
+  const named: NamedByParameter[] = []
+  for (const [name, decl] of Object.entries(method?.params ?? {})) {
+    const value = params[name]
+    if (decl.kind === 'scalar' || value === null || value === undefined || (Array.isArray(value) && value.length === 0)) continue
+    const entity = model.entities.get(decl.target)
+    if (entity) named.push({ parameter: name, entity })
+  }
+  return named
 }
 
 /** Allows the request, or throws 403 naming the first permission it needs and the caller lacks. */
@@ -201,8 +217,9 @@ export function authorizePlan(access: AccessContext | undefined, model: Model, p
 /**
  * What applying a stored write plan needs, as the request that planned it needed: a workflow's
  * commit writes with the access its caller holds then, which may have lost what allowed a
- * request when it was sent (a role taken away since). Read methods change nothing: the commit
- * does not need them again.
+ * request when it was sent (a role taken away since): a modify method's execute and read on
+ * what its parameters name, and read on what the writes bind. Read methods change nothing: the
+ * commit does not need them again.
  */
 export function planNeeds(model: Model, plan: WritePlan): Need[] {
   const needs: Need[] = []
@@ -230,7 +247,12 @@ export function planNeeds(model: Model, plan: WritePlan): Need[] {
         need(operation.entity, 'delete', (entity) => `Deleting ${entity.setName}`)
         break
       case 'call':
-        if (!operation.readOnly) need(operation.entity, `execute:${operation.method}`, (entity) => `Calling ${entity.setName}/${operation.method}`)
+        if (operation.readOnly) break
+        need(operation.entity, `execute:${operation.method}`, (entity) => `Calling ${entity.setName}/${operation.method}`)
+        // What its parameters name, too: the plan holds the Guids, whatever may read them now.
+        for (const { parameter, entity } of namedByParameters(model, model.entities.get(operation.entity)?.methods.get(operation.method), operation.params)) {
+          need(entity.name, 'read', () => `Naming ${entity.setName} in the parameter '${parameter}' of ${model.entities.get(operation.entity)!.setName}/${operation.method}`)
+        }
         break
       default:
         unknownKind(operation)

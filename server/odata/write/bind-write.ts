@@ -15,7 +15,7 @@ import { writePlan, type CreateOperation, type WritePlan } from '../../writes/wr
 import { declaredReturnType } from '../metadata/build-csdl.ts'
 import { parseQueryOptions } from '../parser/query-options-parser.ts'
 import type { QueryOptionsSyntax } from '../parser/syntax.ts'
-import { authorize, authorizeBinds, authorizeGrants, type BoundRead, type NamedByParameter } from '../semantic/authorize.ts'
+import { authorize, authorizeBinds, authorizeGrants, namedByParameters, type BoundRead, type NamedByParameter } from '../semantic/authorize.ts'
 import { createBindContext, type QueryLimits } from '../semantic/bind-context.ts'
 import { bindCollectionRead, bindCompute, bindEntityRead, COLLECTION_OPTIONS, collectionOptionsIn, type DefaultSelect } from '../semantic/bind-read.ts'
 import type { BoundCollectionRead, BoundEntityRead } from '../semantic/bound.ts'
@@ -170,7 +170,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const reply = bindMethodReply(binding, target, options)
       const ifMatch = target.key ? parseIfMatch(request.ifMatch) : undefined
       // An entity result's reading is authorized with the call, before the method runs.
-      authorize(access, { kind: 'execute', entity, method: name, named: namedByParameters(binding, method, params), result: resultRead(reply) })
+      authorize(access, { kind: 'execute', entity, method: name, named: namedByPublicParameters(binding, method, params), result: resultRead(reply) })
       const call = {
         kind: 'call' as const,
         entity: entity.name,
@@ -186,19 +186,11 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
 }
 
 /**
- * The entity types a call's p.reference and p.many parameters name entities of: those given a
- * value (null or an empty list names nothing). Naming an entity needs read on its type, as
+ * What a call's parameters name, by public name. Naming an entity needs read on its type, as
  * reaching it by a path does, so that a caller who may not read it cannot learn whether it exists.
  */
-function namedByParameters(binding: WriteBinding, method: MethodDecl, params: Readonly<Record<string, unknown>>): NamedByParameter[] {
-  const named: NamedByParameter[] = []
-  for (const [name, decl] of Object.entries(method.params)) {
-    const value = params[name]
-    if (decl.kind === 'scalar' || value === null || value === undefined || (Array.isArray(value) && value.length === 0)) continue
-    const entity = binding.model.entities.get(decl.target)
-    if (entity) named.push({ parameter: binding.naming.toPublic(name), entity })
-  }
-  return named
+function namedByPublicParameters(binding: WriteBinding, method: MethodDecl, params: Readonly<Record<string, unknown>>): NamedByParameter[] {
+  return namedByParameters(binding.model, method, params).map((named) => ({ ...named, parameter: binding.naming.toPublic(named.parameter) }))
 }
 
 /**
