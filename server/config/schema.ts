@@ -121,7 +121,7 @@ export const TENANT_KEYS = {
     type: 'secret',
     doc: 'Set by `entityctl tenant rotate-key` while it re-encrypts the data, and removed when it is done: values still under the old key stay readable meanwhile. Do not set it by hand.',
   },
-  Disabled: { type: 'boolean', default: false, doc: 'true: the tenant\'s requests are refused (401) and its pool closed, its data kept (`entityctl tenant disable`/`enable`).' },
+  Disabled: { type: 'boolean', default: false, doc: 'true: the tenant\'s requests are refused (401) and its pool closed, its data kept (`entityctl tenant disable`/`enable`); a start does not enter its database, and once enabled its first request checks and migrates its schema.' },
   Moving: {
     type: 'boolean',
     default: false,

@@ -7,7 +7,9 @@
 // others serve. A database that cannot be reached, or a wrong EncryptionKey, stops the start.
 // A tenant being moved (`Tenants:<name>:Moving`, tenancy/tenant-transfer.ts) is left alone: the
 // move waits for its database to have no session and copies it, and when the move puts the
-// tenant back, at its new database, its first request checks and migrates it.
+// tenant back, at its new database, its first request checks and migrates it. So is a disabled
+// tenant (`tenant disable`): taken out of service, its database may be gone or unreachable, which
+// must not stop the start nor log an error; once enabled, its first request checks and migrates it.
 
 import type { Logger } from 'pino'
 import pg from 'pg'
@@ -87,9 +89,10 @@ export async function migrateAtStart(
     logger.warn({ tenant: tenant.name }, `tenant ${tenant.name} unavailable until migrated: its schema is behind the plugins (serve --no-migrate)`)
   }
 
-  const configured = [...config.Tenants.values()].filter((tenant) => !tenant.Moving)
+  const configured = [...config.Tenants.values()].filter((tenant) => !tenant.Moving && !tenant.Disabled)
   for (const tenant of config.Tenants.values()) {
     if (tenant.Moving) gate.checkLater(tenant.name, 'it was being moved when this server started, and its schema could not be checked since.')
+    else if (tenant.Disabled) gate.checkLater(tenant.name, 'it was disabled when this server started, and its schema could not be checked since.')
   }
   const behind: TenantConfig[] = []
   const started = performance.now()
