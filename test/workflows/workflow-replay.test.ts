@@ -77,3 +77,27 @@ it('is 409 naming the row, not a validation failure, when a change made outside 
   expect((await outside('GET', `Batches(${batch})?$select=Name`)).body.Name).toBe('Open batch')
   expect((await workflow.abort()).status).toBe(200)
 })
+
+it('commits a workflow left open by the version before pending versions, whose requests recorded the rows it wrote at versions above zero', async () => {
+  const workflow = await WorkflowClient.start(server.api, token)
+  const created = await workflow.send('POST', 'Batches', { Name: 'Opened before the upgrade' })
+  expect(created.status).toBe(200)
+  expect((await workflow.send('PATCH', `Batches(${created.body.Guid})`, { Name: 'Renamed before the upgrade' })).status).toBe(204)
+  expect((await workflow.send('PATCH', `Batches(${created.body.Guid})`, { Name: 'Renamed again before the upgrade' })).status).toBe(204)
+  // As that version stored them: each version a request found, a pending one too, above zero.
+  const pool = tenantPool(server)
+  try {
+    await pool.query(
+      `update "_WorkflowRequest" set "Touched" = (select coalesce(jsonb_agg(jsonb_build_array(t->>0, t->>1, abs((t->>2)::int))), '[]'::jsonb) from jsonb_array_elements("Touched") t)
+        where "WorkflowId" = $1`,
+      [workflow.id],
+    )
+  } finally {
+    await pool.end()
+  }
+  expect((await workflow.send('PATCH', `Batches(${created.body.Guid})`, { Name: 'Renamed after the upgrade' })).status).toBe(204)
+  const commit = await workflow.commit()
+  expect(commit.status, commit.text).toBe(200)
+  const saved = await call(`${server.api}/Batches(${created.body.Guid})?$select=Name`, { token })
+  expect(saved.body).toMatchObject({ '@odata.etag': 'W/"4"', Name: 'Renamed after the upgrade' })
+})
