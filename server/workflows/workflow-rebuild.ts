@@ -50,6 +50,8 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
   })
   // The rows the plans change by key, in one statement rather than one per request.
   await unit.load(rowsNamedBy(tenant.model, requests.flatMap((request) => request.plans)))
+  /** The rows the requests before the current one wrote, by `Entity(key)`: pending ones. */
+  const pending = new Set<string>()
   for (const request of requests) {
     touched.clear()
     const guids = [...request.guids]
@@ -57,12 +59,13 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     try {
       for (const plan of request.plans) {
         actor.authorizePlan(tenant.model, plan)
-        await applyPlan(unit, plan, actor)
+        await applyPlan(unit, withPendingTags(plan, pending), actor)
         await unit.stage()
       }
     } catch (error) {
       throw noLongerApplies(request, error)
     }
+    for (const row of request.rows) pending.add(`${row.entity}(${row.key})`)
     const changed = changesOutside(tenant.model, request.touched, touched)
     if (changed.length > 0) throw WorkflowError.changedOutside(request, changed)
   }
@@ -78,6 +81,23 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     }
     throw noLongerApplies(requests.at(-1)!, error)
   }
+}
+
+/**
+ * The plan with its If-Match tags as this version reads them. A version of entityctl before
+ * pending versions (write-statement.ts nextVersion) answered a row the workflow had written
+ * with an ETag above zero (W/"2"), and a client sent it back as If-Match; the row it named is
+ * the pending one, W/"-2" now. A tag above zero on a pending row is refused (412) before it
+ * is stored, so this changes nothing of a plan this version stored. If-None-Match is left as
+ * it is: a tag that did not match then matches neither now.
+ */
+function withPendingTags(plan: WritePlan, pending: ReadonlySet<string>): WritePlan {
+  const operations = plan.operations.map((operation) =>
+    operation.kind !== 'create' && operation.ifMatch && operation.key && pending.has(`${operation.entity}(${operation.key})`)
+      ? { ...operation, ifMatch: operation.ifMatch.map((tag) => tag.replace(/^(W\/)?"(\d+)"$/, '$1"-$2"')) }
+      : operation,
+  )
+  return { ...plan, operations }
 }
 
 /** A row as the workflow's requests left it, and the request that first touched it. */

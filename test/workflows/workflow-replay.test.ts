@@ -101,3 +101,29 @@ it('commits a workflow left open by the version before pending versions, whose r
   const saved = await call(`${server.api}/Batches(${created.body.Guid})?$select=Name`, { token })
   expect(saved.body).toMatchObject({ '@odata.etag': 'W/"4"', Name: 'Renamed after the upgrade' })
 })
+
+it('commits such a workflow whose request sent If-Match with the ETag it had answered for a row it wrote, above zero then', async () => {
+  const workflow = await WorkflowClient.start(server.api, token)
+  const created = await workflow.send('POST', 'Batches', { Name: 'Opened before the upgrade' })
+  expect(created.status).toBe(200)
+  const renamed = await workflow.send('PATCH', `Batches(${created.body.Guid})`, { Name: 'Renamed before the upgrade' }, { 'If-Match': created.headers.get('etag')! })
+  expect(renamed.status, renamed.text).toBe(204)
+  // As that version stored them: the If-Match it matched, and each version a request found, above zero.
+  const pool = tenantPool(server)
+  try {
+    await pool.query(
+      `update "_WorkflowRequest" set "Touched" = (select coalesce(jsonb_agg(jsonb_build_array(t->>0, t->>1, abs((t->>2)::int))), '[]'::jsonb) from jsonb_array_elements("Touched") t),
+              "Body" = replace("Body"::text, '"W/\\"-', '"W/\\"')::json
+        where "WorkflowId" = $1`,
+      [workflow.id],
+    )
+    const [stored] = (await pool.query(`select "Body"::text as body from "_WorkflowRequest" where "WorkflowId" = $1 and "Index" = 2`, [workflow.id])).rows
+    expect(stored.body).toContain('"ifMatch":["W/\\"1\\""]')
+  } finally {
+    await pool.end()
+  }
+  const commit = await workflow.commit()
+  expect(commit.status, commit.text).toBe(200)
+  const saved = await call(`${server.api}/Batches(${created.body.Guid})?$select=Name`, { token })
+  expect(saved.body).toMatchObject({ '@odata.etag': 'W/"2"', Name: 'Renamed before the upgrade' })
+})
