@@ -24,8 +24,13 @@ export async function syncResponsibilities(db: TenantDatabase, model: Model): Pr
     const existing = new Map((await unit.find(Responsibility)).map((entry) => [entry.values.Name as string, entry]))
     for (const declared of model.responsibilities.values()) {
       const wanted = columnsOf(declared)
-      const entry = existing.get(declared.name)
-      if (!entry) {
+      const entry = existing.get(declared.name) ?? renamedByTrimming(existing, declared.name, model)
+      if (entry && entry.values.Name !== declared.name) {
+        existing.delete(entry.values.Name as string)
+        existing.set(declared.name, entry)
+        Object.assign(entry.values, { Name: declared.name, ...wanted })
+        report.changed.push(declared.name)
+      } else if (!entry) {
         Object.assign(unit.create(Responsibility).values, { Name: declared.name, Title: declared.name, ...wanted })
         report.added.push(declared.name)
       } else if (Object.entries(wanted).some(([key, value]) => (entry.values[key] ?? null) !== value)) {
@@ -49,6 +54,17 @@ export async function syncResponsibilities(db: TenantDatabase, model: Model): Pr
   // Running instances cache who holds which responsibility.
   if (report.changed.length + report.removed.length > 0) await announceAccessChange(db.url, 'Responsibility')
   return report
+}
+
+/**
+ * The row an earlier version recorded for `name` with spaces around it: the loader refuses
+ * such a name now ('ReadReports '), so the plugin declares it trimmed, and the row is renamed
+ * in place rather than removed with the roles and PATs that hold it. Not a row some plugin
+ * still declares under its own name.
+ */
+function renamedByTrimming<T extends { readonly values: Record<string, unknown> }>(existing: ReadonlyMap<string, T>, name: string, model: Model): T | undefined {
+  for (const [stored, entry] of existing) if (stored !== name && stored.trim() === name && !model.responsibilities.has(stored)) return entry
+  return undefined
 }
 
 function columnsOf(declared: ResponsibilityModel): { Description: string | null; Permissions: string; Source: string } {

@@ -94,3 +94,15 @@ it('keeps the auth tables, keys and triggers when migrated again', async () => {
     '"_PatResponsibility"._access_changed',
   ])
 })
+
+it('keeps the grants of a responsibility an earlier version recorded with spaces around its name, now declared without them', async () => {
+  // What a version before the loader refused such names left of a plugin declaring 'ReadNotes '
+  // (granted to Writers above); the plugin now declares 'ReadNotes', as the loader requires.
+  const [before] = (await db.pool.query(`update "Responsibility" set "Name" = 'ReadNotes ', "Title" = 'ReadNotes ' where "Name" = 'ReadNotes' returning "Guid"`)).rows
+  const report = await syncResponsibilities(db, await loadModel(FIXTURE_PLUGINS))
+  expect(report).toEqual({ added: [], changed: ['ReadNotes'], removed: [], removedFromRoles: [] })
+  const { rows: links } = await db.pool.query(
+    `select s."Guid", s."Name", s."Title", r."Name" as "Role" from "RoleResponsibility" rr join "Responsibility" s on s."Guid" = rr."Responsibility_Guid" join "Role" r on r."Guid" = rr."Role_Guid"`,
+  )
+  expect(links).toEqual([{ Guid: before.Guid, Name: 'ReadNotes', Title: 'ReadNotes', Role: 'Writers' }])
+})
