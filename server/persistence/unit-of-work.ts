@@ -293,7 +293,7 @@ export class UnitOfWork {
   /**
    * The rules computed a value from the stored properties of `entry` (a line's Title from its
    * product's Code) without changing it: the flush's statement checks the row still has the
-   * version read and holds it (FOR SHARE) until it commits. A write changing the row waits
+   * version read and holds it (FOR KEY SHARE) until it commits. A write changing the row waits
    * for this one before it looks for what reads it (lockForDependents), or makes it lose.
    */
   readFrom(entry: Entry): void {
@@ -306,14 +306,15 @@ export class UnitOfWork {
    * before they look for those entities: one written meanwhile is found, one written later
    * waits for this write and finds its row changed (readFrom). Found after the lock, in a
    * statement of its own, they are all there. A unit outside a transaction, where a lock
-   * lasts one statement, refuses (isTransactionNeeded).
+   * lasts one statement, refuses (isTransactionNeeded). FOR UPDATE, the one lock that
+   * conflicts with the FOR KEY SHARE of readFrom (and of foreign-key checks).
    */
   async lockForDependents(entry: Entry): Promise<void> {
     if (this.#options.autocommit) throw new TransactionNeeded(`a change of ${entry.entity.name} ${entry.key} that other entities read must run in a transaction`)
     if (this.#lockedForDependents.has(entry)) return
     this.#lockedForDependents.add(entry)
     const params = new SqlParameters()
-    await this.sql(`select 1 from ${quote(entry.entity.table)} t where t.${quote(KEY)} = ${params.add(entry.key, 'uuid')} for no key update`, params.values)
+    await this.sql(`select 1 from ${quote(entry.entity.table)} t where t.${quote(KEY)} = ${params.add(entry.key, 'uuid')} for update`, params.values)
   }
 
   /**
@@ -435,7 +436,7 @@ export class UnitOfWork {
 
   /**
    * Locks `rows` until the transaction around the unit ends (FOR UPDATE), and the rows its
-   * rules `read` values from (FOR SHARE: readFrom), before anything is loaded: a writer that
+   * rules `read` values from (FOR KEY SHARE: readFrom), before anything is loaded: a writer that
    * keeps losing them to other writers takes them instead (session.ts). Table by table and
    * key by key in one order, the same for every writer, so that two writers locking
    * overlapping rows queue instead of deadlocking.
@@ -448,7 +449,7 @@ export class UnitOfWork {
     for (const name of [...new Set([...keys.keys(), ...shared.keys()])].sort()) {
       const table = quote(this.model.entities.get(name)!.table)
       const key = `t.${quote(KEY)}`
-      for (const [locked, mode] of [[keys, 'update'], [shared, 'share']] as const) {
+      for (const [locked, mode] of [[keys, 'update'], [shared, 'key share']] as const) {
         const wanted = locked.get(name)
         if (!wanted) continue
         const params = new SqlParameters()

@@ -130,16 +130,19 @@ export function writeStatement(
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   // Rows the rules computed values from without writing them (a line's Title from its
-  // product's Code): still at the version read, and held (FOR SHARE) until the statement
-  // commits, so a write changing one of them (UnitOfWork.lockForDependents) waits for this
-  // one. One it holds already makes this one lose at once (SKIP LOCKED): waiting for it here,
-  // while other steps hold rows (the order), let writers of lines deadlock each other.
+  // product's Code): still at the version read, and held until the statement commits, so a
+  // write changing one of them (UnitOfWork.lockForDependents) waits for this one. FOR KEY
+  // SHARE, the lock a foreign key's check takes: a line written or moved holds its product
+  // so already, and concurrent writers of lines share it without PostgreSQL recording a
+  // second, stronger lock of each on the row (a new multixact). One the change holds
+  // already makes this one lose at once (SKIP LOCKED): waiting for it here, while other
+  // steps hold rows (the order), let writers of lines deadlock each other.
   const held = readFrom.filter((read) => !written.some(([entity, key]) => entity === read.entity.name && key === read.key))
   for (const [entity, reads] of Map.groupBy(held, (read) => read.entity)) {
     const values = reads.map((read) => `(${params.add(read.key, 'uuid')}, ${params.add(read.version, 'int')})`)
     checked.push(`"w${steps.length}"`)
     steps.push(`select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version)
-        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version for share of t skip locked`)
+        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version for key share of t skip locked`)
   }
   let check = `case when ${countOf(checked)} = ${params.add(written.length + held.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
   if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
