@@ -28,10 +28,11 @@ export function authenticate(services: AuthServices): Middleware<ApiState> {
         lease = await services.tenants.acquire(token.tenant)
         if (!lease) throw AuthError.invalidToken(`tenant '${token.tenant}' is unknown`)
         const db = lease.database
+        // Before the user is read: a request that fails there (its database down) is still its tenant's, in the log and the metrics.
+        ctx.state.tenant = db
         const user = await services.access.forUser(db, token.userGuid)
         if (!user) throw AuthError.invalidToken('its user no longer exists')
         if (user.disabled) throw AuthError.invalidToken('its user is disabled')
-        ctx.state.tenant = db
         ctx.state.access = user.context
       } else if (scheme === 'basic') {
         const secret = patSecretOf(value)
@@ -39,8 +40,8 @@ export function authenticate(services: AuthServices): Middleware<ApiState> {
         if (!parsed) throw AuthError.invalidToken('Basic credentials must be the user name "pat" and a personal access token')
         lease = await services.tenants.acquire(parsed.tenant)
         if (!lease) throw AuthError.invalidToken('unknown personal access token')
-        ctx.state.access = await services.access.forPat(lease.database, parsed.hash)
         ctx.state.tenant = lease.database
+        ctx.state.access = await services.access.forPat(lease.database, parsed.hash)
       } else {
         throw AuthError.invalidToken(`the ${scheme} scheme is not supported; use Bearer or Basic`)
       }

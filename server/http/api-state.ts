@@ -12,6 +12,7 @@ export class ApiState {
   readBody?: () => Promise<void>
   /** Set by authenticate(); absent on sign-in and refresh. */
   access?: AccessContext
+  /** Set by authenticate() as soon as the credentials name a tenant it serves, before `access`. */
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session

@@ -1,0 +1,73 @@
+// What an operator sees of an incident in the log, the metrics and nothing else (README
+// "Health and metrics", "Running it as a service"): whom it hit (the tenant), at what level,
+// and counted under the status that says what happened. A real `entityctl serve` process on
+// the test PostgreSQL, its stdout read as JSON lines, its metrics scraped from their port.
+
+import { createServer } from 'node:net'
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
+import { loadConfig } from '../../server/config/load-config.ts'
+import { ADMIN, adminSql, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
+
+let server: TestServer
+let served: ServeProcess
+let metricsUrl: string
+let tenant: string
+let database: string
+let token: string
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** Prometheus' text format: every sample as `name{labels}` → value. */
+async function scrape(): Promise<Map<string, number>> {
+  const out = new Map<string, number>()
+  for (const line of (await (await fetch(metricsUrl)).text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue
+    const at = line.lastIndexOf(' ')
+    out.set(line.slice(0, at), Number(line.slice(at + 1)))
+  }
+  return out
+}
+
+beforeAll(async () => {
+  server = await startTestServer()
+  tenant = server.tenants[0]
+  database = loadConfig(server.configPath, {}).Tenants.get(tenant)!.Database
+  const port = await freePort()
+  served = await serveProcess(server.configPath, {
+    Server__MetricsPort: String(port),
+    Database__PoolSizePerTenant: '2',
+    Database__AcquireTimeoutSeconds: '1',
+  })
+  metricsUrl = `http://127.0.0.1:${port}/metrics`
+  const answer = await call(`${served.api}/auth/signin`, { method: 'POST', body: { TenantId: tenant, Username: ADMIN.username, Password: ADMIN.password } })
+  token = answer.body.accessToken
+})
+afterEach(async () => {
+  await adminSql(`alter database "${database}" allow_connections true`)
+})
+afterAll(async () => {
+  await served?.stop()
+  await server?.stop()
+})
+
+it('names the signed-in tenant on the request line and in the metrics when its database is down', async () => {
+  await adminSql(`alter database "${database}" allow_connections false`)
+  await adminSql(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${database}' and pid <> pg_backend_pid()`)
+  const down = await call(`${served.api}/Customers`, { token, headers: { 'X-Request-Id': 'tenant-down' } })
+  expect(down.status).toBe(503)
+  const line = await served.line((entry) => entry.requestId === 'tenant-down' && entry.msg === 'request')
+  expect(line).toMatchObject({ status: 503, tenant })
+  const metrics = await scrape()
+  expect(metrics.get(`entityctl_http_requests_total{kind="read",status="503",tenant="${tenant}"}`)).toBeGreaterThanOrEqual(1)
+  expect(metrics.get('entityctl_http_requests_total{kind="read",status="503",tenant=""}')).toBeUndefined()
+})
