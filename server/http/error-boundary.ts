@@ -12,7 +12,13 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
     await next()
   } catch (thrown) {
     const error = thrown instanceof ServiceError ? thrown : (translateDatabaseError(thrown) ?? fromKoa(thrown))
-    if (error) {
+    if (error && abandoned(ctx.state, thrown, error)) {
+      // Nobody reads this answer. 499 (nginx's "client closed request") keeps the log and the
+      // metrics from blaming the database for a cancel the client caused.
+      ctx.status = CLIENT_CLOSED_REQUEST
+      ctx.body = { error: errorBody(error) }
+      ctx.state.log.info({ status: CLIENT_CLOSED_REQUEST }, 'request abandoned: the client closed its connection before the answer')
+    } else if (error) {
       // The handler may have set them before it failed; an error answer never carries them.
       for (const name of SUCCESS_HEADERS) ctx.remove(name)
       ctx.status = error.status
@@ -34,6 +40,18 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
     // 4.0 when the request failed before it was negotiated.
     if (!ctx.response.get('OData-Version')) ctx.set('OData-Version', '4.0')
   }
+}
+
+const CLIENT_CLOSED_REQUEST = 499
+
+/**
+ * Whether the request failed because its client went away (http/client-disconnect.ts): the
+ * abandon itself, or what it caused in the database (the statement cancelled, the connection
+ * discarded). A bug is still a bug, and a client error still the client's.
+ */
+function abandoned(state: ApiState, thrown: unknown, error: ServiceError): boolean {
+  if (!state.signal?.aborted) return false
+  return thrown === state.signal.reason || error.status > 500
 }
 
 /** Headers of a write's success: a client must not take an error for a saved entity. */

@@ -4,9 +4,11 @@
 // the test PostgreSQL, its stdout read as JSON lines, its metrics scraped from their port.
 
 import { createServer } from 'node:net'
+import pg from 'pg'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
-import { ADMIN, adminSql, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { databaseUrl } from '../../server/tenancy/database-server.ts'
+import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 
 let server: TestServer
@@ -15,6 +17,7 @@ let metricsUrl: string
 let tenant: string
 let database: string
 let token: string
+let locker: pg.Client | undefined
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -38,6 +41,34 @@ async function scrape(): Promise<Map<string, number>> {
   return out
 }
 
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
+  let value = await probe()
+  for (let i = 0; i < attempts && !done(value); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    value = await probe()
+  }
+  return value
+}
+
+/** Holds an exclusive lock on Customer until released: reads of it wait. */
+async function lockCustomers(): Promise<void> {
+  locker = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), database) })
+  await locker.connect()
+  await locker.query('begin')
+  await locker.query('lock table "Customer" in access exclusive mode')
+}
+
+async function blockedBackends(): Promise<number> {
+  const client = new pg.Client({ connectionString: testDatabaseUrl() })
+  await client.connect()
+  try {
+    const { rows } = await client.query(`select count(*)::int as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'`, [database])
+    return rows[0].n
+  } finally {
+    await client.end()
+  }
+}
+
 beforeAll(async () => {
   server = await startTestServer()
   tenant = server.tenants[0]
@@ -53,6 +84,8 @@ beforeAll(async () => {
   token = answer.body.accessToken
 })
 afterEach(async () => {
+  await locker?.end().catch(() => {})
+  locker = undefined
   await adminSql(`alter database "${database}" allow_connections true`)
 })
 afterAll(async () => {
@@ -70,4 +103,20 @@ it('names the signed-in tenant on the request line and in the metrics when its d
   const metrics = await scrape()
   expect(metrics.get(`entityctl_http_requests_total{kind="read",status="503",tenant="${tenant}"}`)).toBeGreaterThanOrEqual(1)
   expect(metrics.get('entityctl_http_requests_total{kind="read",status="503",tenant=""}')).toBeUndefined()
+})
+
+it('logs a client that went away as info, status 499, not as a database failure', async () => {
+  await lockCustomers()
+  const client = new AbortController()
+  const request = fetch(`${served.api}/Customers`, { headers: { Authorization: `Bearer ${token}`, 'X-Request-Id': 'client-left' }, signal: client.signal })
+  await until(blockedBackends, (n) => n === 1)
+  client.abort()
+  await expect(request).rejects.toThrow()
+  const line = await served.line((entry) => entry.requestId === 'client-left' && entry.msg === 'request')
+  expect(line).toMatchObject({ level: 30, status: 499, tenant })
+  const said = served.lines.filter((entry) => entry.requestId === 'client-left' && entry.msg !== 'request')
+  expect(said).toEqual([expect.objectContaining({ level: 30, msg: 'request abandoned: the client closed its connection before the answer' })])
+  const metrics = await scrape()
+  expect(metrics.get(`entityctl_http_requests_total{kind="read",status="499",tenant="${tenant}"}`)).toBe(1)
+  expect(metrics.get(`entityctl_http_requests_total{kind="read",status="503",tenant="${tenant}"}`) ?? 0).toBeLessThanOrEqual(1)
 })
