@@ -28,6 +28,8 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       if (error.status === 500) ctx.state.log.error({ status: error.status, code: error.code, message: error.message }, 'request failed')
       // The client's message says what it means (unreachable, out of time); the operator needs what PostgreSQL said.
       else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
+      // Ours, not the database's, yet no fault of the client either (no connection free in time, a tenant behind its schema or being moved): the operator's to see.
+      else if (error.status >= 500) ctx.state.log.warn({ status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
       else ctx.state.log.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
     } else {
       ctx.state.log.error({ err: thrown }, 'unhandled error')

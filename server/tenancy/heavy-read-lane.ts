@@ -16,6 +16,11 @@ export class HeavyReadLane {
     this.slots = Math.max(1, slots)
   }
 
+  /** Heavy reads waiting for a slot now (for the metrics' pool_waiting). */
+  get waiting(): number {
+    return this.#waiting.length
+  }
+
   /**
    * Takes a slot, waiting for one at most `timeoutMs` (0: without limit); resolves with the
    * function that gives it back (once; further calls do nothing). Rejects with 503 on

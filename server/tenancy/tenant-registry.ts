@@ -41,7 +41,7 @@ export interface PoolUse {
   /** Connections checked out by requests and background work. */
   readonly inUse: number
   readonly idle: number
-  /** Requests waiting for a connection. */
+  /** Requests waiting for a connection: in the pool's queue, and heavy reads in their lane's (heavy-read-lane.ts). */
   readonly waiting: number
 }
 
@@ -223,8 +223,10 @@ export class TenantRegistry {
   poolUse(): PoolUse[] {
     const uses: PoolUse[] = []
     for (const [tenant, open] of this.#open) {
-      const pool = open.opened?.pool
-      if (pool) uses.push({ tenant, inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount })
+      const database = open.opened
+      if (!database) continue
+      const { pool, heavyReads } = database
+      uses.push({ tenant, inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount + heavyReads.waiting })
     }
     return uses
   }

@@ -11,6 +11,8 @@ import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 
+const HEAVY_READ = "Customers?$filter=Name ne 'x'"
+
 let server: TestServer
 let served: ServeProcess
 let metricsUrl: string
@@ -119,4 +121,19 @@ it('logs a client that went away as info, status 499, not as a database failure'
   const metrics = await scrape()
   expect(metrics.get(`entityctl_http_requests_total{kind="read",status="499",tenant="${tenant}"}`)).toBe(1)
   expect(metrics.get(`entityctl_http_requests_total{kind="read",status="503",tenant="${tenant}"}`) ?? 0).toBeLessThanOrEqual(1)
+})
+
+it('counts heavy reads waiting for their lane as waiting, and warns when they give up on a connection', async () => {
+  await lockCustomers()
+  // A pool of 2: one heavy slot, taken by the first; the others wait in the lane.
+  const reads = [1, 2, 3].map((i) => call(`${served.api}/${HEAVY_READ}`, { token, headers: { 'X-Request-Id': `lane-${i}` } }))
+  await until(blockedBackends, (n) => n === 1)
+  const waiting = await until(scrape, (metrics) => metrics.get(`entityctl_pool_waiting{tenant="${tenant}"}`) === 2, 20)
+  expect(waiting.get(`entityctl_pool_waiting{tenant="${tenant}"}`)).toBe(2)
+  const answers = await Promise.all(reads.slice(1))
+  expect(answers.map((answer) => answer.status)).toEqual([503, 503])
+  const refused = await served.line((entry) => entry.requestId === 'lane-2' && entry.msg !== 'request')
+  expect(refused).toMatchObject({ level: 40, status: 503, code: 'ServiceUnavailable' })
+  await locker!.query('rollback')
+  expect((await reads[0]).status).toBe(200)
 })
