@@ -79,9 +79,10 @@ export class ServiceError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    options: { target?: string; details?: readonly ErrorDetail[]; omittedDetails?: number; headers?: Record<string, string> } = {},
+    options: { target?: string; details?: readonly ErrorDetail[]; omittedDetails?: number; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
-    super(shortened(message, ERROR_BOUNDS.messageChars))
+    // `cause`: for the log only (its stack says where plugin code threw), never the client's answer.
+    super(shortened(message, ERROR_BOUNDS.messageChars), options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'ServiceError'
     this.code = code
     this.status = STATUS_OF_CODE[code]
@@ -205,7 +206,7 @@ export const RequestError = {
 export const PluginError = {
   timedOut: (what: string, ms: number) =>
     new ServiceError('PluginFailed', `The plugin's ${what} did not finish within ApiOptions:PluginTimeoutSeconds (${ms / 1000} s); the request was undone.`),
-  fault: (what: string, problem: string) => new ServiceError('PluginFailed', `The plugin's ${what} ${problem}.`),
+  fault: (what: string, problem: string, cause?: unknown) => new ServiceError('PluginFailed', `The plugin's ${what} ${problem}.`, { cause }),
 }
 
 /**

@@ -25,7 +25,8 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
       ctx.body = { error: errorBody(error) }
       // A 500 the server names (a plugin's fault, a wrong key) is still the operator's to fix.
-      if (error.status === 500) ctx.state.log.error({ status: error.status, code: error.code, message: error.message }, 'request failed')
+      // What plugin code threw is kept as the cause: its stack names the plugin's file and line.
+      if (error.status === 500) ctx.state.log.error({ status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
       // The client's message says what it means (unreachable, out of time); the operator needs what PostgreSQL said.
       else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       // Ours, not the database's, yet no fault of the client either (no connection free in time, a tenant behind its schema or being moved): the operator's to see.

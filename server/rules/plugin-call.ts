@@ -67,7 +67,7 @@ export async function awaitPlugin<T>(what: string, call: () => T | PromiseLike<T
 function pluginThrew(what: string, error: unknown): unknown {
   if (error instanceof ServiceError || isDatabaseError(error) || isLostConnection(error)) return error
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-  return PluginError.fault(what, `failed: ${shortened(message, 200)}`)
+  return PluginError.fault(what, `failed: ${shortened(message, 200)}`, error)
 }
 
 /** An error PostgreSQL sent (pg's DatabaseError): it carries an SQLSTATE and a severity. */

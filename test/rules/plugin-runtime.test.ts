@@ -129,6 +129,27 @@ describe('plugin code that throws', () => {
   })
 })
 
+describe('what the log says of plugin code that throws', () => {
+  it('logs an error with what it threw and where (the stack), alone and as a $batch request', async () => {
+    const served = await serveProcess(server.configPath)
+    try {
+      const signedIn = (await call(`${served.api}/auth/signin`, { method: 'POST', body: { TenantId: server.tenants[0], Username: 'admin', Password: 'admin-password-1' } })).body.accessToken
+      const alone = await call(`${served.api}/Employees`, { method: 'POST', token: signedIn, body: { Name: 'Ike', Note: 'score bug' }, headers: { 'X-Request-Id': 'plugin-alone' } })
+      expect(alone.status).toBe(500)
+      const line = await served.line((entry) => entry.requestId === 'plugin-alone' && entry.msg !== 'request')
+      expect(line).toMatchObject({ level: 50, code: 'PluginFailed', msg: 'request failed', err: { type: 'TypeError', stack: expect.stringMatching(/staff\.ts:\d+:\d+/) } })
+
+      const body = { requests: [{ id: 'p1', method: 'POST', url: 'Employees', body: { Name: 'Ike', Note: 'score bug' } }] }
+      const batch = await call(`${served.api}/$batch`, { method: 'POST', token: signedIn, body, headers: { 'X-Request-Id': 'plugin-batch' } })
+      expect(batch.body.responses[0]).toMatchObject({ id: 'p1', status: 500 })
+      const part = await served.line((entry) => entry.requestId === 'plugin-batch' && entry.part === 'p1')
+      expect(part).toMatchObject({ level: 50, code: 'PluginFailed', msg: 'request failed', err: { type: 'TypeError', stack: expect.stringMatching(/staff\.ts:\d+:\d+/) } })
+    } finally {
+      await served.stop()
+    }
+  })
+})
+
 describe('a wrong value from plugin code', () => {
   const failure = (what: string, problem: string) => ({ code: 'PluginFailed', message: expect.stringMatching(new RegExp(`^The plugin's ${what} .*${problem}`)) })
 

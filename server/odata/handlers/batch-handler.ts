@@ -295,9 +295,14 @@ class BatchRun {
         this.#failed.add(part.id)
         return this.#failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`))
       }
-      // As for a request alone (http/error-boundary.ts): what the database said is the operator's.
-      if (error !== thrown && error.status >= 500) {
+      // As for a request alone (http/error-boundary.ts): a 500 is the operator's to fix (a
+      // plugin's bug, with where it threw), what the database said is the operator's to read.
+      if (error.status === 500) {
+        state.log.error({ part: part.id, status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
+      } else if (error !== thrown && error.status >= 500) {
         state.log.warn({ part: part.id, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
+      } else if (error.status >= 500) {
+        state.log.warn({ part: part.id, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
       }
       if (failsTheBatch) throw error
       this.#failed.add(part.id)
