@@ -23,12 +23,12 @@ export function authRoutes(router: Router<ApiState>, services: AuthServices): vo
   router.post('/auth/signin', async (ctx) => {
     ctx.set('Cache-Control', 'no-store')
     const clientAddress = clientAddressOf(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For'))
-    ctx.body = await signIn(services, ctx.request.body, clientAddress)
+    ctx.body = await signIn(services, ctx.request.body, clientAddress, ctx.state)
   })
 
   router.post('/auth/refresh', async (ctx) => {
     ctx.set('Cache-Control', 'no-store')
-    ctx.body = await refresh(services, ctx.request.body)
+    ctx.body = await refresh(services, ctx.request.body, ctx.state)
   })
 
   const authenticated = authenticate(services)

@@ -26,8 +26,13 @@ export interface TokenPair {
   readonly tokenType: 'Bearer'
 }
 
+/** What sign-in and refresh tell the request's state: the tenant, once it is one the server serves (for the log and the metrics). */
+export interface SignInRequest {
+  tenant?: TenantDatabase
+}
+
 /** `clientAddress`: whom the request came from (client-address.ts), for the throttle. */
-export async function signIn(services: AuthServices, body: unknown, clientAddress: string): Promise<TokenPair> {
+export async function signIn(services: AuthServices, body: unknown, clientAddress: string, request: SignInRequest = {}): Promise<TokenPair> {
   const fields = bodyObject(body)
   exactFields(fields, ['TenantId', 'Username', 'Password'], services.naming.toPublic)
   const tenant = requiredString(fields, 'TenantId', 100)
@@ -41,6 +46,8 @@ export async function signIn(services: AuthServices, body: unknown, clientAddres
   const lease = TENANT_NAME.test(tenant) ? await services.tenants.acquire(tenant) : undefined
   try {
     const db = lease?.database
+    // A guessed name is never named: only a tenant of ours reaches the log line and the metrics.
+    request.tenant = db
     const wait = await throttle.reserve(db?.pool, attempt)
     // Labelled with the tenant only when it is one of ours: a guessed name must not become a series.
     const known = lease ? tenant : undefined
@@ -66,7 +73,7 @@ export async function signIn(services: AuthServices, body: unknown, clientAddres
   }
 }
 
-export async function refresh(services: AuthServices, body: unknown): Promise<TokenPair> {
+export async function refresh(services: AuthServices, body: unknown, request: SignInRequest = {}): Promise<TokenPair> {
   // No length limit here: any string is a candidate, and whatever is not a refresh token of
   // ours (an access token, say) is refused by parseSecret with the same 401 as a used one.
   const fields = bodyObject(body)
@@ -74,7 +81,10 @@ export async function refresh(services: AuthServices, body: unknown): Promise<To
   const token = requiredString(fields, 'RefreshToken', Infinity)
   const parsed = parseSecret('rt', token)
   // Committed even when the token is refused: a reuse revokes its whole family.
-  const pair = parsed && (await services.tenants.use(parsed.tenant, (db) => inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))))
+  const pair = parsed && (await services.tenants.use(parsed.tenant, (db) => {
+    request.tenant = db
+    return inTransaction(db.pool, (client) => rotate(services, db, client, parsed.hash))
+  }))
   if (!pair) throw AuthError.invalidRefreshToken()
   return pair
 }

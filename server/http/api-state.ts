@@ -12,7 +12,7 @@ export class ApiState {
   readBody?: () => Promise<void>
   /** Set by authenticate(); absent on sign-in and refresh. */
   access?: AccessContext
-  /** Set by authenticate() as soon as the credentials name a tenant it serves, before `access`. */
+  /** Set by authenticate() as soon as the credentials name a tenant the server serves, before `access`; by sign-in and refresh for the tenant they name, if served. */
   tenant?: TenantDatabase
   /** Set by a workflow to run the request inside it; otherwise the tenant's pool session. */
   session?: Session

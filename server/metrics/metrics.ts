@@ -15,7 +15,7 @@ import { routeKind, type RouteKind } from './route-kind.ts'
 export type WorkflowEvent = 'created' | 'committed' | 'aborted' | 'expired'
 
 export interface Metrics {
-  /** A request answered: `tenant` is the signed-in caller's (undefined before authentication). */
+  /** A request answered: `tenant` is the one its credentials or sign-in name, once served (undefined before). */
   requestEnded(method: string, path: string, status: number, tenant: string | undefined, seconds: number): void
   /** A sign-in refused for wrong credentials; `tenant` only when the server knows it (no label per guessed name). */
   signInFailed(tenant: string | undefined): void
@@ -49,7 +49,7 @@ export class PrometheusMetrics implements Metrics {
     const requests = this.#requests
     new Counter({
       name: 'entityctl_http_requests_total',
-      help: 'Requests answered, by route kind, status and signed-in tenant.',
+      help: 'Requests answered, by route kind, status and the tenant their credentials or sign-in name.',
       labelNames: ['kind', 'status', 'tenant'] as const,
       registers,
       collect() {

@@ -153,8 +153,8 @@ describe('metrics on their own listener, and readiness when the database server 
 
     expect(metrics.get(`entityctl_http_requests_total{kind="read",status="200",tenant="${tenant}"}`)).toBe(1)
     expect(metrics.get(`entityctl_http_requests_total{kind="read",status="401",tenant=""}`)).toBe(1)
-    expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="401",tenant=""}`)).toBe(2)
-    expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="429",tenant=""}`)).toBe(1)
+    expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="401",tenant="${tenant}"}`)).toBe(2)
+    expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="429",tenant="${tenant}"}`)).toBe(1)
     expect(metrics.get(`entityctl_http_requests_total{kind="workflow",status="200",tenant="${tenant}"}`)).toBe(5)
 
     const buckets = [...metrics].filter(([name]) => name.startsWith('entityctl_http_request_duration_seconds_bucket{') && name.includes('kind="read"'))

@@ -137,3 +137,20 @@ it('counts heavy reads waiting for their lane as waiting, and warns when they gi
   await locker!.query('rollback')
   expect((await reads[0]).status).toBe(200)
 })
+
+it('names the tenant of a sign-in it serves, refused or throttled, but no guessed one', async () => {
+  const wrong = { TenantId: tenant, Username: 'nobody-here', Password: 'wrong-password' }
+  const statuses = []
+  for (let i = 0; i < 6; i++) statuses.push((await call(`${served.api}/auth/signin`, { method: 'POST', body: wrong, headers: { 'X-Request-Id': `wrong-${i}` } })).status)
+  expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  expect(await served.line((entry) => entry.requestId === 'wrong-0' && entry.msg === 'request')).toMatchObject({ status: 401, tenant })
+  expect(await served.line((entry) => entry.requestId === 'wrong-5' && entry.msg === 'request')).toMatchObject({ status: 429, tenant })
+  const guessed = { TenantId: 'no-such-tenant', Username: 'nobody-here', Password: 'wrong-password' }
+  expect((await call(`${served.api}/auth/signin`, { method: 'POST', body: guessed, headers: { 'X-Request-Id': 'guessed' } })).status).toBe(401)
+  const line = await served.line((entry) => entry.requestId === 'guessed' && entry.msg === 'request')
+  expect(line.tenant).toBeUndefined()
+  const metrics = await scrape()
+  expect(metrics.get(`entityctl_http_requests_total{kind="signin",status="429",tenant="${tenant}"}`)).toBe(1)
+  expect(metrics.get('entityctl_http_requests_total{kind="signin",status="401",tenant=""}')).toBe(1)
+  expect([...metrics.keys()].some((name) => name.includes('no-such-tenant'))).toBe(false)
+})
