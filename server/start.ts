@@ -21,6 +21,7 @@ import { TenantRegistry } from './tenancy/tenant-registry.ts'
 import { migrateAtStart } from './migrations/migrate-at-start.ts'
 import type { SchemaGate } from './migrations/schema-gate.ts'
 import { createApp, type AppServices } from './http/app.ts'
+import { markShutdownCut } from './http/client-disconnect.ts'
 import { createHttpServer } from './http/http-server.ts'
 import { LogLines } from './http/log-lines.ts'
 import { prettyLine } from './http/pretty-log.ts'
@@ -128,7 +129,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const stop = once(async () => {
       logger.info('shutting down: finishing in-flight requests')
       configWatch.close()
-      const abandoned = await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000)
+      const abandoned = await closeServer(server, config.Server.ShutdownTimeoutSeconds * 1000, () => markShutdownCut(app))
       if (abandoned > 0) logger.warn({ connections: abandoned }, 'shutting down: requests still in flight after Server:ShutdownTimeoutSeconds were abandoned')
       await scrapes?.close()
       await workflowSweep.stop()
@@ -200,12 +201,13 @@ const DRAIN_GRACE_MS = 2000
  * soon as they fall idle (close() alone would wait for clients to hang up); whatever is
  * still running after the timeout is cut. Resolves with the number of connections cut.
  */
-function closeServer(server: Server, timeoutMs: number): Promise<number> {
+function closeServer(server: Server, timeoutMs: number, beforeCut: () => void): Promise<number> {
   return new Promise((resolve) => {
     const reaper = setInterval(() => server.closeIdleConnections(), 50)
     const timer = setTimeout(() => {
       clearInterval(reaper)
       server.getConnections((_error, count) => {
+        beforeCut()
         server.closeAllConnections()
         resolve(count ?? 0)
       })

@@ -6,18 +6,25 @@ import type { Context, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
 import { databaseCause, translateDatabaseError } from '../persistence/database-errors.ts'
 import type { ApiState } from './api-state.ts'
+import { Abandoned } from './client-disconnect.ts'
 
 export async function errorBoundary(ctx: Context & { state: ApiState }, next: Next): Promise<void> {
   try {
     await next()
   } catch (thrown) {
     const error = thrown instanceof ServiceError ? thrown : (translateDatabaseError(thrown) ?? fromKoa(thrown))
-    if (error && abandoned(ctx.state, thrown, error)) {
+    const abandonedBy = error && abandoned(ctx.state, thrown, error)
+    if (abandonedBy === 'client') {
       // Nobody reads this answer. 499 (nginx's "client closed request") keeps the log and the
       // metrics from blaming the database for a cancel the client caused.
       ctx.status = CLIENT_CLOSED_REQUEST
-      ctx.body = { error: errorBody(error) }
+      ctx.body = { error: errorBody(error!) }
       ctx.state.log.info({ status: CLIENT_CLOSED_REQUEST }, 'request abandoned: the client closed its connection before the answer')
+    } else if (abandonedBy === 'shutdown') {
+      // Whatever the cut made the database say: what it did is undone, and the operator may want to know whose it was.
+      ctx.status = 503
+      ctx.body = { error: errorBody(ctx.state.signal!.reason as Abandoned) }
+      ctx.state.log.warn({ status: 503 }, 'request cut: still running when the shutdown ended it after Server:ShutdownTimeoutSeconds')
     } else if (error) {
       // The handler may have set them before it failed; an error answer never carries them.
       for (const name of SUCCESS_HEADERS) ctx.remove(name)
@@ -48,13 +55,14 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
 const CLIENT_CLOSED_REQUEST = 499
 
 /**
- * Whether the request failed because its client went away (http/client-disconnect.ts): the
- * abandon itself, or what it caused in the database (the statement cancelled, the connection
- * discarded). A bug is still a bug, and a client error still the client's.
+ * Who made the request fail by closing its connection (http/client-disconnect.ts), if anyone:
+ * the abandon itself, or what it caused in the database (the statement cancelled, the
+ * connection discarded). A bug is still a bug, and a client error still the client's.
  */
-function abandoned(state: ApiState, thrown: unknown, error: ServiceError): boolean {
-  if (!state.signal?.aborted) return false
-  return thrown === state.signal.reason || error.status > 500
+function abandoned(state: ApiState, thrown: unknown, error: ServiceError): Abandoned['by'] | undefined {
+  const reason = state.signal?.aborted ? state.signal.reason : undefined
+  if (!(reason instanceof Abandoned)) return undefined
+  return thrown === reason || error.status > 500 ? reason.by : undefined
 }
 
 /** Headers of a write's success: a client must not take an error for a saved entity. */

@@ -154,3 +154,22 @@ it('names the tenant of a sign-in it serves, refused or throttled, but no guesse
   expect(metrics.get('entityctl_http_requests_total{kind="signin",status="401",tenant=""}')).toBe(1)
   expect([...metrics.keys()].some((name) => name.includes('no-such-tenant'))).toBe(false)
 })
+
+it('says which requests the shutdown cut, at warn, not that their clients left', async () => {
+  const stopping = await serveProcess(server.configPath, { Server__ShutdownTimeoutSeconds: '1' })
+  try {
+    const signedIn = (await call(`${stopping.api}/auth/signin`, { method: 'POST', body: { TenantId: tenant, Username: ADMIN.username, Password: ADMIN.password } })).body.accessToken
+    await lockCustomers()
+    const request = fetch(`${stopping.api}/Customers`, { headers: { Authorization: `Bearer ${signedIn}`, 'X-Request-Id': 'cut-by-shutdown' } }).catch((error: Error) => error)
+    await until(blockedBackends, (n) => n === 1)
+    expect(await stopping.stop()).toBe(0)
+    expect(await request).toBeInstanceOf(Error)
+    const said = stopping.lines.filter((entry) => entry.requestId === 'cut-by-shutdown')
+    expect(said).toEqual([
+      expect.objectContaining({ level: 40, status: 503, msg: 'request cut: still running when the shutdown ended it after Server:ShutdownTimeoutSeconds' }),
+      expect.objectContaining({ level: 30, status: 503, tenant, msg: 'request' }),
+    ])
+  } finally {
+    await stopping.stop()
+  }
+})
