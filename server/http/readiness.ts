@@ -8,6 +8,7 @@
 //   whose database is missing or refuses connections (pg_database, one query for them all);
 // - tenants with a ConnectionString of their own: each distinct one is connected to, and
 //   its tenants are unavailable when that fails.
+// - tenants being moved (`entityctl tenant move`), answered 503 until it is done;
 // - tenants refused for their schema (migrations/schema-gate.ts: a migration that would lose
 //   data, or one behind under `serve --no-migrate`), also in `migrationsPending` with why.
 // Only the configured database server decides the status (503): one tenant's database down
@@ -75,6 +76,7 @@ export class Readiness {
       if (!others[i]) unavailable.push(...names)
     })
     const up = accepting !== undefined
+    unavailable.push(...this.#tenants.moving())
     const pending = this.#schemaGate?.blocked() ?? []
     for (const { tenant } of pending) if (!unavailable.includes(tenant)) unavailable.push(tenant)
     return {

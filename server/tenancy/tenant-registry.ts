@@ -100,6 +100,11 @@ export class TenantRegistry {
     return new Map([...this.#tenants].filter(([, tenant]) => served(tenant)))
   }
 
+  /** Tenants being moved (`entityctl tenant move`): configured and enabled, yet answered 503 until the move is done. */
+  moving(): string[] {
+    return [...this.#tenants].filter(([, tenant]) => tenant.Moving && !tenant.Disabled).map(([name]) => name)
+  }
+
   /** The tenant's settings; undefined for a tenant not configured, disabled or being moved. */
   tenantConfig(tenant: string): TenantConfig | undefined {
     const settings = this.#tenants.get(tenant)

@@ -3,6 +3,7 @@
 // metrics"). The database server is "stopped" by closing a TCP proxy the second server reaches
 // it through: the test PostgreSQL itself is shared and stays up.
 
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
@@ -87,6 +88,24 @@ describe('health and readiness, metrics off (the defaults)', () => {
     await adminSql(`alter database "${spareDatabase}" allow_connections true`)
     const healed = await until(() => call(`${server.url}/readyz`), (answer) => answer.body.unavailableTenants.length === 0)
     expect(healed.body.unavailableTenants).toEqual([])
+  })
+
+  it('names a tenant being moved (its requests answer 503) until the move is done, still 200', async () => {
+    const setMoving = (moving: boolean) => {
+      const file = JSON.parse(readFileSync(server.configPath, 'utf8'))
+      if (moving) file.Tenants[spare].Moving = true
+      else delete file.Tenants[spare].Moving
+      writeFileSync(server.configPath, JSON.stringify(file))
+    }
+    setMoving(true)
+    await server.server.reloadConfig()
+    const moving = await until(() => call(`${server.url}/readyz`), (answer) => answer.body.unavailableTenants.length > 0)
+    expect([moving.status, moving.body.unavailableTenants]).toEqual([200, [spare]])
+
+    setMoving(false)
+    await server.server.reloadConfig()
+    const moved = await until(() => call(`${server.url}/readyz`), (answer) => answer.body.unavailableTenants.length === 0)
+    expect(moved.body.unavailableTenants).toEqual([])
   })
 
   it('has no metrics listener unless Server:MetricsPort is set', async () => {
