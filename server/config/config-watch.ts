@@ -41,6 +41,8 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
   const name = basename(path)
   let timer: NodeJS.Timeout | undefined
   let reloading = Promise.resolve()
+  // Whether the last reload warned: the next one that loads says so, or that warning would stand as the last word.
+  let warned = false
   // One reload at a time, in the order asked, whether the watch or an announcement asked.
   const reload = (digest?: string) => {
     reloading = reloading.then(async () => {
@@ -49,6 +51,7 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
       // the missing file would be the defaults, without a single tenant.
       if (!existsSync(path)) {
         logger.warn({ config: path }, 'config file is missing; tenants unchanged until it is back')
+        warned = true
         return
       }
       let config: Config
@@ -56,8 +59,11 @@ export function watchConfig(path: string, onChange: (config: Config) => Promise<
         config = loadConfig(path)
       } catch (error) {
         logger.warn({ err: (error as Error).message, config: path }, 'config file changed but does not load; tenants unchanged')
+        warned = true
         return
       }
+      if (warned) logger.info({ config: path }, 'config file loads again')
+      warned = false
       try {
         await onChange(config)
       } catch (error) {

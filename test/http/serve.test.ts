@@ -3,7 +3,7 @@
 // request finish, and a second SIGTERM that does not wait for it.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer as createNetServer, type Socket } from 'node:net'
@@ -180,6 +180,32 @@ describe('entityctl serve', () => {
       await writeConfigFile(configPath, file)
       await served.line((entry) => entry.msg === 'tenants changed', from)
       expect((await call(`${served.api}/Customers`, { token })).status).toBe(401)
+    } finally {
+      await served.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('says when a config file that did not load loads again, so its warning is not the last word', async () => {
+    const { dir, configPath, served } = await serveCopy()
+    const content = readFileSync(configPath)
+    try {
+      const from = served.lines.length
+      const broken = JSON.parse(content.toString())
+      broken.Database = { ...broken.Database, PoolSizePerTenant: 'lots' }
+      writeFileSync(configPath, JSON.stringify(broken))
+      served.process.kill('SIGHUP')
+      expect(await served.line((entry) => entry.config === configPath, from)).toMatchObject({ level: 40, msg: 'config file changed but does not load; tenants unchanged' })
+      const warned = served.lines.length
+      writeFileSync(configPath, content)
+      served.process.kill('SIGHUP')
+      expect(await served.line((entry) => entry.config === configPath, warned)).toMatchObject({ level: 30, msg: 'config file loads again' })
+      // Once: a reload of a file that loaded before says nothing.
+      const healed = served.lines.length
+      served.process.kill('SIGHUP')
+      await served.line((entry) => entry.signal === 'SIGHUP', healed)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(served.lines.slice(healed).filter((entry) => entry.config === configPath)).toEqual([])
     } finally {
       await served.stop()
       rmSync(dir, { recursive: true, force: true })
