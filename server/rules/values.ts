@@ -34,7 +34,8 @@ export function toRuleValue(property: ScalarProperty, value: unknown): unknown {
 export function parseClientValue(property: Pick<ScalarProperty, 'type' | 'decl'>, value: unknown): { value: unknown } | { problem: string } {
   if (value === null) return { value: null }
   const type = property.type
-  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${described(value)}` })
+  // An encrypted property's value is what the operator chose to keep out of sight: the message (which the log writes too) names its kind only.
+  const wrong = (expected: string) => ({ problem: `expects ${expected}, not ${property.decl.encrypted ? `${kindOf(value)} (an encrypted property's value is not repeated)` : described(value)}` })
   switch (type) {
     case 'Text':
     case 'ProperNoun':
@@ -84,6 +85,13 @@ function described(value: unknown): string {
   if (Number.isNaN(value)) return 'NaN'
   if (typeof value === 'number' && !Number.isFinite(value)) return 'a number out of range (beyond ±1.8e308)'
   return jsonExcerpt(value)
+}
+
+/** What a value is, without what it holds: `a string`, `a number`. */
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') return 'an object'
+  return typeof value === 'boolean' ? 'a boolean' : `a ${typeof value}`
 }
 
 function isRealDate(year: number, month: number, day: number): boolean {

@@ -59,6 +59,16 @@ describe('encrypted properties', () => {
     expect(updated.body).toMatchObject({ Diagnosis: 'Flu', Visits: 2 })
   })
 
+  it('never repeat a refused value in the error, which the log writes too', async () => {
+    for (const body of [{ Visits: 'visits 1980-03-12' }, { BirthDate: '12/03/1980' }, { Diagnosis: ['asthma'] }]) {
+      const refused = await call(`${server.api}/Patients`, { method: 'POST', token, body: { Name: 'Jane Roe', ...body } })
+      expect(refused.status).toBe(400)
+      const [[property, value]] = Object.entries(body)
+      expect(refused.body.error.details[0]).toMatchObject({ target: property, message: expect.stringMatching(new RegExp(`^${property} expects .*, not an? \\w+ \\(.*encrypted`)) })
+      expect(JSON.stringify(refused.body)).not.toContain(JSON.stringify(value).slice(1, -1).replace(/^"|"$/g, ''))
+    }
+  })
+
   it('cannot be filtered or sorted on', async () => {
     for (const query of ["$filter=Diagnosis eq 'Flu'", '$orderby=Visits', '$apply=groupby((Diagnosis))']) {
       const response = await call(`${server.api}/Patients?${query}`, { token })
