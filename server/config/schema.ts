@@ -21,7 +21,7 @@ export const SECTIONS = {
       type: 'string',
       default: 'info',
       oneOf: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
-      doc: 'pino log level. At `info`, one JSON line per request (id, method, URL, status, ms, tenant) on stdout, written in batches of about 4 KB: a line is at most a second late, and a clean stop writes every line. A line is at most 16 KB: longer values are shortened with a marker.',
+      doc: 'pino log level. At `info`, one JSON line per request (id, method, URL, status, ms, tenant, user) on stdout, written in batches of about 4 KB: a line is at most a second late, and a clean stop writes every line. A line is at most 16 KB: longer values are shortened with a marker.',
     },
     ShutdownTimeoutSeconds: { type: 'integer', default: 10, min: 0, max: 600, doc: 'How long in-flight requests may take to finish on SIGINT/SIGTERM. A second SIGINT/SIGTERM during that wait stops the server at once (exit 128 + the signal\'s number).' },
     HeadersTimeoutSeconds: { type: 'number', default: 20, min: 0.1, max: 600, doc: 'A client must send the line and headers of a request within this long; a slower one gets 408 and its connection is closed.' },

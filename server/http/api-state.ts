@@ -37,6 +37,15 @@ export class ApiState {
     return (this.#log ??= this.#root.child({ requestId: this.requestId }))
   }
 
+  /**
+   * Whom the request is for, on its log lines: the tenant once its credentials or sign-in name
+   * one the server serves, the user (and PAT) once authenticated.
+   */
+  get who(): { tenant?: string; user?: string; pat?: string } {
+    const access = this.access
+    return { tenant: this.tenant?.tenant ?? access?.tenant, user: access?.username, pat: access?.patId }
+  }
+
   /** Whether lines of `level` are written at all: ask before building an expensive one. */
   logs(level: Level): boolean {
     return this.#root.isLevelEnabled(level)

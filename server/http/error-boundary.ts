@@ -19,12 +19,12 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       // metrics from blaming the database for a cancel the client caused.
       ctx.status = CLIENT_CLOSED_REQUEST
       ctx.body = { error: errorBody(error!) }
-      ctx.state.log.info({ status: CLIENT_CLOSED_REQUEST }, 'request abandoned: the client closed its connection before the answer')
+      ctx.state.log.info({ ...ctx.state.who, status: CLIENT_CLOSED_REQUEST }, 'request abandoned: the client closed its connection before the answer')
     } else if (abandonedBy === 'shutdown') {
       // Whatever the cut made the database say: what it did is undone, and the operator may want to know whose it was.
       ctx.status = 503
       ctx.body = { error: errorBody(ctx.state.signal!.reason as Abandoned) }
-      ctx.state.log.warn({ status: 503 }, 'request cut: still running when the shutdown ended it after Server:ShutdownTimeoutSeconds')
+      ctx.state.log.warn({ ...ctx.state.who, status: 503 }, 'request cut: still running when the shutdown ended it after Server:ShutdownTimeoutSeconds')
     } else if (error) {
       // The handler may have set them before it failed; an error answer never carries them.
       for (const name of SUCCESS_HEADERS) ctx.remove(name)
@@ -33,14 +33,14 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       ctx.body = { error: errorBody(error) }
       // A 500 the server names (a plugin's fault, a wrong key) is still the operator's to fix.
       // What plugin code threw is kept as the cause: its stack names the plugin's file and line.
-      if (error.status === 500) ctx.state.log.error({ status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
+      if (error.status === 500) ctx.state.log.error({ ...ctx.state.who, status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
       // The client's message says what it means (unreachable, out of time); the operator needs what PostgreSQL said.
-      else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
+      else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       // Ours, not the database's, yet no fault of the client either (no connection free in time, a tenant behind its schema or being moved): the operator's to see.
-      else if (error.status >= 500) ctx.state.log.warn({ status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
-      else ctx.state.log.info({ status: error.status, code: error.code, message: error.message }, 'request refused')
+      else if (error.status >= 500) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
+      else ctx.state.log.info({ ...ctx.state.who, status: error.status, code: error.code, message: error.message }, 'request refused')
     } else {
-      ctx.state.log.error({ err: thrown }, 'unhandled error')
+      ctx.state.log.error({ ...ctx.state.who, err: thrown }, 'unhandled error')
       ctx.status = 500
       ctx.body = {
         error: { code: 'InternalError', message: `An internal error occurred; quote request id ${ctx.state.requestId} when reporting it.` },

@@ -20,10 +20,10 @@ export function requestLog(logger: Logger, metrics: Metrics) {
       await next()
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
-      // Known once the credentials name a tenant the server serves, even if reading the caller then failed.
-      const tenant = ctx.state.tenant?.tenant ?? ctx.state.access?.tenant
+      // The tenant is known once the credentials name one the server serves, even if reading the caller then failed.
+      const { tenant, user, pat } = ctx.state.who
       const { id: workflow, index: workflowIndex } = ctx.state.workflow ?? {}
-      logger.info({ requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant, workflow, workflowIndex }, 'request')
+      logger.info({ requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant, user, pat, workflow, workflowIndex }, 'request')
       metrics.requestEnded(ctx.method, ctx.path, ctx.status, tenant, ms / 1000)
     }
   }

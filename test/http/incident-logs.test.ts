@@ -173,3 +173,13 @@ it('says which requests the shutdown cut, at warn, not that their clients left',
     await stopping.stop()
   }
 })
+
+it('names the user on the request line and on the line saying why it was refused', async () => {
+  const missing = await call(`${served.api}/Customers(00000000-0000-0000-0000-000000000001)`, { token, headers: { 'X-Request-Id': 'who-asked' } })
+  expect(missing.status).toBe(404)
+  const lines = await Promise.all([
+    served.line((entry) => entry.requestId === 'who-asked' && entry.msg === 'request refused'),
+    served.line((entry) => entry.requestId === 'who-asked' && entry.msg === 'request'),
+  ])
+  for (const line of lines) expect(line).toMatchObject({ tenant, user: ADMIN.username })
+})

@@ -290,7 +290,7 @@ class BatchRun {
     } catch (thrown) {
       const error = thrown instanceof ServiceError ? thrown : translateDatabaseError(thrown)
       if (!error) {
-        state.log.error({ err: thrown, part: part.id }, 'unhandled error in a $batch request')
+        state.log.error({ ...state.who, err: thrown, part: part.id }, 'unhandled error in a $batch request')
         if (failsTheBatch) throw thrown
         this.#failed.add(part.id)
         return this.#failure(part, new ServiceError('InternalError', `An internal error occurred; quote request id ${state.requestId} when reporting it.`))
@@ -298,11 +298,11 @@ class BatchRun {
       // As for a request alone (http/error-boundary.ts): a 500 is the operator's to fix (a
       // plugin's bug, with where it threw), what the database said is the operator's to read.
       if (error.status === 500) {
-        state.log.error({ part: part.id, status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
+        state.log.error({ ...state.who, part: part.id, status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
       } else if (error !== thrown && error.status >= 500) {
-        state.log.warn({ part: part.id, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
+        state.log.warn({ ...state.who, part: part.id, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       } else if (error.status >= 500) {
-        state.log.warn({ part: part.id, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
+        state.log.warn({ ...state.who, part: part.id, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
       }
       if (failsTheBatch) throw error
       this.#failed.add(part.id)
