@@ -36,5 +36,8 @@ function shown(key: string, value: unknown): string {
   if (key === 'err' && value && typeof value === 'object' && typeof (value as { stack?: unknown }).stack === 'string') {
     return `\n    ${(value as { stack: string }).stack.replaceAll('\n', '\n    ')}`
   }
-  return typeof value === 'string' && !/[\s"]/.test(value) ? value : JSON.stringify(value)
+  // Quoted (and escaped) when it has a space, a quote or a control character: an escape sequence must not reach the terminal.
+  if (typeof value === 'string' && !/[\s"\p{Cc}]/u.test(value)) return value
+  // JSON escapes the C0 controls but leaves DEL and the C1 ones (\u009b begins a sequence too).
+  return JSON.stringify(value).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }

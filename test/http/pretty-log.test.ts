@@ -26,3 +26,8 @@ it('is applied by LogLines to every line when given, after bounding it', () => {
   lines.write(`${JSON.stringify({ level: 40, time: TIME, msg: 'slow' })}\n`)
   expect(written).toEqual(['12:04:05.123 WARN  slow\n'])
 })
+
+it('escapes control characters of a value (a user name stored before they were refused) rather than send them to the terminal', () => {
+  const line = JSON.stringify({ level: 30, time: TIME, msg: 'request', user: 'Red\u001b[31m', tenant: 'a\u0007b', pat: 'c\u009b1m' })
+  expect(prettyLine(line, false)).toBe('12:04:05.123 INFO  request user="Red\\u001b[31m" tenant="a\\u0007b" pat="c\\u009b1m"\n')
+})
