@@ -82,6 +82,18 @@ export class PrometheusMetrics implements Metrics {
     poolGauge('entityctl_pool_connections_in_use', 'Connections of an open tenant\'s pool checked out now.', (use) => use.inUse)
     poolGauge('entityctl_pool_connections_idle', 'Idle connections of an open tenant\'s pool.', (use) => use.idle)
     poolGauge('entityctl_pool_waiting', 'Requests waiting for a connection of an open tenant\'s pool.', (use) => use.waiting)
+    const budgetGauge = (name: string, help: string, value: (connections: ReturnType<TenantRegistry['connections']>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(value(tenants.connections()))
+        },
+      })
+    budgetGauge('entityctl_database_connections', 'Connections of all tenant pools, open or opening (Database:MaxConnections bounds them).', (use) => use.used)
+    budgetGauge('entityctl_database_connections_max', 'The most connections all tenant pools may have: Database:MaxConnections less one notification connection per database server.', (use) => use.bound)
+    budgetGauge('entityctl_database_connections_waiting', 'New connections of tenant pools waiting for room under Database:MaxConnections.', (use) => use.waiting)
     this.#signInFailures = new Counter({
       name: 'entityctl_signin_failures_total',
       help: 'Sign-ins refused for wrong credentials (tenant "" when the tenant is unknown).',

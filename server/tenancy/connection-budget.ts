@@ -27,6 +27,11 @@ export class ConnectionBudget {
     return this.#free
   }
 
+  /** New connections waiting for a permit now (for the metrics). */
+  get waiting(): number {
+    return this.#waiting.length
+  }
+
   /** Connections open or opening now. */
   get used(): number {
     return this.size - this.#free

@@ -159,9 +159,9 @@ export class TenantRegistry {
     this.#closeHooks.push(hook)
   }
 
-  /** Connections of all tenant pools, open or opening, and the most there may be. */
-  connections(): { readonly used: number; readonly bound: number } {
-    return { used: this.#budget.used, bound: this.#budget.size }
+  /** Connections of all tenant pools, open or opening, the most there may be, and the new ones waiting for room. */
+  connections(): { readonly used: number; readonly bound: number; readonly waiting: number } {
+    return { used: this.#budget.used, bound: this.#budget.size, waiting: this.#budget.waiting }
   }
 
   /**

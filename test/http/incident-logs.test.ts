@@ -183,3 +183,46 @@ it('names the user on the request line and on the line saying why it was refused
   ])
   for (const line of lines) expect(line).toMatchObject({ tenant, user: ADMIN.username })
 })
+
+it('counts the connections of all tenants against Database:MaxConnections, and the requests waiting for room', async () => {
+  const crowded = await startTestServer({
+    tenants: ['busy', 'idle'],
+    config: { Server: { MetricsPort: await freePort() }, Database: { MaxConnections: 3, PoolSizePerTenant: 2, AcquireTimeoutSeconds: 5 } },
+  })
+  const [busy, idle] = crowded.tenants
+  const busyDatabase = loadConfig(crowded.configPath, {}).Tenants.get(busy)!.Database
+  const holder = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), busyDatabase) })
+  await holder.connect()
+  const read = async () => {
+    const metrics = new Map<string, number>()
+    for (const line of (await (await fetch(crowded.server.metricsUrl!)).text()).split('\n')) {
+      if (line && !line.startsWith('#')) metrics.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)))
+    }
+    return metrics
+  }
+  try {
+    const [busyToken, idleToken] = [await crowded.token(busy), await crowded.token(idle)]
+    await holder.query('begin')
+    await holder.query('lock table "Customer" in access exclusive mode')
+    // Both connections the server may have (3, less its notification connection) held by the busy tenant.
+    const held = [call(`${crowded.api}/${HEAVY_READ}`, { token: busyToken }), call(`${crowded.api}/Customers`, { token: busyToken })]
+    const blocked = async () => {
+      const client = new pg.Client({ connectionString: testDatabaseUrl() })
+      await client.connect()
+      const { rows } = await client.query(`select count(*)::int as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'`, [busyDatabase]).finally(() => client.end())
+      return rows[0].n as number
+    }
+    await until(blocked, (n) => n === 2)
+    const waiting = call(`${crowded.api}/Customers`, { token: idleToken })
+    const seen = await until(read, (metrics) => metrics.get('entityctl_database_connections_waiting') === 1, 40)
+    expect(seen.get('entityctl_database_connections_waiting')).toBe(1)
+    expect(seen.get('entityctl_database_connections')).toBe(2)
+    expect(seen.get('entityctl_database_connections_max')).toBe(2)
+    await holder.query('rollback')
+    expect((await Promise.all([...held, waiting])).map((answer) => answer.status)).toEqual([200, 200, 200])
+    expect((await read()).get('entityctl_database_connections_waiting')).toBe(0)
+  } finally {
+    await holder.end()
+    await crowded.stop()
+  }
+})
