@@ -98,7 +98,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const metrics = config.Server.MetricsPort > 0 ? new PrometheusMetrics(tenants) : undefined
     const services = createServices({ config, model, tenants, logger, metrics, schemaGate })
     const app = createApp(services)
-    const server = createHttpServer(app.callback(), config, logger)
+    const server = createHttpServer(app.callback(), config, logger, metrics)
     // Before the API's listener, so that a failure here leaves nothing listening.
     if (metrics) scrapes = await listenForScrapes(metrics, config.Server.MetricsHost, config.Server.MetricsPort, logger)
     await listen(server, port, host)

@@ -24,13 +24,15 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/load-config.ts'
 import { ServiceError, type ErrorCode } from '../errors.ts'
 import { errorBody } from './error-boundary.ts'
+import { NO_METRICS, type EdgeRefusal, type Metrics } from '../metrics/metrics.ts'
 
 /** How long a refused connection may go on sending before it is cut. */
 const LINGER_MS = 2000
 /** At most one warning about dropped connections per this many ms (a flood must not flood the log). */
 const DROP_WARNING_MS = 10_000
 
-export function createHttpServer(handler: RequestListener, config: Config, logger: Logger): Server {
+/** `metrics` count what is refused here, before the app (and its request count) sees it. */
+export function createHttpServer(handler: RequestListener, config: Config, logger: Logger, metrics: Metrics = NO_METRICS): Server {
   const { HeadersTimeoutSeconds, RequestTimeoutSeconds, KeepAliveTimeoutSeconds, MaxHeaderBytes, MaxConnections } = config.Server
   const headersTimeout = Math.round(HeadersTimeoutSeconds * 1000)
   const server = createServer(
@@ -44,13 +46,15 @@ export function createHttpServer(handler: RequestListener, config: Config, logge
     handler,
   )
   server.maxConnections = MaxConnections
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => refuseMalformed(error, socket as Socket, logger))
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => refuseMalformed(error, socket as Socket, logger, metrics))
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+    metrics.refusedAtEdge('NotImplemented')
     answerAndClose(socket as Socket, 'NotImplemented', 'Not Implemented', 'CONNECT is not supported: this server is not a proxy.')
   })
   let dropped = 0
   let lastWarning = 0
   server.on('drop', () => {
+    metrics.refusedAtEdge('MaxConnections')
     dropped++
     const now = Date.now()
     if (now - lastWarning < DROP_WARNING_MS) return
@@ -62,7 +66,7 @@ export function createHttpServer(handler: RequestListener, config: Config, logge
 }
 
 /** What Node's parser or its timeouts refused, answered as its status. */
-function refuseMalformed(error: NodeJS.ErrnoException, socket: Socket, logger: Logger): void {
+function refuseMalformed(error: NodeJS.ErrnoException, socket: Socket, logger: Logger, metrics: Metrics): void {
   if (refused.has(socket)) return // the parser reports each further chunk of a refused connection again
   const code = error.code ?? ''
   if (code === 'ECONNRESET' || code === 'EPIPE') {
@@ -71,17 +75,24 @@ function refuseMalformed(error: NodeJS.ErrnoException, socket: Socket, logger: L
     return
   }
   logger.info({ code, reason: (error as { reason?: string }).reason ?? error.message }, 'request refused by the HTTP parser')
+  const [answer, reason, message] = parserRefusal(code)
+  metrics.refusedAtEdge(answer)
+  answerAndClose(socket, answer, reason, message)
+}
+
+/** The answer to what Node's parser refused: code, reason phrase, message. */
+function parserRefusal(code: string): [ErrorCode & EdgeRefusal, string, string] {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return answerAndClose(socket, 'HeadersTooLarge', 'Request Header Fields Too Large', 'The request line and headers are larger than Server:MaxHeaderBytes.')
+      return ['HeadersTooLarge', 'Request Header Fields Too Large', 'The request line and headers are larger than Server:MaxHeaderBytes.']
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return answerAndClose(socket, 'RequestTimeout', 'Request Timeout', 'The request was not received in time (Server:HeadersTimeoutSeconds, Server:RequestTimeoutSeconds).')
+      return ['RequestTimeout', 'Request Timeout', 'The request was not received in time (Server:HeadersTimeoutSeconds, Server:RequestTimeoutSeconds).']
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return answerAndClose(socket, 'PayloadTooLarge', 'Payload Too Large', 'The chunk extensions of the request body are too large.')
+      return ['PayloadTooLarge', 'Payload Too Large', 'The chunk extensions of the request body are too large.']
     case 'HPE_PAUSED_H2_UPGRADE':
-      return answerAndClose(socket, 'InvalidRequest', 'Bad Request', 'HTTP/2 is not supported without TLS; use HTTP/1.1.')
+      return ['InvalidRequest', 'Bad Request', 'HTTP/2 is not supported without TLS; use HTTP/1.1.']
     default:
-      return answerAndClose(socket, 'InvalidRequest', 'Bad Request', `The request is not valid HTTP/1.1 (${code || 'parse error'}).`)
+      return ['InvalidRequest', 'Bad Request', `The request is not valid HTTP/1.1 (${code || 'parse error'}).`]
   }
 }
 

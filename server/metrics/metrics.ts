@@ -13,10 +13,13 @@ import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
 import { routeKind, type RouteKind } from './route-kind.ts'
 
 export type WorkflowEvent = 'created' | 'committed' | 'aborted' | 'expired'
+export type EdgeRefusal = 'HeadersTooLarge' | 'RequestTimeout' | 'PayloadTooLarge' | 'InvalidRequest' | 'NotImplemented' | 'MaxConnections'
 
 export interface Metrics {
   /** A request answered: `tenant` is the one its credentials or sign-in name, once served (undefined before). */
   requestEnded(method: string, path: string, status: number, tenant: string | undefined, seconds: number): void
+  /** A request the HTTP edge refused before the app saw it (http/http-server.ts), by its answer's code; `MaxConnections`: a connection closed at once. */
+  refusedAtEdge(code: EdgeRefusal): void
   /** A sign-in refused for wrong credentials; `tenant` only when the server knows it (no label per guessed name). */
   signInFailed(tenant: string | undefined): void
   /** A sign-in refused by the throttle (429). */
@@ -26,6 +29,7 @@ export interface Metrics {
 
 export const NO_METRICS: Metrics = {
   requestEnded() {},
+  refusedAtEdge() {},
   signInFailed() {},
   signInThrottled() {},
   workflows() {},
@@ -40,6 +44,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #requests = new Map<RouteKind, Map<number, Map<string, number>>>()
   readonly #latency: Histogram<'kind'>
   readonly #latencyOf = new Map<RouteKind, { observe(seconds: number): void }>()
+  readonly #refusedAtEdge: Counter<'code'>
   readonly #signInFailures: Counter<'tenant'>
   readonly #signInThrottled: Counter<'tenant'>
   readonly #workflows: Counter<'event'>
@@ -94,6 +99,12 @@ export class PrometheusMetrics implements Metrics {
     budgetGauge('entityctl_database_connections', 'Connections of all tenant pools, open or opening (Database:MaxConnections bounds them).', (use) => use.used)
     budgetGauge('entityctl_database_connections_max', 'The most connections all tenant pools may have: Database:MaxConnections less one notification connection per database server.', (use) => use.bound)
     budgetGauge('entityctl_database_connections_waiting', 'New connections of tenant pools waiting for room under Database:MaxConnections.', (use) => use.waiting)
+    this.#refusedAtEdge = new Counter({
+      name: 'entityctl_http_refused_total',
+      help: 'Requests refused by the HTTP edge before the app saw them (not in entityctl_http_requests_total), by the code answered; MaxConnections: connections closed at once.',
+      labelNames: ['code'] as const,
+      registers,
+    })
     this.#signInFailures = new Counter({
       name: 'entityctl_signin_failures_total',
       help: 'Sign-ins refused for wrong credentials (tenant "" when the tenant is unknown).',
@@ -156,6 +167,10 @@ export class PrometheusMetrics implements Metrics {
     let latency = this.#latencyOf.get(kind)
     if (!latency) this.#latencyOf.set(kind, (latency = this.#latency.labels(kind)))
     latency.observe(seconds)
+  }
+
+  refusedAtEdge(code: EdgeRefusal): void {
+    this.#refusedAtEdge.inc({ code })
   }
 
   signInFailed(tenant: string | undefined): void {

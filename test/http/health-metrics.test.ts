@@ -10,6 +10,7 @@ import pg from 'pg'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { startWireProxy, type WireProxy } from '../bench/pg-wire-proxy.ts'
+import { sendRaw } from './send-raw.ts'
 import { adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 
 /** Asks `probe` again until `done` holds of its answer (readyz keeps an answer for a second). */
@@ -213,6 +214,13 @@ describe('metrics on their own listener, and readiness when the database server 
 
     expect((await fetch(server.server.metricsUrl!.replace(/\/metrics$/, '/other'))).status).toBe(404)
     expect((await call(`${server.url}/metrics`)).status).toBe(404)
+  })
+
+  it('counts the requests the HTTP edge refuses before the app sees them, by code', async () => {
+    const head = await sendRaw(server.url, { method: 'GET', path: '/api/Customers', headers: { 'X-Big': 'x'.repeat(70_000) } }, 5000)
+    expect(head.status).toBe(431)
+    const metrics = samples(await (await fetch(server.server.metricsUrl!)).text())
+    expect(metrics.get('entityctl_http_refused_total{code="HeadersTooLarge"}')).toBe(1)
   })
 
   it('GET /readyz answers 503 naming the tenants once the database server stops answering; /healthz stays 200', async () => {
