@@ -87,7 +87,7 @@ it('refuses a connection not free within Database:AcquireTimeoutSeconds with a 5
     const held = [await lease.database.pool.connect(), await lease.database.pool.connect()]
     const refused = await registry.use(b, (db) => db.pool.query('select 1')).catch((error: unknown) => error)
     expect(translateDatabaseError(refused)?.status).toBe(503)
-    expect(registry.connections()).toEqual({ used: 2, bound: 2 })
+    expect(registry.connections()).toEqual({ used: 2, bound: 2, waiting: 0 })
     for (const client of held) client.release()
     lease.release()
     expect((await registry.use(b, (db) => db.pool.query('select 1 as one')))?.rows).toEqual([{ one: 1 }])
