@@ -4,7 +4,12 @@
 // short query per tenant, not a schema comparison. A tenant whose migration is refused (it
 // would lose data) or fails on a statement is blocked (schema-gate.ts), and so is one that is
 // behind when the start does not migrate (`serve --no-migrate`): it answers 503 while the
-// others serve. A database that cannot be reached, or a wrong EncryptionKey, stops the start.
+// others serve. So is a tenant whose database cannot be reached or entered, or whose
+// EncryptionKey is wrong: one tenant's fault must not keep the others out of service after a
+// reboot; its requests get 503 naming the cause and try again (at most once a second), and
+// once it answers it is migrated and served. Only when no tenant at all could be checked
+// does the start stop: then it is the deployment's setting, not a tenant's, and the CLI names
+// the setting to check (cli/database-hint.ts).
 // A tenant being moved (`Tenants:<name>:Moving`, tenancy/tenant-transfer.ts) is left alone: the
 // move waits for its database to have no session and copies it, and when the move puts the
 // tenant back, at its new database, its first request checks and migrates it. So is a disabled
@@ -75,13 +80,23 @@ export async function migrateAtStart(
         gate.block(tenant.name, 'refused', reason)
         logger.error({ tenant: tenant.name, losses: error.plan.losses }, `tenant ${tenant.name} unavailable: migration refused, it would lose data; see \`entityctl migrate --plan --tenant ${tenant.name}\``)
       } else if (isWrongKey(error) || isUnreachable(error)) {
-        throw error
+        blockOut(tenant, error)
       } else {
         gate.block(tenant.name, 'failed', `its schema migration failed (${(error as Error).message}).`)
         logger.error({ tenant: tenant.name, err: error }, `tenant ${tenant.name} unavailable: migration failed`)
       }
       return 'blocked'
     }
+  }
+
+  /** A tenant whose database cannot be reached or entered, or whose key is wrong: out of service, told why. */
+  const blockOut = (tenant: TenantConfig, error: unknown) => {
+    const cause = (error as Error).message
+    const reason = isWrongKey(error)
+      ? `its EncryptionKey does not open its data (${cause}); check Tenants:${tenant.name}:EncryptionKey.`
+      : `its database cannot be reached or entered (${cause}); check Tenants:${tenant.name}:Database, its ConnectionString, and that the database exists.`
+    gate.block(tenant.name, 'failed', reason)
+    logger.error({ tenant: tenant.name, err: error }, `tenant ${tenant.name} unavailable: ${reason}`)
   }
 
   const blockBehind = (tenant: TenantConfig) => {
@@ -95,18 +110,24 @@ export async function migrateAtStart(
     else if (tenant.Disabled) gate.checkLater(tenant.name, 'it was disabled when this server started, and its schema could not be checked since.')
   }
   const behind: TenantConfig[] = []
+  const out = new Map<TenantConfig, unknown>()
   const started = performance.now()
   await inBatches(configured, CHECK_PARALLEL, async (tenant) => {
-    // A database that cannot be reached stops the start, as a wrong setting should (the CLI
-    // names the setting to check: cli/database-hint.ts).
     // One connection per current tenant: its version, then its key's canary.
     const current = await onConnection(urlOf(tenant), async (client) => {
       if ((await recordedSchemaVersion(client)) !== version) return false
       await verifyEncryptionKeyOn(client, tenant.name, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
       return true
+    }).catch((error) => {
+      if (!isWrongKey(error) && !isUnreachable(error)) throw error
+      out.set(tenant, error)
+      return true
     })
     if (!current) behind.push(tenant)
   })
+  // Not one tenant answered: the setting they share is wrong, or the server is down.
+  if (out.size > 0 && out.size === configured.length) throw out.values().next().value
+  for (const [tenant, error] of out) blockOut(tenant, error)
   logger.info({ tenants: configured.length, behind: behind.length, ms: Math.round(performance.now() - started) }, 'tenant schema versions checked')
   if (behind.length === 0) return gate
   if (!options.migrate) {
