@@ -2,17 +2,17 @@
 // node-cron sweep discards its rows; one in use does not expire.
 
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import pg from 'pg'
+import type pg from 'pg'
 import pino from 'pino'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
-import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import type { Services } from '../../server/start.ts'
 import { startWorkflowSweep } from '../../server/workflows/workflow-sweep.ts'
 import { NO_METRICS } from '../../server/metrics/metrics.ts'
 import { startTestServer, TEST_DATABASE_URL, type TestServer } from '../support/test-server.ts'
 import { WorkflowClient } from './helpers.ts'
+import { tenantPool } from '../auth/helpers.ts'
 
 const IDLE_MINUTES = 0.02 // 1.2 s
 
@@ -23,8 +23,7 @@ let pool: pg.Pool
 beforeAll(async () => {
   server = await startTestServer({ config: { Workflow: { IdleTimeoutMinutes: IDLE_MINUTES } } })
   token = await server.token()
-  const config = loadConfig(server.configPath, {})
-  pool = new pg.Pool({ connectionString: databaseUrl(TEST_DATABASE_URL, config.Tenants.get(server.tenants[0])!.Database), max: 1 })
+  pool = tenantPool(server, server.tenants[0], 1)
 })
 afterAll(async () => {
   await pool?.end()
