@@ -3,15 +3,27 @@
 
 import { spawn } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { LogLines, MAX_LINE_CHARS } from '../../server/http/log-lines.ts'
 
+/** The folders this file's tests made, removed once they are done. */
+const folders: string[] = []
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+
+function logFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'entityctl-log-'))
+  folders.push(folder)
+  return folder
+}
+
 function logFile() {
-  const path = join(mkdtempSync(join(tmpdir(), 'entityctl-log-')), 'server.log')
+  const path = join(logFolder(), 'server.log')
   const destination = pino.destination({ dest: path, sync: false, minLength: 1 })
   return { path, destination, read: () => readFileSync(path, 'utf8') }
 }
@@ -92,7 +104,7 @@ describe('LogLines', () => {
         child.on('error', reject)
         child.on('close', (status) => (status === 0 ? resolve(JSON.parse(said)) : reject(new Error(`exit ${status}: ${said}`))))
       })
-    const file = openSync(join(mkdtempSync(join(tmpdir(), 'entityctl-log-')), 'server.log'), 'a')
+    const file = openSync(join(logFolder(), 'server.log'), 'a')
     try {
       expect(await writing(file)).toEqual({ sync: true, batchChars: 65536 })
     } finally {
