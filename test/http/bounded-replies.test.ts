@@ -6,9 +6,9 @@
 // (Name) or ~365 (Name, Email) or ~550 (Name, Email, City, Title).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import pg from 'pg'
+import type pg from 'pg'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
-import { call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { call, onConnection, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { recordStatements, type StatementRecorder } from '../support/statement-recorder.ts'
 
 const CUSTOMERS = 300
@@ -41,15 +41,7 @@ afterAll(async () => {
   await server?.stop()
 })
 
-async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: tenantUrl })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
+const withClient = <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => onConnection(tenantUrl, work)
 
 const get = (path: string) => call(`${server.api}/${path}`, { token })
 

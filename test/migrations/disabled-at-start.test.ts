@@ -3,14 +3,14 @@
 // schema behind) neither stops the start nor logs an error. `tenant enable` puts it back, and
 // its first request then checks its schema and migrates it, as the start would have.
 
-import pg from 'pg'
+import type pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { recordedSchemaVersion } from '../../server/migrations/migration-journal.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { cli } from '../auth/helpers.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
-import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { ADMIN, adminSql, answeredWith, call, onConnection, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 
 const SLOW = 120_000
 let setup: TestServer
@@ -19,15 +19,7 @@ let off: string
 let on: string
 let database: string
 
-async function inDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), database) })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
+const inDatabase = <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => onConnection(databaseUrl(testDatabaseUrl(), database), work)
 
 const signIn = (tenant: string) => call(`${served!.api}/auth/signin`, { method: 'POST', body: { TenantId: tenant, Username: ADMIN.username, Password: ADMIN.password } })
 
@@ -58,12 +50,7 @@ it('a start leaves a disabled tenant alone, and enabling it checks and migrates 
 
   await adminSql(`alter database "${database}" allow_connections true`)
   expect((await cli(setup.configPath, 'tenant', 'enable', off)).code).toBe(0)
-  const until = Date.now() + 10_000
-  let back = await signIn(off)
-  while (back.status !== 200 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    back = await signIn(off)
-  }
+  const back = await answeredWith(200, () => signIn(off))
   expect(back.status, back.text).toBe(200)
   expect(await inDatabase(recordedSchemaVersion)).toBe(current)
   const { rows } = await inDatabase((client) => client.query(`select "AppliedBy" from "_Migration" order by "Id" desc limit 1`))

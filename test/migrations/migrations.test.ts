@@ -18,7 +18,7 @@ import { loadModel } from '../../server/model/load-plugins.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { TenantRegistry } from '../../server/tenancy/tenant-registry.ts'
 import { addUser } from '../../server/auth/user-admin.ts'
-import { ADMIN, call, DEMO_PLUGINS, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { ADMIN, call, DEMO_PLUGINS, onConnection, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { createManyTenants, type ManyTenants } from '../support/many-tenants.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
 
@@ -398,15 +398,7 @@ describe('a migration waiting behind a long transaction on its table', { timeout
     return holder
   }
 
-  async function inDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client({ connectionString: tenantUrl })
-    await client.connect()
-    try {
-      return await work(client)
-    } finally {
-      await client.end()
-    }
-  }
+  const inDatabase = <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => onConnection(tenantUrl, work)
 
   const alterWaiting = () =>
     eventually(() =>

@@ -4,14 +4,14 @@
 // its schema and migrates it, as the start would have.
 
 import { readFileSync, writeFileSync } from 'node:fs'
-import pg from 'pg'
+import type pg from 'pg'
 import pino from 'pino'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { recordedSchemaVersion } from '../../server/migrations/migration-journal.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { startServer, type RunningServer } from '../../server/start.ts'
-import { adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { adminSql, answeredWith, call, onConnection, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 
 const SLOW = 120_000
 let first: TestServer
@@ -19,15 +19,7 @@ let second: RunningServer | undefined
 let moving: string
 let database: string
 
-async function inDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl(testDatabaseUrl(), database) })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
+const inDatabase = <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => onConnection(databaseUrl(testDatabaseUrl(), database), work)
 
 function setMoving(value: boolean): void {
   const file = JSON.parse(readFileSync(first.configPath, 'utf8'))
@@ -67,12 +59,7 @@ it('a start leaves a tenant being moved alone, and its first request once back c
 
   await adminSql(`alter database "${database}" allow_connections true`)
   setMoving(false)
-  const until = Date.now() + 10_000
-  let back = await signIn(api, moving)
-  while (back.status !== 200 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    back = await signIn(api, moving)
-  }
+  const back = await answeredWith(200, () => signIn(api, moving))
   expect(back.status, back.text).toBe(200)
   expect(await inDatabase(recordedSchemaVersion)).toBe(current)
   const { rows } = await inDatabase((client) => client.query(`select "AppliedBy" from "_Migration" order by "Id" desc limit 1`))

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
-import { ADMIN, adminSql, call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { ADMIN, adminSql, answeredWith, call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 const SLOW = 120_000
 let setup: TestServer
@@ -46,12 +46,7 @@ it('serves the other tenants when one tenant database is gone, and that one agai
   expect(ready.body.unavailableTenants).toEqual([down])
 
   await adminSql(`alter database "${database}_away" rename to "${database}"`)
-  const until = Date.now() + 10_000
-  let back = await signIn(down)
-  while (back.status !== 200 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    back = await signIn(down)
-  }
+  const back = await answeredWith(200, () => signIn(down))
   expect(back.status, back.text).toBe(200)
   expect((await call(`${served.url}/readyz`)).body.unavailableTenants).toEqual([])
 })

@@ -71,13 +71,32 @@ export const ADMIN: TestUser = { username: 'admin', password: 'admin-password-1'
 
 /** Runs one statement on the test PostgreSQL as its administrator (ALTER DATABASE, pg_terminate_backend, …). */
 export async function adminSql(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testDatabaseUrl() })
+  await onConnection(testDatabaseUrl(), (client) => client.query(sql))
+}
+
+/** Runs `work` on a connection of its own to `url` (a tenant's database, looked at or changed by hand), closed after. */
+export async function onConnection<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    await client.query(sql)
+    return await work(client)
   } finally {
     await client.end()
   }
+}
+
+/**
+ * Sends `request` until it answers `status` (every 200 ms, at most `withinMs`), as after a
+ * tenant comes back: the last answer, for the caller to assert on.
+ */
+export async function answeredWith<T extends { status: number }>(status: number, request: () => Promise<T>, withinMs = 10_000): Promise<T> {
+  const until = Date.now() + withinMs
+  let answer = await request()
+  while (answer.status !== status && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    answer = await request()
+  }
+  return answer
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
