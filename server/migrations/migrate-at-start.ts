@@ -113,17 +113,18 @@ export async function migrateAtStart(
   const out = new Map<TenantConfig, unknown>()
   const started = performance.now()
   await inBatches(configured, CHECK_PARALLEL, async (tenant) => {
-    // One connection per current tenant: its version, then its key's canary.
-    const current = await onConnection(urlOf(tenant), async (client) => {
-      if ((await recordedSchemaVersion(client)) !== version) return false
-      await verifyEncryptionKeyOn(client, tenant.name, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
-      return true
-    }).catch((error) => {
+    try {
+      // One connection per current tenant: its version, then its key's canary.
+      const current = await onConnection(urlOf(tenant), async (client) => {
+        if ((await recordedSchemaVersion(client)) !== version) return false
+        await verifyEncryptionKeyOn(client, tenant.name, tenant.EncryptionKey, tenant.PreviousEncryptionKey)
+        return true
+      })
+      if (!current) behind.push(tenant)
+    } catch (error) {
       if (!isWrongKey(error) && !isUnreachable(error)) throw error
       out.set(tenant, error)
-      return true
-    })
-    if (!current) behind.push(tenant)
+    }
   })
   // Not one tenant answered: the setting they share is wrong, or the server is down.
   if (out.size > 0 && out.size === configured.length) throw out.values().next().value
