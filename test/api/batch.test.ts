@@ -106,8 +106,8 @@ function multipart(parts: ({ method: string; url: string; body?: unknown; header
   return { body: out.join(''), type: `multipart/mixed;boundary=${boundary}` }
 }
 
-async function sendMultipart(batch: { body: string; type: string }, token = admin, headers: Record<string, string> = {}) {
-  const response = await fetch(`${server.api}/$batch`, {
+async function sendMultipart(batch: { body: string; type: string }, token = admin, headers: Record<string, string> = {}, query = '') {
+  const response = await fetch(`${server.api}/$batch${query}`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': batch.type, 'OData-Version': '4.0', ...headers },
     body: batch.body,
@@ -584,6 +584,35 @@ describe('the form of the $batch answer (Protocol 4.01 §11.7.1: as Accept asks,
       const answer = await sendMultipart(batch, admin, headers)
       expect([answer.status, answer.type], JSON.stringify(headers)).toEqual([200, expect.stringMatching(type)])
     }
+  })
+
+  it('takes $format as Accept, and before it ($format wins over Accept, as on every resource)', async () => {
+    const batch = multipart([{ method: 'GET', url: 'Customers/$count' }])
+    const cases: [string, Record<string, string>, RegExp][] = [
+      ['?$format=json', {}, /^application\/json\b/],
+      ['?$format=application/json', {}, /^application\/json\b/],
+      [`?$format=${encodeURIComponent('application/json;odata.metadata=minimal')}`, {}, /^application\/json\b/],
+      ['?%24format=json', {}, /^application\/json\b/],
+      ['?$format=json', { Accept: 'multipart/mixed' }, /^application\/json\b/],
+      ['?$format=multipart/mixed', { Accept: 'application/json' }, /^multipart\/mixed/],
+    ]
+    for (const [query, headers, type] of cases) {
+      const answer = await sendMultipart(batch, admin, headers, query)
+      expect([answer.status, answer.type], `${query} ${JSON.stringify(headers)}: ${answer.text}`).toEqual([200, expect.stringMatching(type)])
+    }
+    const json = await call(`${server.api}/$batch?$format=multipart/mixed`, { method: 'POST', token: admin, body: { requests: [{ id: 'n', method: 'GET', url: 'Customers/$count' }] }, headers: { Accept: 'application/json' } })
+    expect([json.status, json.headers.get('content-type')], json.text).toEqual([200, expect.stringMatching(/^multipart\/mixed; boundary=batchresponse_/)])
+  })
+
+  it('refuses a $format it cannot answer a batch in with 406, whatever Accept says, before any request runs', async () => {
+    const before = await tablesHash()
+    for (const format of ['xml', 'application/xml', 'text/plain']) {
+      const multi = await sendMultipart(multipart([{ changeSet }]), admin, { Accept: 'application/json' }, `?$format=${encodeURIComponent(format)}`)
+      expect([multi.status, JSON.parse(multi.text).error], format).toEqual([406, { code: 'NotAcceptable', message: `A $batch is answered as multipart/mixed or application/json; the request asks for $format=${format}.` }])
+      const json = await call(`${server.api}/$batch?$format=${encodeURIComponent(format)}`, { method: 'POST', token: admin, body: { requests: [{ id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Never Formatted' } }] } })
+      expect(json.status, format).toBe(406)
+    }
+    expect(await tablesHash()).toBe(before)
   })
 
   it('refuses an Accept it cannot answer a batch in with 406, before any request runs', async () => {

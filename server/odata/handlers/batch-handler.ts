@@ -8,6 +8,7 @@
 // `$<id>` at the start of a URL, or as an `@odata.bind` value, stands for the entity that
 // request <id> created; `dependsOn` (JSON) names requests or groups that must have succeeded,
 // else 424. Above ApiOptions:MaxBatchRequests parts, the batch is refused before any runs.
+// The answer's form is the one $format, else Accept, asks for (negotiate.ts negotiateBatch).
 //
 // In a workflow (Workflow-Id on the batch), the batch is ONE request of the workflow: it takes
 // one Workflow-Index, its parts run on the workflow's session, and its plans are stored together.
@@ -31,7 +32,7 @@ import { serviceRoot } from '../serializer/urls.ts'
 import { PartExchange } from './batch-part-exchange.ts'
 import type { ApiContext, Exchange } from './exchange.ts'
 import type { OdataServices } from './odata-services.ts'
-import { negotiateBatch, type BatchForm } from './negotiate.ts'
+import { formatOption, negotiateBatch, type BatchForm } from './negotiate.ts'
 
 type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>
 
@@ -72,7 +73,7 @@ export async function handleBatch(ctx: ApiContext, services: OdataServices, disp
   const max = services.config.ApiOptions.MaxBatchRequests
   if (batch.parts.length > max) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBatchRequests', max, `the batch holds ${batch.parts.length} requests`)
   checkReferences(batch)
-  const form = negotiateBatch(ctx.get('Accept'), batch.form)
+  const form = negotiateBatch(ctx.get('Accept'), batch.form, formatOption(ctx.querystring))
   const answers = await new BatchRun(ctx, services, dispatch, batch.parts).run(batch.parts)
   // Requests after a failed one always run (a failed atomicity group ends only itself): say so when asked.
   const continueOnError = continueOnErrorPreference(ctx.get('Prefer'))

@@ -146,16 +146,19 @@ const BATCH_MEDIA_TYPES: Readonly<Record<BatchForm, string>> = { json: 'applicat
  * format, either multipart/mixed or application/json. If no Accept header is provided, services
  * SHOULD respond with the content type of the request"). Each form takes the quality of the most
  * specific range that matches it (RFC 9110 §12.5.1: `application/json;q=0` beside a wildcard
- * refuses JSON); the better one wins, the request's own form on a tie. 406 when neither is
+ * refuses JSON); the better one wins, the request's own form on a tie. $format, when given,
+ * decides instead of Accept, as on every other resource (negotiate). 406 when neither is
  * acceptable, before any request of the batch runs.
  *   Accept: application/json, on a multipart batch          →  json
  *   Accept: multipart/mixed;q=0.5, application/json         →  json
  *   Accept: application/json, multipart/mixed               →  the request's form
  *   no Accept, or a wildcard                                →  the request's form
+ *   $format=json (or application/json), whatever Accept says →  json
+ *   $format=xml                                             →  406
  */
-export function negotiateBatch(accept: string, requestForm: BatchForm): BatchForm {
-  if (accept === '' || accept === '*/*') return requestForm
-  const ranges = parseAccept(accept)
+export function negotiateBatch(accept: string, requestForm: BatchForm, format?: string): BatchForm {
+  if (format === undefined && (accept === '' || accept === '*/*')) return requestForm
+  const ranges = format !== undefined ? [formatRange(format)] : parseAccept(accept)
   const quality = (form: BatchForm): number => {
     const type = BATCH_MEDIA_TYPES[form]
     const matching = ranges.filter((range) => range.type === type || range.type === `${type.split('/')[0]}/*` || range.type === '*/*')
@@ -166,7 +169,8 @@ export function negotiateBatch(accept: string, requestForm: BatchForm): BatchFor
   const other: BatchForm = requestForm === 'json' ? 'multipart' : 'json'
   const [own, others] = [quality(requestForm), quality(other)]
   if (own <= 0 && others <= 0) {
-    throw new ServiceError('NotAcceptable', `A $batch is answered as multipart/mixed or application/json; the request asks for Accept: ${accept.length > 200 ? `${accept.slice(0, 200)}…` : accept}.`)
+    const asked = format !== undefined ? `$format=${format}` : `Accept: ${accept}`
+    throw new ServiceError('NotAcceptable', `A $batch is answered as multipart/mixed or application/json; the request asks for ${asked.length > 200 ? `${asked.slice(0, 200)}…` : asked}.`)
   }
   return others > own ? other : requestForm
 }
