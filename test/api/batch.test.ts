@@ -83,7 +83,7 @@ function splitOnce(text: string, separator: string): [string, string] {
 }
 
 /** A multipart batch as SAPUI5 writes one: relative URLs, change sets with Content-IDs, CRLF. */
-function multipart(parts: ({ method: string; url: string; body?: unknown; headers?: Record<string, string> } | { changeSet: { method: string; url: string; body?: unknown; id: string; headers?: Record<string, string> }[] })[]): { body: string; type: string } {
+function multipart(parts: ({ method: string; url: string; body?: unknown; headers?: Record<string, string> } | { changeSet: { method: string; url: string; body?: unknown; id: string; headers?: Record<string, string> }[]; boundary?: string })[]): { body: string; type: string } {
   const boundary = 'batch_id-1700000000000-42'
   const request = (p: { method: string; url: string; body?: unknown; headers?: Record<string, string> }, id?: string) => {
     const head = ['Content-Type:application/http', 'Content-Transfer-Encoding:binary', ...(id ? [`Content-ID:${id}`] : []), '', `${p.method} ${p.url} HTTP/1.1`, 'Accept:application/json;odata.metadata=minimal;IEEE754Compatible=true']
@@ -94,8 +94,8 @@ function multipart(parts: ({ method: string; url: string; body?: unknown; header
   const out: string[] = []
   parts.forEach((part, index) => {
     if ('changeSet' in part) {
-      const set = `changeset_id-1700000000000-${index}`
-      out.push(`--${boundary}\r\nContent-Type: multipart/mixed;boundary=${set}\r\n\r\n`)
+      const set = part.boundary ?? `changeset_id-1700000000000-${index}`
+      out.push(`--${boundary}\r\nContent-Type: multipart/mixed;boundary="${set}"\r\n\r\n`)
       for (const member of part.changeSet) out.push(`--${set}\r\n${request(member, member.id)}`)
       out.push(`--${set}--\r\n`)
     } else {
@@ -543,9 +543,41 @@ describe('the form of the $batch answer (Protocol 4.01 §11.7.1: as Accept asks,
     expect(answer.status, answer.text).toBe(200)
     expect(answer.type).toMatch(/^application\/json\b/)
     const { responses } = JSON.parse(answer.text)
-    expect(responses.map((r: any) => [r.id, r.atomicityGroup, r.status])).toEqual([[undefined, undefined, 200], ['1', 'changeset_id-1700000000000-1', 200], ['2', 'changeset_id-1700000000000-1', 204]])
+    expect(responses.map((r: any) => [r.id, r.atomicityGroup, r.status])).toEqual([[undefined, undefined, 200], ['1', 'changeset-1', 200], ['2', 'changeset-1', 204]])
     expect(responses[1].body.Guid).toMatch(/^[0-9a-f-]{36}$/)
     expect(responses[1].headers.location).toContain(`Customers(${responses[1].body.Guid})`)
+  })
+
+  it('names each change set its own atomicityGroup by its place, whatever its boundary: unique, a request-id, no request\'s id (JSON 19.1, 19.5)', async () => {
+    // Change sets may share a boundary (each is inside its own body part) and number their
+    // Content-IDs from 1 again; a boundary may hold what a request-id may not (a space, a colon).
+    const before = await tablesHash()
+    const batch = multipart([
+      { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'Own Group One' } }], boundary: 'changeset' },
+      { changeSet: [{ id: '1', method: 'POST', url: 'Customers', body: { Name: 'Own Group Two', CreditLimit: 'lots' } }], boundary: 'changeset' },
+      { changeSet: [{ id: '1', method: 'GET', url: 'Customers/$count' }], boundary: 'change set:3' },
+    ])
+    const answer = await sendMultipart(batch, admin, { Accept: 'application/json' })
+    expect(answer.status, answer.text).toBe(200)
+    const { responses } = JSON.parse(answer.text)
+    expect(responses.map((r: any) => [r.id, r.atomicityGroup, r.status])).toEqual([['1', 'changeset-1', 200], ['1', 'changeset-2', 400], ['1', 'changeset-3', 200]])
+    // The first change set is its own: committed, though the second failed.
+    expect([await customerNamed('Own Group One'), await customerNamed('Own Group Two')]).toEqual([1, 0])
+    expect(await tablesHash()).not.toBe(before)
+    // The same batch in multipart: three answers, the failed change set once.
+    const multi = await sendMultipart(batch)
+    expect(readMultipart(multi.text, multi.type).map((p) => [p.status, p.changeSet])).toEqual([[200, 1], [400, undefined], [200, 2]])
+    // A Content-ID may be what a group would be named: the groups are named otherwise, alike.
+    const clash = await sendMultipart(
+      multipart([
+        { changeSet: [{ id: 'changeset-1', method: 'GET', url: 'Customers/$count' }] },
+        { changeSet: [{ id: 'changeset-2', method: 'GET', url: 'Customers/$count' }] },
+      ]),
+      admin,
+      { Accept: 'application/json' },
+    )
+    const groups = JSON.parse(clash.text).responses.map((r: any) => r.atomicityGroup)
+    expect(groups).toEqual(['changeset--1', 'changeset--2'])
   })
 
   it('answers a failed change set in JSON as a JSON atomicity group: every request, the others 424', async () => {

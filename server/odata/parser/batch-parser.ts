@@ -3,8 +3,9 @@
 //   - JSON (4.01): { "requests": [{ id, method, url, headers, body, atomicityGroup, dependsOn, if }] }
 //   - multipart/mixed (4.0): parts of Content-Type application/http (one request each, as
 //     HTTP/1.1 text), or multipart/mixed change sets of such parts, each with a Content-ID.
-// A change set becomes an atomicity group named after its boundary. Nothing runs here: a
-// batch that cannot be read is refused whole.
+// A change set becomes an atomicity group named by its place, `changeset-1`, `changeset-2`:
+// not by its boundary, which sibling change sets may share and which may hold what a JSON
+// answer's atomicityGroup may not. Nothing runs here: a batch that cannot be read is refused whole.
 
 import { RequestError } from '../../errors.ts'
 
@@ -64,17 +65,39 @@ export function multipartBoundary(contentType: string): string | undefined {
 
 export function parseMultipartBatch(text: string, boundary: string): BatchRequest {
   const parts: BatchPart[] = []
+  /** Per part, the ordinal of its change set (from 1), or 0 outside any. */
+  const changeSets: number[] = []
+  let changeSet = 0
   for (const entity of bodyParts(text, boundary)) {
     const boundaryOfSet = multipartBoundary(entity.headers['content-type'] ?? '')
     if (boundaryOfSet) {
       const members = bodyParts(entity.content, boundaryOfSet)
       if (members.length === 0) throw RequestError.invalid(`The change set ${boundaryOfSet} holds no request.`)
-      for (const member of members) parts.push(httpPart(member, parts.length, boundaryOfSet))
+      changeSet++
+      for (const member of members) {
+        parts.push(httpPart(member, parts.length))
+        changeSets.push(changeSet)
+      }
     } else {
       parts.push(httpPart(entity, parts.length))
+      changeSets.push(0)
     }
   }
-  return { form: 'multipart', parts }
+  const groups = changeSetGroups(changeSet, new Set(parts.map((part) => part.id)))
+  return { form: 'multipart', parts: parts.map((part, i) => (changeSets[i] ? { ...part, atomicityGroup: groups[changeSets[i] - 1] } : part)) }
+}
+
+/**
+ * The atomicity groups of `count` change sets, in order: `changeset-1`, `changeset-2`, …, the
+ * same for the same batch. As JSON 4.01 §19.1 asks of an atomicityGroup, each is a request-id
+ * (unreserved characters) and no request's id: a Content-ID that is one of them lengthens the
+ * prefix (`changeset--1`, …) until none is.
+ */
+function changeSetGroups(count: number, ids: ReadonlySet<string>): string[] {
+  let prefix = 'changeset-'
+  const names = () => Array.from({ length: count }, (_, i) => `${prefix}${i + 1}`)
+  while (names().some((name) => ids.has(name))) prefix += '-'
+  return names()
 }
 
 interface BodyPart {
@@ -124,7 +147,7 @@ function headerBlock(lines: string[]): { headers: Record<string, string>; rest: 
 }
 
 /** One application/http part: its request line, headers and body. */
-function httpPart(part: BodyPart, position: number, changeSet?: string): BatchPart {
+function httpPart(part: BodyPart, position: number): BatchPart {
   const type = part.headers['content-type'] ?? ''
   if (!/^application\/http\b/i.test(type)) throw RequestError.invalid(`A $batch part is application/http (or a multipart/mixed change set), not '${type}'.`, 'Content-Type')
   const lines = part.content.split(/\r?\n/)
@@ -148,5 +171,5 @@ function httpPart(part: BodyPart, position: number, changeSet?: string): BatchPa
   }
   // A part without a Content-ID is named by its position, in a form no Content-ID can clash with.
   const contentId = part.headers['content-id'] ?? headers['content-id']
-  return { id: contentId ?? `#${position + 1}`, contentId, method: request[1].toUpperCase(), url: request[2], headers, body, atomicityGroup: changeSet, dependsOn: [] }
+  return { id: contentId ?? `#${position + 1}`, contentId, method: request[1].toUpperCase(), url: request[2], headers, body, dependsOn: [] }
 }
