@@ -55,6 +55,12 @@ export interface UpdateOperation {
   readonly exists?: { readonly entity: string; readonly key: string }
   /** A link removed through `$ref`: the reference must point at `key` now (404 otherwise). */
   readonly linkedTo?: { readonly property: string; readonly key: string }
+  /**
+   * A link set through a collection's `$ref` (`POST Racks(k)/Books/$ref`): the entity updated is
+   * the member the body named, bound into `property` of `entity`. Naming it needs read on its
+   * type, as every bind does (authorize.ts). Absent in older plans.
+   */
+  readonly boundInto?: { readonly entity: string; readonly property: string }
 }
 
 export interface DeleteOperation {

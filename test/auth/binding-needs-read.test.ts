@@ -1,7 +1,9 @@
 // A write that binds an existing entity (`Rack@odata.bind`, `RackGuid`, `{"@id": …}`, a `$ref`
 // link, a create through the entity's collection) reaches it, and so needs read on its type, as
 // a method's entity-typed parameter does: the 403 comes before anything is looked up, so a
-// caller who may not read racks cannot tell an existing Guid from a missing one.
+// caller who may not read racks cannot tell an existing Guid from a missing one. Binding an
+// existing book into a rack's Books (`Books@odata.bind`, `Books: [{"@id": …}]`, POST
+// Racks(k)/Books/$ref) needs read on Book besides the update that moving it needs, alike.
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,11 +12,13 @@ import { WorkflowClient } from '../workflows/helpers.ts'
 import { cli, tokens } from './helpers.ts'
 
 const CLERK = { username: 'clerk', password: 'clerk-password-1' }
+const RACKER = { username: 'racker', password: 'racker-password-1' }
 const PLUGINS = fileURLToPath(new URL('./fixtures/plugins-binding', import.meta.url))
 
 let server: TestServer
 let admin: string
 let clerk: string
+let racker: string
 let rack: string
 let book: string
 const missing = randomUUID()
@@ -23,14 +27,20 @@ const api = (path: string, init: Parameters<typeof call>[1] = {}) => call(`${ser
 const run = async (...args: string[]) => expect((await cli(server.configPath, ...args, '--tenant', server.tenants[0])).code, args.join(' ')).toBe(0)
 
 beforeAll(async () => {
-  server = await startTestServer({ pluginsDir: PLUGINS, users: [ADMIN, CLERK] })
+  server = await startTestServer({ pluginsDir: PLUGINS, users: [ADMIN, CLERK, RACKER] })
   await run('role', 'add', 'Filing')
   await run('role', 'grant', 'Filing', 'FileBooks')
   await run('role', 'add', 'Racking')
   await run('role', 'grant', 'Racking', 'ReadRacks')
   await run('user', 'grant-role', '--username', CLERK.username, '--role', 'Filing')
+  await run('role', 'add', 'Shelving')
+  await run('role', 'grant', 'Shelving', 'RackBooks')
+  await run('role', 'add', 'Reading')
+  await run('role', 'grant', 'Reading', 'ReadBooks')
+  await run('user', 'grant-role', '--username', RACKER.username, '--role', 'Shelving')
   admin = (await tokens(server)).accessToken
   clerk = (await tokens(server, CLERK.username, CLERK.password)).accessToken
+  racker = (await tokens(server, RACKER.username, RACKER.password)).accessToken
   rack = (await api('Racks', { method: 'POST', token: admin, body: { Name: 'A' } })).body.Guid
   book = (await api('Books', { method: 'POST', token: admin, body: { Name: 'Loose' } })).body.Guid
 })
@@ -101,6 +111,70 @@ describe('binding an existing entity', () => {
     } finally {
       expect((await workflow.abort()).status).toBe(200)
       if (!revoked) await run('user', 'revoke-role', '--username', CLERK.username, '--role', 'Racking')
+    }
+  })
+})
+
+/** Each way a write binds the book `guid` into a rack's Books, as [what, method, path, body]. */
+const memberBinds = (guid: string): [string, string, string, unknown][] => [
+  ['a create by Books@odata.bind', 'POST', 'Racks', { Name: 'R', 'Books@odata.bind': [`Books(${guid})`] }],
+  ['a create by @id in Books', 'POST', 'Racks', { Name: 'R', Books: [{ '@id': `Books(${guid})` }] }],
+  ['a $ref link into the rack', 'POST', `Racks(${rack})/Books/$ref`, { '@odata.id': `Books(${guid})` }],
+]
+
+describe('binding an existing entity into a collection', () => {
+  // The member's reference changes (update), and naming it reaches it (read), as any bind does.
+  it('needs read on the member type besides update, refused alike for an existing and a missing Guid, writing nothing', async () => {
+    const state = async () => [(await api('Books?$select=Name,RackGuid&$orderby=Guid', { token: admin })).body.value, (await api('Racks/$count', { token: admin })).text]
+    const before = await state()
+    for (const guid of [book, missing]) {
+      for (const [what, method, path, body] of memberBinds(guid)) {
+        const response = await api(path, { method, token: racker, body })
+        expect(response.status, `${what} of ${guid === book ? 'an existing' : 'a missing'} book: ${response.text}`).toBe(403)
+        expect(response.body.error.message, what).toMatch(/^Binding Books .*needs the read permission on Book, which your responsibilities do not grant\.$/)
+      }
+    }
+    expect(await state()).toEqual(before)
+  })
+
+  it('is done, or answers that the member does not exist, once read is granted', async () => {
+    await run('user', 'grant-role', '--username', RACKER.username, '--role', 'Reading')
+    try {
+      for (const [what, method, path, body] of memberBinds(book)) {
+        const response = await api(path, { method, token: racker, body })
+        expect(response.status, `${what}: ${response.text}`).toBeLessThan(300)
+      }
+      for (const [what, method, path, body] of memberBinds(missing)) {
+        const response = await api(path, { method, token: racker, body })
+        expect([400, 404], `${what}: ${response.text}`).toContain(response.status)
+      }
+    } finally {
+      await run('user', 'revoke-role', '--username', RACKER.username, '--role', 'Reading')
+    }
+  })
+
+  it.each([
+    ['a create by Books@odata.bind', 'POST', () => 'Racks', () => ({ Name: 'In a workflow', 'Books@odata.bind': [`Books(${book})`] })],
+    ['a $ref link into another rack', 'POST', (other: string) => `Racks(${other})/Books/$ref`, () => ({ '@odata.id': `Books(${book})` })],
+  ])("is checked again at a workflow's commit, with the access of then (%s): 403, and the workflow stays open", async (_, method, path, body) => {
+    const other = (await api('Racks', { method: 'POST', token: admin, body: { Name: 'Other' } })).body.Guid
+    await run('user', 'grant-role', '--username', RACKER.username, '--role', 'Reading')
+    const workflow = await WorkflowClient.start(server.api, racker)
+    const rackOf = async () => (await api(`Books(${book})?$select=RackGuid`, { token: admin })).body.RackGuid
+    const before = await rackOf()
+    let revoked = false
+    try {
+      const bound = await workflow.send(method, path(other), body())
+      expect(bound.status, bound.text).toBeLessThan(300)
+      await run('user', 'revoke-role', '--username', RACKER.username, '--role', 'Reading')
+      revoked = true
+      const commit = await workflow.commit()
+      expect(commit.status, commit.text).toBe(403)
+      expect(commit.body.error.message).toMatch(/: Binding Books to Rack\.Books needs the read permission on Book, which your responsibilities do not grant\.$/)
+      expect(await rackOf()).toBe(before)
+    } finally {
+      expect((await workflow.abort()).status).toBe(200)
+      if (!revoked) await run('user', 'revoke-role', '--username', RACKER.username, '--role', 'Reading')
     }
   })
 })

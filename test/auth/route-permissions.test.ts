@@ -266,8 +266,8 @@ function odataRoutes(model: Model): Route[] {
           return parent
         }
         list.push(
-          // The member's reference is set to the parent the path names: read on it, as a bind needs.
-          { name: `POST ${set}(k)/${nav}/$ref`, set, method: 'POST', path: (v) => `${set}(${v})/${nav}/$ref`, body: async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` }), victim, needs: [...update, ...read(entity)] },
+          // The member's reference is set to the parent the path names: read on both, as a bind needs.
+          { name: `POST ${set}(k)/${nav}/$ref`, set, method: 'POST', path: (v) => `${set}(${v})/${nav}/$ref`, body: async () => ({ '@odata.id': `${target.setName}(${await fresh(target)})` }), victim, needs: [...update, ...read(entity, target)] },
           {
             name: `DELETE ${set}(k)/${nav}/$ref?$id`,
             set,
@@ -342,10 +342,10 @@ function odataRoutes(model: Model): Route[] {
           { name: `${set}?$compute=${nav}/$count`, set, method: 'GET', path: () => `${set}?$compute=${nav}/$count as Related`, needs: both },
           { name: `${set}?$expand=${nav}($filter=…)`, set, method: 'GET', path: () => `${set}?$expand=${nav}($filter=Title ne 'none';$orderby=Title)`, needs: both },
           { name: `POST ${set} with new ${nav}`, set, method: 'POST', path: () => set, body: nested, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'create' }, ...binds(entity), ...binds(target, inverse)], refused },
-          // Binding an existing member moves it to the new parent: a change of the member, as POST …/$ref is.
-          { name: `POST ${set} binding an existing ${nav}`, set, method: 'POST', path: () => set, body: binding, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }, ...binds(entity)], refused },
+          // Binding an existing member names it (read) and moves it to the new parent: a change of the member, as POST …/$ref is.
+          { name: `POST ${set} binding an existing ${nav}`, set, method: 'POST', path: () => set, body: binding, needs: [{ entity, permission: 'create' }, ...read(target), { entity: target, permission: 'update' }, ...binds(entity)], refused },
           // The same bind written as OData 4.01 entity references, {"@id": …}.
-          { name: `POST ${set} binding an existing ${nav} by @id`, set, method: 'POST', path: () => set, body: referencing, needs: [{ entity, permission: 'create' }, { entity: target, permission: 'update' }, ...binds(entity)], refused },
+          { name: `POST ${set} binding an existing ${nav} by @id`, set, method: 'POST', path: () => set, body: referencing, needs: [{ entity, permission: 'create' }, ...read(target), { entity: target, permission: 'update' }, ...binds(entity)], refused },
         )
       }
     }

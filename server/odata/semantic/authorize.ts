@@ -10,8 +10,10 @@
 //   an update       update; a delete: delete;
 //   a bind          read on the entity type of each existing entity a create or update points a
 //                   reference at (`Customer@odata.bind`, `CustomerGuid`, {"@id": …}, a $ref link,
-//                   the parent of a create through its collection): naming an entity is reaching
-//                   it, as with a method's parameter, and whether it exists is answered only after;
+//                   the parent of a create through its collection) or binds into a collection
+//                   (`Orders@odata.bind`, `Orders: [{"@id": …}]`, POST Customers(k)/Orders/$ref):
+//                   naming an entity is reaching it, as with a method's parameter, and whether it
+//                   exists is answered only after;
 //   a method        execute:<name>; read on the entity type of each entity a parameter names
 //                   (p.reference, p.many: naming an entity is reaching it, and whether it
 //                   exists is answered only after); for an entity result what reading it needs;
@@ -126,8 +128,12 @@ export function needsOf(request: AuthorizationRequest): Need[] {
     case 'create':
       need(request.entity, 'create', `Creating ${request.entity.setName}`)
       for (const nested of request.nested.created) need(nested.entity, 'create', `Creating ${nested.entity.setName} (deep insert at ${nested.path})`)
-      // Binding an existing member moves it to the new parent: a change of its reference, as a $ref link is.
-      for (const bound of request.nested.bound) need(bound.entity, 'update', `Binding ${bound.entity.setName} (at ${bound.path})`)
+      // Binding an existing member names it (read, before anyone learns whether it exists) and
+      // moves it to the new parent: a change of its reference, as a $ref link is.
+      for (const bound of request.nested.bound) {
+        need(bound.entity, 'read', `Binding ${bound.entity.setName} (at ${bound.path})`)
+        need(bound.entity, 'update', `Binding ${bound.entity.setName} (at ${bound.path})`)
+      }
       entityReadNeeds(request.reply, need)
       break
     case 'update':
@@ -180,7 +186,8 @@ export function authorizeBinds(access: AccessContext | undefined, model: Model, 
 
 /**
  * Read on the target of every reference a plan's creates and updates set to an entity (null
- * names none). A member created in its parent's collection names the new parent: no bind.
+ * names none), and on the member a collection's `$ref` link names. A member created in its
+ * parent's collection names the new parent: no bind.
  */
 function bindNeeds(model: Model, plan: WritePlan): Need[] {
   const needs: Need[] = []
@@ -201,7 +208,11 @@ function bindNeeds(model: Model, plan: WritePlan): Need[] {
   }
   for (const operation of plan.operations) {
     if (operation.kind === 'create') create(operation)
-    else if (operation.kind === 'update') bound(operation.entity, operation.values)
+    else if (operation.kind === 'update') {
+      const member = operation.boundInto && model.entities.get(operation.entity)
+      if (member) needs.push({ entity: member, permission: 'read', by: `Binding ${member.setName} to ${operation.boundInto!.entity}.${operation.boundInto!.property}` })
+      bound(operation.entity, operation.values)
+    }
   }
   return needs
 }
@@ -232,7 +243,10 @@ export function planNeeds(model: Model, plan: WritePlan): Need[] {
     for (const nested of operation.nested) create(nested.create)
     for (const member of operation.members) {
       const collection = model.entities.get(operation.entity)?.properties.get(member.property)
-      if (collection?.kind === 'collection') need(collection.target.name, 'update', (entity) => `Binding ${entity.setName}`)
+      if (collection?.kind === 'collection') {
+        need(collection.target.name, 'read', (entity) => `Binding ${entity.setName} to ${operation.entity}.${member.property}`)
+        need(collection.target.name, 'update', (entity) => `Binding ${entity.setName} to ${operation.entity}.${member.property}`)
+      }
     }
   }
   for (const operation of plan.operations) {

@@ -196,7 +196,8 @@ function namedByPublicParameters(binding: WriteBinding, method: MethodDecl, para
 /**
  * A `$ref` write as the update of the entity holding the reference: its reference set to the
  * linked entity (which must exist when applied) or cleared (when it points where the path says).
- * It needs the update permission on that entity, as a PATCH of the reference would.
+ * It needs the update permission on that entity, as a PATCH of the reference would, and read on
+ * what it binds (authorizeBinds): the linked entity, or the member a collection's link names.
  */
 function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { kind: 'link' | 'unlink' }>, access: AccessContext | undefined): BoundWrite {
   const { navigation, key } = request
@@ -211,6 +212,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
   let value: string | null
   let exists: { entity: string; key: string } | undefined
   let linkedTo: { property: string; key: string } | undefined
+  let boundInto: { entity: string; property: string } | undefined
   if (request.kind === 'link') {
     const id = referenceId(request.body)
     const linked = keyFromBinding(binding, id, navigation.target)
@@ -218,7 +220,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
     if (navigation.kind === 'reference') {
       ;[holderKey, value, exists] = [key, linked, { entity: navigation.target.name, key: linked }]
     } else {
-      ;[holderKey, value, exists] = [linked, key, { entity: navigation.entity.name, key }]
+      ;[holderKey, value, exists, boundInto] = [linked, key, { entity: navigation.entity.name, key }, { entity: navigation.entity.name, property: navigation.name }]
     }
   } else if (navigation.kind === 'reference') {
     ;[holderKey, value] = [key, null]
@@ -236,6 +238,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
     ...(ifMatch ? { ifMatch } : {}),
     ...(exists ? { exists } : {}),
     ...(linkedTo ? { linkedTo } : {}),
+    ...(boundInto ? { boundInto } : {}),
   }
   const plan = writePlan([update])
   authorizeBinds(access, binding.model, plan)
