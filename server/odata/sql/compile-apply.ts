@@ -1,8 +1,9 @@
 // $apply → SQL: filters before the aggregation become WHERE, groupby/aggregate a GROUP BY
-// whose row is built as JSON with grouping paths nested, and the stages after it (filter,
-// orderby, top, skip, then $orderby/$top/$skip/$count) work on the aggregated rows.
+// whose row is built as JSON with grouping paths nested, each object a transient instance
+// ("@odata.id": null), and the stages after it (filter, orderby, top, skip, then
+// $orderby/$top/$skip/$count) work on the aggregated rows.
 //   filter(Status eq 'Closed')/groupby((Customer/Country),aggregate(Total with sum as Revenue))
-//   →  select '{"Customer":' || '{"Country":' || coalesce(to_json(j0."Country")::text, 'null') || '}'
+//   →  select '{"@odata.id":' || 'null' || ',"Customer":' || '{"@odata.id":' || 'null' || ',"Country":' || coalesce(to_json(j0."Country")::text, 'null') || '}'
 //             || ',"Revenue":' || coalesce(to_json(sum(t0."Total"))::text, 'null') || '}'
 //      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $1::text group by j0."Country"
 
@@ -102,7 +103,12 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
     const type = full ? (a.method === 'count' || a.method === 'countdistinct' ? '#Int64' : valueTypeAnnotation(a.type)) : undefined
     return [...(type ? [typeMember(a.alias, type)] : []), { name: a.alias, json: aggregateJson(aggregates[i], a) }]
   })
-  const json = jsonObject([...nestedGroups(stage.groupBy, values, groupTypes), ...aggregated])
+  // The rows are transient instances, and so is each group nested through a navigation
+  // (Data Aggregation 3.2: instances "without entity-id"): OData JSON §4.5.8 has a 4.0 payload
+  // say so, `"@odata.id": null`, which keeps clients from building edit links for them; a 4.01
+  // payload may, and one statement serves both. With metadata=none no control information.
+  const transient = builder.json.format.metadata === 'none' ? [] : [TRANSIENT_ID]
+  const json = jsonObject([...transient, ...nestedGroups(stage.groupBy, values, groupTypes, transient), ...aggregated])
   let query = `select ${json} as j, ${columns.join(', ')} from ${ident(read.entity.table)} ${alias} ${joins.sql()} ${where}${groups.length ? ` group by ${groups.join(', ')}` : ''}`
   const target = { builder, joins: new JoinSet(builder), aggregateRef: (name: string) => refs.get(name)! }
   for (const stage of after) query = wrapStage(target, query, stage)
@@ -136,8 +142,11 @@ function extremeSql(builder: SqlBuilder, method: 'min' | 'max', expression: Boun
   return `${method}(${value})`
 }
 
-/** groupby((Customer/Country,Status)) → Customer: {Country: …}, Status: … */
-function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[], types: readonly (string | undefined)[]): JsonMember[] {
+/** `"@odata.id": null`: an instance without entity-id (OData JSON §4.5.8). */
+const TRANSIENT_ID: JsonMember = { name: '@odata.id', json: `'null'` }
+
+/** groupby((Customer/Country,Status)) → Customer: {Country: …}, Status: …; each nested object opening with `marks`. */
+function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[], types: readonly (string | undefined)[], marks: readonly JsonMember[]): JsonMember[] {
   interface Node { children: Map<string, Node>; value?: string; type?: string }
   const root: Node = { children: new Map() }
   keys.forEach((key, i) => {
@@ -150,7 +159,7 @@ function nestedGroups(keys: readonly BoundGroupKey[], sql: readonly string[], ty
     node.type = types[i]
   })
   const members = (node: Node): JsonMember[] =>
-    [...node.children].flatMap(([name, child]) => [...(child.type ? [typeMember(name, child.type)] : []), { name, json: child.value ?? jsonObject(members(child)) }])
+    [...node.children].flatMap(([name, child]) => [...(child.type ? [typeMember(name, child.type)] : []), { name, json: child.value ?? jsonObject([...marks, ...members(child)]) }])
   return members(root)
 }
 

@@ -41,6 +41,17 @@ function normalize(value: unknown): unknown {
 
 const unordered = (rows: readonly unknown[]) => (normalize(rows) as unknown[]).map((r) => JSON.stringify(r)).sort()
 
+/**
+ * A row an aggregation produced, as answered: a transient instance, `"@odata.id": null` (OData
+ * JSON §4.5.8, 4.0 payloads must say so), its groups through navigations too (Data Aggregation
+ * 3.2.3: instances "without entity-id"). Rows of filter/search/compute alone stay entities.
+ */
+function transient(row: Row): Row {
+  const nested = Object.entries(row).map(([name, value]) => [name, value && typeof value === 'object' && !Array.isArray(value) ? transient(value as Row) : value])
+  return { '@odata.id': null, ...Object.fromEntries(nested) }
+}
+const aggregates = (path: string) => /(groupby|aggregate)\(/i.test(decodeURIComponent(path))
+
 interface ApplyCase {
   readonly path: string
   readonly expected: Row[]
@@ -299,10 +310,11 @@ afterAll(async () => {
 })
 
 describe('$apply', () => {
-  it.each(CASES.map((c) => [decodeURIComponent(c.path), c] as const))('%s', async (_, { path, expected, ordered, count }) => {
+  it.each(CASES.map((c) => [decodeURIComponent(c.path), c] as const))('%s', async (_, { path, expected: rows, ordered, count }) => {
     const response = await server.get(path)
     expect(response.status, response.text).toBe(200)
     const value = response.body.value as Row[]
+    const expected = aggregates(path) ? rows.map(transient) : rows
     if (ordered) expect(normalize(value)).toEqual(normalize(expected))
     else expect(unordered(value)).toEqual(unordered(expected))
     if (count !== undefined) expect(response.body['@odata.count']).toBe(count)
@@ -310,6 +322,41 @@ describe('$apply', () => {
     const list = /\$metadata#\w+\((.+)\)$/.exec(response.body['@odata.context'])?.[1]
     expect(list, response.body['@odata.context']).toBeDefined()
     for (const name of Object.keys(value[0] ?? {}).filter((key) => !key.startsWith('@'))) expect(list).toMatch(new RegExp(`(^|[,(])${name}([,(]|$)`))
+  })
+})
+
+describe('$apply: aggregated rows are transient instances', () => {
+  const grouped = url('Orders', { $apply: 'groupby((Customer/Country),aggregate($count as N))', $orderby: 'Customer/Country', $top: 1 })
+
+  it('marks each aggregated row, and each group nested through a navigation, "@odata.id": null, first', async () => {
+    const response = await server.get(grouped)
+    expect(response.status, response.text).toBe(200)
+    expect(response.text).toMatch(/"value":\[\{"@odata\.id":null,"Customer":\{"@odata\.id":null,"Country":[^}]*\},"N":\d+\}\]/)
+    for (const path of [url('Orders', { $apply: 'aggregate($count as N)' }), url('Employees', { $apply: 'groupby((Manager/Manager/Name))', $top: 1 })]) {
+      const other = await server.get(path)
+      expect(other.status, other.text).toBe(200)
+      expect(other.text).toMatch(/"value":\[\{"@odata\.id":null,/)
+      if (/Manager/.test(path)) expect(other.body.value[0]).toMatchObject({ '@odata.id': null, Manager: { '@odata.id': null, Manager: { '@odata.id': null } } })
+    }
+  })
+
+  it('marks them with full metadata too (the 4.01 payload too: it may, and one answer serves both), and not with none', async () => {
+    const full = await server.get(grouped, { Accept: 'application/json;odata.metadata=full', 'OData-MaxVersion': '4.01' })
+    expect(full.status, full.text).toBe(200)
+    expect(full.body.value[0]).toMatchObject({ '@odata.id': null, Customer: { '@odata.id': null } })
+    const none = await server.get(grouped, { Accept: 'application/json;odata.metadata=none' })
+    expect(none.status, none.text).toBe(200)
+    expect(none.text).not.toContain('@odata.id')
+  })
+
+  it('leaves rows that are still entities (filter, search, compute alone) as entities: no "@odata.id": null', async () => {
+    for (const apply of ['filter(Total gt 0)', 'compute(Total mul 2 as D)', 'filter(Total gt 0)/compute(Total mul 2 as D)']) {
+      const response = await server.get(url('Orders', { $apply: apply, $top: 2 }))
+      expect(response.status, response.text).toBe(200)
+      expect(response.text, apply).not.toContain('@odata.id')
+      const full = await server.get(url('Orders', { $apply: apply, $top: 2 }), { Accept: 'application/json;odata.metadata=full' })
+      expect(full.text, apply).not.toContain('"@odata.id":null')
+    }
   })
 })
 
@@ -322,7 +369,7 @@ describe('$apply: the addressed collection, pages and /$count', () => {
       expect(response.status, response.text).toBe(200)
       rows.push(...(response.body.value as Row[]))
     }
-    expect(rows).toEqual(byCountThenName)
+    expect(rows).toEqual(byCountThenName.map(transient))
   })
 
   it('pages an aggregation without $top by the server, each group once, the last page without a next link', async () => {
@@ -339,7 +386,7 @@ describe('$apply: the addressed collection, pages and /$count', () => {
       next = response.body['@odata.nextLink']
       pages++
     }
-    expect(rows).toEqual(byCountThenName)
+    expect(rows).toEqual(byCountThenName.map(transient))
     expect(pages).toBe(Math.ceil(byCountThenName.length / 2))
   })
 
@@ -349,7 +396,7 @@ describe('$apply: the addressed collection, pages and /$count', () => {
     for (const customer of [many, few]) {
       const response = await server.get(url(`Customers(${customer.Guid})/Orders`, { $apply: 'aggregate($count as N)' }))
       expect(response.status, response.text).toBe(200)
-      expect(response.body.value).toEqual([{ N: customer.Orders.length }])
+      expect(response.body.value).toEqual([transient({ N: customer.Orders.length })])
     }
   })
 
