@@ -404,6 +404,20 @@ describe('JSON $batch (4.01)', () => {
     expect((await call(`${server.api}/$batch`, { method: 'POST', token: admin, body: { nope: [] } })).status).toBe(400)
     expect((await call(`${server.api}/$batch`, { token: admin })).status).toBe(405)
   })
+
+  it('refuses an atomicityGroup named as a request of the batch (JSON 19.1): dependsOn could not tell them apart', async () => {
+    const before = await tablesHash()
+    for (const requests of [
+      [{ id: 'g', method: 'POST', url: 'Customers', body: { Name: 'Never Grouped' }, atomicityGroup: 'g' }],
+      [{ id: 'a', method: 'GET', url: 'Customers/$count' }, { id: 'b', method: 'POST', url: 'Customers', body: { Name: 'Never Grouped' }, atomicityGroup: 'a' }],
+      [{ id: 'b', method: 'POST', url: 'Customers', body: { Name: 'Never Grouped' }, atomicityGroup: 'g' }, { id: 'g', method: 'GET', url: 'Customers/$count', dependsOn: ['g'] }],
+    ]) {
+      const answer = await jsonBatch(requests)
+      expect([answer.status, answer.body?.error?.code], answer.text).toEqual([400, 'InvalidRequest'])
+      expect(answer.body.error.message).toMatch(/^The atomicity group '(g|a)' has the name of a request of the batch/)
+    }
+    expect(await tablesHash()).toBe(before)
+  })
 })
 
 describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {

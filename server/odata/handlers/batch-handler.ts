@@ -127,11 +127,15 @@ function continueOnErrorPreference(prefer: string): string | undefined {
 
 /**
  * Ids are unique (in a multipart batch, within their change set, as OData 4.0 asks: a client
- * may number each change set from 1 again); dependsOn names earlier requests or groups; a group
+ * may number each change set from 1 again); no group has a request's id (JSON 4.01 §19.1), so
+ * that dependsOn names one or the other; dependsOn names earlier requests or groups; a group
  * is sent in one piece.
  */
 function checkReferences(batch: BatchRequest): void {
   const { parts, form } = batch
+  const ids = new Set(parts.map((part) => part.id))
+  const named = parts.find((part) => part.atomicityGroup !== undefined && ids.has(part.atomicityGroup))
+  if (named) throw RequestError.invalid(`The atomicity group '${named.atomicityGroup}' has the name of a request of the batch; name it otherwise (JSON 4.01 §19.1), so that dependsOn tells them apart.`)
   const seen = new Set<string>()
   const unique = new Set<string>()
   const groups = new Set<string>()
