@@ -209,8 +209,9 @@ function bindNeeds(model: Model, plan: WritePlan): Need[] {
   for (const operation of plan.operations) {
     if (operation.kind === 'create') create(operation)
     else if (operation.kind === 'update') {
-      const member = operation.boundInto && model.entities.get(operation.entity)
-      if (member) needs.push({ entity: member, permission: 'read', by: `Binding ${member.setName} to ${operation.boundInto!.entity}.${operation.boundInto!.property}` })
+      const { boundInto } = operation
+      const member = model.entities.get(operation.entity)
+      if (boundInto && member) needs.push({ entity: member, permission: 'read', by: `Binding ${member.setName} to ${boundInto.entity}.${boundInto.property}` })
       bound(operation.entity, operation.values)
     }
   }
