@@ -238,10 +238,24 @@ export const AuthError = {
   invalidToken: (why: string) => unauthorized(`The access token is not valid: ${why}.`),
   invalidRefreshToken: () => unauthorized('The refresh token is not valid, expired or already used.'),
   forbidden: (message: string) => new ServiceError('Forbidden', message),
-  throttled: (retryAfterSeconds: number) =>
-    new ServiceError('TooManyRequests', `Too many failed sign-ins; try again in ${retryAfterSeconds} s.`, {
-      headers: { 'Retry-After': String(retryAfterSeconds) },
+  /**
+   * A sign-in the throttle refused (auth/sign-in-throttle.ts): `limit` is the key of the limit
+   * that refused it, also its target, so a client, the log and the metrics can tell a locked
+   * user name from a locked address or tenant. Its value is not said.
+   */
+  throttled: (limit: ThrottleLimit, retryAfterSeconds: number) =>
+    new ServiceError('TooManyRequests', `Too many failed sign-ins ${THROTTLED_WHOM[limit]} (${limit} within SignIn:WindowSeconds); try again in ${retryAfterSeconds} s.`, {
+      target: limit,
+      headers: retryAfter(retryAfterSeconds),
     }),
+}
+
+export type ThrottleLimit = 'SignIn:MaxFailures' | 'SignIn:MaxFailuresPerAddress' | 'SignIn:MaxFailuresPerTenant'
+
+const THROTTLED_WHOM: Record<ThrottleLimit, string> = {
+  'SignIn:MaxFailures': 'of this user name',
+  'SignIn:MaxFailuresPerAddress': 'from this client address',
+  'SignIn:MaxFailuresPerTenant': 'to this tenant',
 }
 
 function unauthorized(message: string): ServiceError {

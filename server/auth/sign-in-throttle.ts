@@ -27,7 +27,13 @@ export interface SignInAttempt {
   readonly address: string
 }
 
-type Scope = 'address' | 'tenant' | 'user'
+export type Scope = 'address' | 'tenant' | 'user'
+
+/** A refused attempt: the limit that refused it (the longest wait, when several did) and the seconds to wait. */
+export interface ThrottleRefusal {
+  readonly scope: Scope
+  readonly waitSeconds: number
+}
 
 interface CounterKey {
   readonly scope: Scope
@@ -39,8 +45,8 @@ interface ScopedCounter {
   readonly counter: Counter
 }
 
-/** Changes counters in place; answers a wait in seconds (then it changed nothing) or 0. */
-type CounterChange = (counters: readonly ScopedCounter[], now: number) => number
+/** Changes counters in place; answers a refusal (then it changed nothing) or undefined. */
+type CounterChange = (counters: readonly ScopedCounter[], now: number) => ThrottleRefusal | undefined
 
 const MEMORY_LIMIT = 10_000
 
@@ -68,14 +74,19 @@ export class SignInThrottle {
   }
 
   /**
-   * Reserves the attempt on each of its counters and answers 0, or answers the seconds to wait
-   * (reserving nothing). A reserved attempt must be settled, whatever happens.
+   * Reserves the attempt on each of its counters and answers undefined, or answers which limit
+   * refused it and the seconds to wait (reserving nothing). A reserved attempt must be settled,
+   * whatever happens.
    */
-  async reserve(pool: pg.Pool | undefined, attempt: SignInAttempt): Promise<number> {
+  reserve(pool: pg.Pool | undefined, attempt: SignInAttempt): Promise<ThrottleRefusal | undefined> {
     return this.#update(pool, attempt, true, (counters, now) => {
-      const wait = Math.max(...counters.map(({ scope, counter }) => waitSeconds(counter, this.#limit(scope), now)))
-      if (wait === 0) for (const { scope, counter } of counters) reserve(counter, this.#limit(scope), now)
-      return wait
+      let refusal: ThrottleRefusal | undefined
+      for (const { scope, counter } of counters) {
+        const wait = waitSeconds(counter, this.#limit(scope), now)
+        if (wait > (refusal?.waitSeconds ?? 0)) refusal = { scope, waitSeconds: wait }
+      }
+      if (!refusal) for (const { scope, counter } of counters) reserve(counter, this.#limit(scope), now)
+      return refusal
     })
   }
 
@@ -86,7 +97,7 @@ export class SignInThrottle {
         if (succeeded) recordSuccess(counter, scope === 'user')
         else recordFailure(counter, this.#limit(scope), now)
       }
-      return 0
+      return undefined
     })
   }
 
@@ -107,14 +118,14 @@ export class SignInThrottle {
     attempt: SignInAttempt,
     create: boolean,
     change: CounterChange,
-  ): Promise<number> {
+  ): Promise<ThrottleRefusal | undefined> {
     const keys = this.#keys(attempt)
     if (!pool) return Promise.resolve(this.#updateInMemory(attempt.tenant, keys, create, change))
     return inTransaction(pool, async (client) => {
       const { rows, now } = await lockCounters(client, keys, create)
-      const result = change(rows, now)
-      if (result === 0) await writeCounters(client, rows)
-      return result
+      const refusal = change(rows, now)
+      if (!refusal) await writeCounters(client, rows)
+      return refusal
     })
   }
 
@@ -124,7 +135,7 @@ export class SignInThrottle {
     keys: CounterKey[],
     create: boolean,
     change: CounterChange,
-  ): number {
+  ): ThrottleRefusal | undefined {
     const now = Date.now()
     const counters: ScopedCounter[] = []
     for (const { scope, key } of keys) {

@@ -9,9 +9,10 @@
 
 import type pg from 'pg'
 import { TENANT_NAME } from '../config/load-config.ts'
-import { AuthError, RequestError } from '../errors.ts'
+import { AuthError, RequestError, type ThrottleLimit } from '../errors.ts'
 import { newGuid } from '../persistence/guid.ts'
 import type { AuthServices } from './auth-services.ts'
+import type { Scope } from './sign-in-throttle.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { DECOY_HASH, verifyPassword } from './passwords.ts'
 import { bodyObject, exactFields, requiredString } from './request-body.ts'
@@ -48,12 +49,12 @@ export async function signIn(services: AuthServices, body: unknown, clientAddres
     const db = lease?.database
     // A guessed name is never named: only a tenant of ours reaches the log line and the metrics.
     request.tenant = db
-    const wait = await throttle.reserve(db?.pool, attempt)
+    const refusal = await throttle.reserve(db?.pool, attempt)
     // Labelled with the tenant only when it is one of ours: a guessed name must not become a series.
     const known = lease ? tenant : undefined
-    if (wait > 0) {
-      services.metrics.signInThrottled(known)
-      throw AuthError.throttled(wait)
+    if (refusal) {
+      services.metrics.signInThrottled(known, THROTTLE_KEY[refusal.scope])
+      throw AuthError.throttled(THROTTLE_KEY[refusal.scope], refusal.waitSeconds)
     }
 
     let userGuid: string | undefined
@@ -72,6 +73,13 @@ export async function signIn(services: AuthServices, body: unknown, clientAddres
     lease?.release()
   }
 }
+
+/** The configuration key of each limit of the throttle: the answer, the log and the metrics name it. */
+const THROTTLE_KEY = {
+  user: 'SignIn:MaxFailures',
+  address: 'SignIn:MaxFailuresPerAddress',
+  tenant: 'SignIn:MaxFailuresPerTenant',
+} as const satisfies Record<Scope, ThrottleLimit>
 
 export async function refresh(services: AuthServices, body: unknown, request: SignInRequest = {}): Promise<TokenPair> {
   // No length limit here: any string is a candidate, and whatever is not a refresh token of

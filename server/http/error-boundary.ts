@@ -38,7 +38,8 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       // Ours, not the database's, yet no fault of the client either (no connection free in time, a tenant behind its schema or being moved): the operator's to see.
       else if (error.status >= 500) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
-      else ctx.state.log.info({ ...ctx.state.who, status: error.status, code: error.code, message: error.message }, 'request refused')
+      // The target tells apart refusals of one code: which limit a 429 or a QueryLimitExceeded met.
+      else ctx.state.log.info({ ...ctx.state.who, status: error.status, code: error.code, target: error.target, message: error.message }, 'request refused')
     } else {
       ctx.state.log.error({ ...ctx.state.who, err: thrown }, 'unhandled error')
       ctx.status = 500

@@ -9,6 +9,7 @@
 // prom-client's default metrics.
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { ThrottleLimit } from '../errors.ts'
 import type { TenantRegistry } from '../tenancy/tenant-registry.ts'
 import { routeKind, type RouteKind } from './route-kind.ts'
 
@@ -22,8 +23,8 @@ export interface Metrics {
   refusedAtEdge(code: EdgeRefusal): void
   /** A sign-in refused for wrong credentials; `tenant` only when the server knows it (no label per guessed name). */
   signInFailed(tenant: string | undefined): void
-  /** A sign-in refused by the throttle (429). */
-  signInThrottled(tenant: string | undefined): void
+  /** A sign-in refused by the throttle (429), by the key of the limit that refused it. */
+  signInThrottled(tenant: string | undefined, limit: ThrottleLimit): void
   workflows(event: WorkflowEvent, count?: number): void
 }
 
@@ -46,7 +47,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #latencyOf = new Map<RouteKind, { observe(seconds: number): void }>()
   readonly #refusedAtEdge: Counter<'code'>
   readonly #signInFailures: Counter<'tenant'>
-  readonly #signInThrottled: Counter<'tenant'>
+  readonly #signInThrottled: Counter<'tenant' | 'limit'>
   readonly #workflows: Counter<'event'>
 
   constructor(tenants: TenantRegistry) {
@@ -113,8 +114,8 @@ export class PrometheusMetrics implements Metrics {
     })
     this.#signInThrottled = new Counter({
       name: 'entityctl_signin_throttled_total',
-      help: 'Sign-ins refused by the throttle with 429 (tenant "" when the tenant is unknown).',
-      labelNames: ['tenant'] as const,
+      help: 'Sign-ins refused by the throttle with 429 (tenant "" when the tenant is unknown), by the key of the limit that refused them.',
+      labelNames: ['tenant', 'limit'] as const,
       registers,
     })
     this.#workflows = new Counter({
@@ -177,8 +178,8 @@ export class PrometheusMetrics implements Metrics {
     this.#signInFailures.inc({ tenant: tenant ?? '' })
   }
 
-  signInThrottled(tenant: string | undefined): void {
-    this.#signInThrottled.inc({ tenant: tenant ?? '' })
+  signInThrottled(tenant: string | undefined, limit: ThrottleLimit): void {
+    this.#signInThrottled.inc({ tenant: tenant ?? '', limit })
   }
 
   workflows(event: WorkflowEvent, count = 1): void {

@@ -180,6 +180,9 @@ describe('throttling', () => {
     const throttled = await signInFrom('192.0.2.2', { ...wrong, Password: 'locked-password' })
     expect(throttled.status).toBe(429)
     expect(throttled.body.error.code).toBe('TooManyRequests')
+    // It names the limit that refused it, and the key that sets it.
+    expect(throttled.body.error.target).toBe('SignIn:MaxFailures')
+    expect(throttled.body.error.message).toMatch(/^Too many failed sign-ins of this user name \(SignIn:MaxFailures within SignIn:WindowSeconds\); try again in (59|60) s\.$/)
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(59)
     expect(Number(throttled.headers.get('retry-after'))).toBeLessThanOrEqual(60)
     // Another user of the same tenant, from the same address, is not affected.
@@ -235,6 +238,8 @@ describe('throttling', () => {
     // The address is locked, even for a right password; another address is not.
     const locked = await signInFrom('203.0.113.7', { TenantId: tenant, Username: ADMIN.username, Password: ADMIN.password })
     expect(locked.status).toBe(429)
+    expect(locked.body.error.target).toBe('SignIn:MaxFailuresPerAddress')
+    expect(locked.body.error.message).toContain('from this client address (SignIn:MaxFailuresPerAddress within SignIn:WindowSeconds)')
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(59)
     expect((await signInFrom('203.0.113.8', { TenantId: tenant, Username: 'ann', Password: 'Summer2026!' })).status).toBe(401)
   })
@@ -305,6 +310,9 @@ describe('the tenant-wide limit', () => {
     expect(answers.filter((a) => a.status === 429)).toHaveLength(15)
     const admin = await call(`${small.api}/auth/signin`, { method: 'POST', body: { TenantId: tenant, Username: ADMIN.username, Password: ADMIN.password } })
     expect(admin.status).toBe(429)
+    expect(admin.body.error.target).toBe('SignIn:MaxFailuresPerTenant')
+    expect(admin.body.error.message).toContain('to this tenant (SignIn:MaxFailuresPerTenant within SignIn:WindowSeconds)')
+    expect(Number(admin.headers.get('retry-after'))).toBeGreaterThanOrEqual(59)
   })
 })
 

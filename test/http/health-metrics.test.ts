@@ -189,7 +189,7 @@ describe('metrics on their own listener, and readiness when the database server 
     expect(metrics.get(`entityctl_pool_connections_idle{tenant="${tenant}"}`)).toBeGreaterThan(0)
     expect(metrics.get(`entityctl_pool_waiting{tenant="${tenant}"}`)).toBe(0)
     expect(metrics.get(`entityctl_signin_failures_total{tenant="${tenant}"}`)).toBe(2)
-    expect(metrics.get(`entityctl_signin_throttled_total{tenant="${tenant}"}`)).toBe(1)
+    expect(metrics.get(`entityctl_signin_throttled_total{tenant="${tenant}",limit="SignIn:MaxFailures"}`)).toBe(1)
     expect(metrics.get('entityctl_workflows_total{event="created"}')).toBe(2)
     expect(metrics.get('entityctl_workflows_total{event="aborted"}')).toBe(1)
     expect(metrics.get('entityctl_workflows_total{event="committed"}')).toBe(1)

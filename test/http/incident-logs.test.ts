@@ -145,6 +145,8 @@ it('names the tenant of a sign-in it serves, refused or throttled, but no guesse
   expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
   expect(await served.line((entry) => entry.requestId === 'wrong-0' && entry.msg === 'request')).toMatchObject({ status: 401, tenant })
   expect(await served.line((entry) => entry.requestId === 'wrong-5' && entry.msg === 'request')).toMatchObject({ status: 429, tenant })
+  // The line saying why tells the limit that refused it.
+  expect(await served.line((entry) => entry.requestId === 'wrong-5' && entry.msg === 'request refused')).toMatchObject({ status: 429, code: 'TooManyRequests', target: 'SignIn:MaxFailures', tenant })
   const guessed = { TenantId: 'no-such-tenant', Username: 'nobody-here', Password: 'wrong-password' }
   expect((await call(`${served.api}/auth/signin`, { method: 'POST', body: guessed, headers: { 'X-Request-Id': 'guessed' } })).status).toBe(401)
   const line = await served.line((entry) => entry.requestId === 'guessed' && entry.msg === 'request')
