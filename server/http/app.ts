@@ -12,7 +12,7 @@ import { requestLog } from './request-log.ts'
 import { clientDisconnect } from './client-disconnect.ts'
 import { odataHeaders } from './odata-headers.ts'
 import { cors } from './cors.ts'
-import { bodyReadError, readJsonBody } from './json-body.ts'
+import { BODY_METHODS, bodyReadError, readJsonBody } from './json-body.ts'
 import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
@@ -66,7 +66,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
         text: false,
         jsonLimit: services.config.ApiOptions.MaxBodyBytes,
         jsonStrict: false,
-        parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+        parsedMethods: [...BODY_METHODS] as never,
         onError: (error, ctx) => {
           throw bodyReadError(error, ctx)
         },

@@ -16,9 +16,18 @@
 //   - a body nested deeper than MAX_BODY_DEPTH is 400: JSON.parse reads any depth without
 //     recursion, but the stages after it (binding, rules, JSON.stringify) recurse, and a few
 //     thousand levels in a 10 KB body would overflow their stack.
+//
+// A compressed body is inflated once, here, and koa-body reads the inflated stream: koa-body
+// inflates and decodes as it reads, out of reach, so the bytes could otherwise only be checked by
+// inflating the body a second time. It is handed a context whose `req` is the inflated stream,
+// whose headers say it is plain (and give no Content-Length, which was the compressed one's);
+// its limit (ApiOptions:MaxBodyBytes) counts inflated bytes as it did, so a zip bomb still stops
+// there, and its errors (413, a corrupt stream) still reach its onError.
 
 import { isUtf8 } from 'node:buffer'
-import { brotliDecompressSync, unzipSync } from 'node:zlib'
+import type { IncomingMessage } from 'node:http'
+import type { Transform } from 'node:stream'
+import { createBrotliDecompress, createUnzip } from 'node:zlib'
 import type { Context, Middleware, Next } from 'koa'
 import { RequestError, ServiceError } from '../errors.ts'
 import type { ApiState } from './api-state.ts'
@@ -26,24 +35,30 @@ import type { ApiState } from './api-state.ts'
 /** Paths (lower case, no trailing slash) whose body is read before authentication. */
 const OPEN_PATHS = new Set(['/api/auth/signin', '/api/auth/refresh'])
 
+/** The methods whose body is read (koa-body's parsedMethods, app.ts). */
+export const BODY_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const
+
 /** Wraps koa-body's middleware so that it runs at the moment described above. */
 export function readJsonBody(parse: Middleware): Middleware<ApiState> {
   const read = async (ctx: Context) => {
-    // Content codings are case-insensitive (RFC 9110 8.4.1); koa-body's inflation is not.
+    // Content codings are case-insensitive (RFC 9110 8.4.1); koa-body's inflation, for the JSON
+    // types it reads beyond application/json, is not.
     const encoding = ctx.req.headers['content-encoding']
     if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase()
-    // The bytes as they come, to check they are UTF-8: koa-body inflates and decodes them as it
-    // reads, out of reach, putting U+FFFD in place of bytes that are no UTF-8.
-    const chunks = ctx.is('json') ? chunksOf(ctx.req) : undefined
+    let chunks: Buffer[] | undefined
     try {
-      await parse(ctx, noop)
+      const json = ctx.is('json') && (BODY_METHODS as readonly string[]).includes(ctx.method)
+      const inflater = json ? inflating(ctx.req) : undefined
+      // The body's content, inflated if it was compressed: what koa-body reads and what is checked to be UTF-8.
+      chunks = json ? chunksOf(inflater ?? ctx.req) : undefined
+      await parse(inflater ? readingFrom(ctx, inflater) : ctx, noop)
     } catch (error) {
       // A body refused before its end (413 by Content-Length, or past the limit) is left
       // half-read, paused: the connection could carry no next request. It closes after the answer.
       if (!ctx.req.complete) ctx.set('Connection', 'close')
       throw error
     }
-    if (chunks && chunks.length > 0 && !isUtf8(contentOf(chunks, ctx.req.headers['content-encoding']))) {
+    if (chunks && chunks.length > 0 && !isUtf8(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))) {
       throw RequestError.invalid('The request body is not UTF-8: JSON is sent as UTF-8 (RFC 8259), and bytes that are no UTF-8 would be stored as U+FFFD, changing the text.')
     }
     refuseUnusableBody(ctx.request.body)
@@ -66,6 +81,34 @@ function isOpenPath(path: string): boolean {
 
 async function noop(): Promise<void> {}
 
+/**
+ * A stream inflating the request's body, as its Content-Encoding says (the codings koa-body's
+ * `inflation` takes); none for a body sent plain.
+ */
+function inflating(req: IncomingMessage): Transform | undefined {
+  const encoding = req.headers['content-encoding'] || 'identity'
+  let inflater: Transform
+  if (encoding === 'identity') return undefined
+  if (encoding === 'gzip' || encoding === 'deflate') inflater = createUnzip()
+  else if (encoding === 'br') inflater = createBrotliDecompress()
+  else throw unsupportedEncoding(encoding)
+  // koa-body's reader listens for a corrupt stream's error while it reads; one that comes after
+  // it stopped (past the limit) must not be an uncaught 'error' event.
+  inflater.on('error', noop)
+  return req.pipe(inflater)
+}
+
+function unsupportedEncoding(encoding: string): ServiceError {
+  return new ServiceError('UnsupportedMediaType', `Content-Encoding '${encoding}' is not supported; send the body plain, or as gzip, deflate or br.`)
+}
+
+/** `ctx` for koa-body, its request's body read from `content` (co-body reads `ctx.req`). */
+function readingFrom(ctx: Context, content: Transform): Context {
+  const headers = { ...ctx.req.headers, 'content-encoding': 'identity' }
+  delete headers['content-length']
+  return Object.create(ctx, { req: { value: Object.assign(content, { headers }) } }) as Context
+}
+
 /** The chunks `stream` gives its readers from now on; listening does not take them from koa-body. */
 function chunksOf(stream: NodeJS.ReadableStream): Buffer[] {
   const chunks: Buffer[] = []
@@ -73,24 +116,10 @@ function chunksOf(stream: NodeJS.ReadableStream): Buffer[] {
   return chunks
 }
 
-/**
- * The body's content: the bytes sent, inflated as koa-body inflated them (the codings `inflation`
- * takes). A compressed body is inflated a second time here; koa-body has read it whole, so its
- * content is within ApiOptions:MaxBodyBytes and the stream is known to be sound.
- */
-function contentOf(chunks: readonly Buffer[], encoding: string | undefined): Buffer {
-  const sent = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-  if (encoding === 'gzip' || encoding === 'deflate') return unzipSync(sent)
-  if (encoding === 'br') return brotliDecompressSync(sent)
-  return sent
-}
-
 /** koa-body's `onError`: what it could not read, as the error the client gets. */
 export function bodyReadError(error: Error & { status?: number; code?: string }, ctx: Context): Error {
   const encoding = ctx.get('Content-Encoding').trim()
-  if (error.status === 415 && error.message.startsWith('Unsupported Content-Encoding')) {
-    return new ServiceError('UnsupportedMediaType', `Content-Encoding '${encoding}' is not supported; send the body plain, or as gzip, deflate or br.`)
-  }
+  if (error.status === 415 && error.message.startsWith('Unsupported Content-Encoding')) return unsupportedEncoding(encoding)
   if (typeof error.status === 'number') return error // 413, a JSON syntax error, an aborted request: error-boundary.ts
   if (encoding && encoding.toLowerCase() !== 'identity') {
     return RequestError.invalid(`The request body is not valid ${encoding} data (Content-Encoding): ${error.message}.`)

@@ -3,6 +3,7 @@
 // long or too slow, CONNECT, garbage, too many connections) is answered with a 4xx/5xx status
 // and an OData error body, never a 500 or a reset, and the server goes on serving.
 
+import { createHook } from 'node:async_hooks'
 import { connect, type Socket } from 'node:net'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import pino from 'pino'
@@ -70,6 +71,22 @@ async function stillServing(): Promise<void> {
   expect(answer.status).toBe(200)
 }
 
+/** How many zlib handles (each one inflater or deflater) the process made while `run` ran. */
+async function zlibHandlesMadeWhile(run: () => Promise<void>): Promise<number> {
+  let made = 0
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'ZLIB') made++
+    },
+  }).enable()
+  try {
+    await run()
+  } finally {
+    hook.disable()
+  }
+  return made
+}
+
 function errorLines(): unknown[] {
   return logged.filter((line) => line.level >= 50)
 }
@@ -112,6 +129,45 @@ describe('compressed request bodies', () => {
       expect(response.status).toBe(200)
       expect(await response.json()).toMatchObject({ Name: 'Zipped' })
     }
+  })
+
+  it('inflates a compressed body once, whether it is read, refused as no UTF-8 or as too large', async () => {
+    const latin1 = Buffer.from(JSON.stringify({ Name: 'Z\u00fcrich', Country: 'CH' }), 'latin1')
+    const tooLarge = Buffer.from(`{"Name":"${' '.repeat(2 * 1024 * 1024)}"}`)
+    const cases = [
+      ['gzip', gzipSync(body), 200],
+      ['deflate', deflateSync(body), 200],
+      ['br', brotliCompressSync(body), 200],
+      ['br', brotliCompressSync(latin1), 400],
+      ['gzip', gzipSync(tooLarge), 413],
+    ] as const
+    for (const [encoding, bytes, status] of cases) {
+      // Every inflater, gzip, deflate or br, streaming or not, is a zlib handle of the process.
+      const made = await zlibHandlesMadeWhile(async () => {
+        const response = await fetch(`${api}/Customers?$select=Name`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+          body: bytes,
+        })
+        expect(response.status, encoding).toBe(status)
+        await response.arrayBuffer()
+      })
+      expect(made, `${encoding} answered ${status}`).toBe(1)
+    }
+  })
+
+  it('stops inflating a body at ApiOptions:MaxBodyBytes: a zip bomb is 413, and the server goes on serving', async () => {
+    // 64 MiB of spaces inside a string, about 64 KB sent.
+    const bomb = gzipSync(Buffer.concat([Buffer.from('{"Name":"'), Buffer.alloc(64 * 1024 * 1024, 32), Buffer.from('"}')]))
+    expect(bomb.length).toBeLessThan(128 * 1024)
+    const response = await fetch(`${api}/Customers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: bomb,
+    })
+    expect(response.status).toBe(413)
+    expect(((await response.json()) as { error: unknown }).error).toMatchObject({ code: 'PayloadTooLarge', message: expect.stringContaining('ApiOptions:MaxBodyBytes') })
+    await stillServing()
   })
 
   it('does not read the body of a request without valid credentials: 401 before the body', async () => {
