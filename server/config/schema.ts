@@ -23,6 +23,11 @@ export const SECTIONS = {
       oneOf: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
       doc: 'pino log level. At `info`, one JSON line per request (id, method, URL, status, ms, tenant, user) on stdout, written in batches of about 4 KB: a line is at most a second late, and a clean stop writes every line. A line is at most 16 KB: longer values are shortened with a marker.',
     },
+    LogQueryValues: {
+      type: 'boolean',
+      default: false,
+      doc: 'false: the log shows no value a client sent in a URL, which may be personal data (a name or e-mail address in a $filter): on the request line and the lines saying why a request was refused, the literals of $filter, $orderby, $expand, $apply and $compute, the words of $search, the values of parameter aliases, custom options and function parameters, and quoted text and `name=value` values in the path are `?`; option and property names, operators and the query\'s shape stay (README "Running it as a service"). true: URLs and messages as sent, for debugging.',
+    },
     ShutdownTimeoutSeconds: { type: 'integer', default: 10, min: 0, max: 600, doc: 'How long in-flight requests may take to finish on SIGINT/SIGTERM. A second SIGINT/SIGTERM during that wait stops the server at once (exit 128 + the signal\'s number).' },
     HeadersTimeoutSeconds: { type: 'number', default: 20, min: 0.1, max: 600, doc: 'A client must send the line and headers of a request within this long; a slower one gets 408 and its connection is closed.' },
     RequestTimeoutSeconds: { type: 'number', default: 120, min: 0.1, max: 3600, doc: 'A client must send the whole request, body included, within this long (at least HeadersTimeoutSeconds); a slower one gets 408 and its connection is closed.' },

@@ -5,6 +5,7 @@ import type { Level, Logger } from 'pino'
 import type { AccessContext } from '../auth/access-context.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import type { Session } from '../persistence/session.ts'
+import { loggedMessage, loggedUrl, urlQuotedBy } from './logged-url.ts'
 
 export class ApiState {
   readonly requestId: string
@@ -22,10 +23,23 @@ export class ApiState {
   signal?: AbortSignal
   readonly #root: Logger
   #log?: Logger
+  /** Server:LogQueryValues: whether log lines may show the values a URL holds. */
+  readonly #logsQueryValues: boolean
 
-  constructor(requestId: string, root: Logger) {
+  constructor(requestId: string, root: Logger, logsQueryValues = false) {
     this.requestId = requestId
     this.#root = root
+    this.#logsQueryValues = logsQueryValues
+  }
+
+  /** `url` as log lines show it: its values replaced by `?` unless Server:LogQueryValues (logged-url.ts). */
+  loggedUrl(url: string): string {
+    return this.#logsQueryValues ? url : loggedUrl(url)
+  }
+
+  /** An error's message as log lines show it: without the values of the request's `url` (or the $batch request's it came from), unless Server:LogQueryValues. */
+  loggedMessage(error: Error, url: string): string {
+    return this.#logsQueryValues ? error.message : loggedMessage(error.message, urlQuotedBy(error, url))
   }
 
   /**
@@ -53,7 +67,7 @@ export class ApiState {
 
   /** The same request, user and tenant, run on `session` (a workflow replaying it). */
   inSession(session: Session): ApiState {
-    const state = new ApiState(this.requestId, this.#root)
+    const state = new ApiState(this.requestId, this.#root, this.#logsQueryValues)
     state.access = this.access
     state.tenant = this.tenant
     state.session = session

@@ -49,7 +49,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   openApiRoute(routes, services)
 
   app.use(healthRoutes(new Readiness(services.tenants, services.schemaGate)))
-  app.use(requestLog(services.logger, services.metrics))
+  app.use(requestLog(services.logger, services.metrics, services.config.Server.LogQueryValues))
   app.use(clientDisconnect)
   app.use(errorBoundary)
   app.use(cors(services.config.ApiOptions))

@@ -31,15 +31,17 @@ export async function errorBoundary(ctx: Context & { state: ApiState }, next: Ne
       ctx.status = error.status
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value)
       ctx.body = { error: errorBody(error) }
+      // The client's message may quote its query: the log's does not (logged-url.ts).
+      const message = ctx.state.loggedMessage(error, ctx.originalUrl)
       // A 500 the server names (a plugin's fault, a wrong key) is still the operator's to fix.
       // What plugin code threw is kept as the cause: its stack names the plugin's file and line.
-      if (error.status === 500) ctx.state.log.error({ ...ctx.state.who, status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
+      if (error.status === 500) ctx.state.log.error({ ...ctx.state.who, status: error.status, code: error.code, message, err: error.cause }, 'request failed')
       // The client's message says what it means (unreachable, out of time); the operator needs what PostgreSQL said.
-      else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
+      else if (error.status >= 500 && error !== thrown) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       // Ours, not the database's, yet no fault of the client either (no connection free in time, a tenant behind its schema or being moved): the operator's to see.
-      else if (error.status >= 500) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
+      else if (error.status >= 500) ctx.state.log.warn({ ...ctx.state.who, status: error.status, code: error.code, message }, 'request refused: the service could not serve it')
       // The target tells apart refusals of one code: which limit a 429 or a QueryLimitExceeded met.
-      else ctx.state.log.info({ ...ctx.state.who, status: error.status, code: error.code, target: error.target, message: error.message }, 'request refused')
+      else ctx.state.log.info({ ...ctx.state.who, status: error.status, code: error.code, target: error.target, message }, 'request refused')
     } else {
       ctx.state.log.error({ ...ctx.state.who, err: thrown }, 'unhandled error')
       ctx.status = 500

@@ -23,6 +23,7 @@ import { errorBody } from '../../http/error-boundary.ts'
 import { refuseUnusableBody } from '../../http/json-body.ts'
 import { refuseAsAlone } from '../../http/odata-headers.ts'
 import type { ApiState } from '../../http/api-state.ts'
+import { quotesUrl } from '../../http/logged-url.ts'
 import { databaseCause, metAnotherWrite, translateDatabaseError } from '../../persistence/database-errors.ts'
 import { atomically } from '../../persistence/session.ts'
 import { WorkflowError } from '../../workflows/workflow-errors.ts'
@@ -302,12 +303,15 @@ class BatchRun {
       }
       // As for a request alone (http/error-boundary.ts): a 500 is the operator's to fix (a
       // plugin's bug, with where it threw), what the database said is the operator's to read.
+      // Its message may quote the part's URL, also where the error boundary logs it.
+      quotesUrl(error, part.url)
+      const message = state.loggedMessage(error, part.url)
       if (error.status === 500) {
-        state.log.error({ ...state.who, part: part.id, status: error.status, code: error.code, message: error.message, err: error.cause }, 'request failed')
+        state.log.error({ ...state.who, part: part.id, status: error.status, code: error.code, message, err: error.cause }, 'request failed')
       } else if (error !== thrown && error.status >= 500) {
-        state.log.warn({ ...state.who, part: part.id, status: error.status, code: error.code, message: error.message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
+        state.log.warn({ ...state.who, part: part.id, status: error.status, code: error.code, message, cause: databaseCause(thrown) }, 'request refused: the database failed it')
       } else if (error.status >= 500) {
-        state.log.warn({ ...state.who, part: part.id, status: error.status, code: error.code, message: error.message }, 'request refused: the service could not serve it')
+        state.log.warn({ ...state.who, part: part.id, status: error.status, code: error.code, message }, 'request refused: the service could not serve it')
       }
       if (failsTheBatch) throw error
       this.#failed.add(part.id)
