@@ -183,6 +183,15 @@ describe('a wrong value from plugin code', () => {
     expect(answer.body.error).toMatchObject(failure('computed Employee.Badge', 'expects an integer \\(32-bit\\), not "B-1"'))
   })
 
+  it('is a 500 naming a virtual computed rule that is async, saying it must answer at once', async () => {
+    // Its find would be refused, but inside an async rule that refusal is only a rejected
+    // promise; the promise itself is what the rule gave, and what is named.
+    const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Ida', Note: 'badge lookup' } })).body
+    const answer = await call(`${api}/Employees(${employee.Guid})?$select=Badge`, { token })
+    expect(answer.status).toBe(500)
+    expect(answer.body.error).toMatchObject(failure('computed Employee.Badge', 'returned a promise'))
+  })
+
   it('is a 500 naming a validation or correction that returned nothing, not a 400 blaming the client', async () => {
     const validation = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'no verdict' } })
     expect([validation.status, validation.body.error]).toEqual([500, failure('validation Employee.Name', 'returned undefined; a validation returns true or a message')])

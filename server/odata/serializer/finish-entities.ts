@@ -5,7 +5,7 @@
 // made here follow the negotiated format as the statement's do: under IEEE754Compatible=true
 // a decimal is a string, whether PostgreSQL wrote it or a plugin computed it.
 
-import { PluginError } from '../../errors.ts'
+import { PluginError, type ServiceError } from '../../errors.ts'
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
 import { callPlugin, pluginValue } from '../../rules/plugin-call.ts'
 import type { PropertyCipher } from '../../tenancy/property-encryption.ts'
@@ -60,6 +60,7 @@ function finishEntity(row: Record<string, any>, read: BoundEntityRead, finishing
       const rule = entity.rules.computed.get(name)!
       const what = `computed ${entity.name}.${name}`
       const value = callPlugin(what, () => rule.value(input, { before: undefined, now, today: now.toISOString().slice(0, 10), find: () => findUnavailable(entity, name) }))
+      if (isPromise(value)) throw promised(what, value)
       row[item.publicName] = written(pluginValue(what, `${entity.name}.${name}`, item.property.decl, value), item.property, finishing)
     }
   }
@@ -88,6 +89,20 @@ function decryptedRelated(related: Record<string, unknown>, properties: readonly
  */
 function findUnavailable(entity: EntityModel, property: string): never {
   throw PluginError.fault(`computed ${entity.name}.${property}`, 'called find, which a virtual property cannot use: name what it reads in from')
+}
+
+function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
+
+/**
+ * An async virtual rule (as a stored one may be, or one awaiting find): the answer is written
+ * now, so what the promise settles to comes too late. What it rejects with (find's refusal) is
+ * dropped, not left to log as an unhandled rejection: the error names the rule and the cause.
+ */
+function promised(what: string, value: PromiseLike<unknown>): ServiceError {
+  Promise.resolve(value).catch(() => {})
+  return PluginError.fault(what, 'returned a promise: a virtual property is computed as the answer is written, so its rule answers at once (no async, no find): name what it reads in from')
 }
 
 /**

@@ -2,7 +2,7 @@
 // that never settle, never return or answer wrong values, computed values read through a reference
 // (Employee.DeptName) and from a bare collection (Dept.HeadCount).
 import { execFileSync } from 'node:child_process'
-import { entity, method, p, plugin } from 'entityctl/plugin'
+import { entity, type FindFunction, method, p, plugin } from 'entityctl/plugin'
 
 const Dept = entity('Dept', {
   properties: {
@@ -39,6 +39,11 @@ function levelOf(note: string | null): number {
   return note?.endsWith(' bug') ? levels[note].level : 1
 }
 
+/** A virtual rule written as stored ones may be: async, searching with find, which it cannot. */
+async function colleagues(find: FindFunction): Promise<number> {
+  return (await find('Employee')).length
+}
+
 const Employee = entity('Employee', {
   properties: {
     Name: p.text(),
@@ -52,7 +57,11 @@ const Employee = entity('Employee', {
   computed: {
     DeptName: { from: ['Dept.Name'], value: (employee) => employee.Dept?.Name ?? null },
     DeptCode: { from: ['Dept.Code'], value: (employee) => employee.Dept?.Code ?? null },
-    Badge: { from: ['Note'], value: (employee) => (employee.Note === 'bad badge' ? 'B-1' : employee.Note === 'badge bug' ? levelOf(employee.Note) : 1) },
+    Badge: {
+      from: ['Note'],
+      value: (employee, { find }) =>
+        employee.Note === 'bad badge' ? 'B-1' : employee.Note === 'badge bug' ? levelOf(employee.Note) : employee.Note === 'badge lookup' ? colleagues(find) : 1,
+    },
     Score: { from: ['Note'], value: (employee) => (employee.Note === 'bad score' ? 'abc' : employee.Note === 'huge score' ? 1e12 : employee.Note === 'score bug' ? levelOf(employee.Note) : endless(employee.Note)) },
   },
   validations: {
