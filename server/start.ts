@@ -12,7 +12,7 @@
 import type { Server } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import pino, { type Logger } from 'pino'
-import { ConfigError, jwtPreviousSigningKeys, loadConfig, projectPath, type Config } from './config/load-config.ts'
+import { ConfigError, jwtPreviousSigningKeys, loadConfig, portVariable, projectPath, type Config } from './config/load-config.ts'
 import { loadModel } from './model/load-plugins.ts'
 import { printPublishedDocuments } from './odata/published-documents.ts'
 import type { Model } from './model/model.ts'
@@ -70,7 +70,7 @@ const LOG_FLUSH_MS = 1000
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig(options.configPath, process.env, { serving: true })
-  const port = options.port ?? portOf(process.env.PORT) ?? config.Server.Port
+  const port = options.port ?? portVariable(process.env.PORT) ?? config.Server.Port
   // Batched log writes (http/log-lines.ts): a write per request line was a system call per
   // request. Lines wait at most a second (LOG_FLUSH_MS) and are flushed on stop.
   // JSON lines, but for a person at a terminal (pretty-log.ts).
@@ -166,15 +166,6 @@ function followSigningKeys(tokens: AccessTokens, next: Config, logger: Logger): 
     logger.warn({ err: error.message }, 'JWT signing keys changed but are not valid; the keys before stay in use')
   }
 }
-
-/** $PORT, which overrides Server:Port (as --port does); refused like a config key when it is no port. */
-function portOf(variable: string | undefined): number | undefined {
-  if (variable === undefined || variable.trim() === '') return undefined
-  const port = Number(variable)
-  if (!/^\s*\d+\s*$/.test(variable) || port > 65535) throw new ConfigError('PORT', `must be a port from 0 to 65535 (it overrides Server:Port), not '${variable}'`)
-  return port
-}
-
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {

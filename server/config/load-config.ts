@@ -118,6 +118,8 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
   if (options.serving) {
     attempt(() => jwtSigningKey(config.JWT as Config['JWT']))
     attempt(() => jwtPreviousSigningKeys(config.JWT as Config['JWT']))
+    // $PORT overrides Server:Port for serve: checked here, so config check and doctor say what serve would.
+    attempt(() => portVariable(env.PORT))
   }
   const tenants = new Map<string, TenantConfig>()
   const rawTenants = raw.Tenants ?? {}
@@ -131,6 +133,14 @@ export function loadConfig(path = configPath(), env: NodeJS.ProcessEnv = process
   if (problems.length > 0) throw ConfigError.of(problems)
   config.Tenants = tenants
   return config as Config
+}
+
+/** $PORT, which overrides Server:Port (as `serve --port` does); refused like a config key when it is no port. */
+export function portVariable(variable: string | undefined): number | undefined {
+  if (variable === undefined || variable.trim() === '') return undefined
+  const port = Number(variable)
+  if (!/^\s*\d+\s*$/.test(variable) || port > 65535) throw new ConfigError('PORT', `must be a port from 0 to 65535 (it overrides Server:Port), not '${variable}'`)
+  return port
 }
 
 function readTenant(name: string, settings: unknown, problems: ConfigError[]): TenantConfig | undefined {

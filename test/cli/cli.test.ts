@@ -108,10 +108,19 @@ describe('usage and configuration errors exit 2', () => {
     expect(results[5].stderr).toContain("error: unknown option '--bogus'")
   })
 
-  it('refuses a $PORT that is no port, naming it, before anything starts', { timeout: SLOW }, async () => {
+  it('refuses a $PORT that is no port, naming it, before anything starts; config check and doctor name it too', { timeout: SLOW }, async () => {
     const config = writeConfig('port-variable.json', {})
-    const result = await run(['--config', config, 'serve', '--json'], { PORT: 'eighty' })
-    expect([result.code, result.json().error]).toEqual([2, { code: 'ConfigError', message: "Configuration PORT: must be a port from 0 to 65535 (it overrides Server:Port), not 'eighty'" }])
+    const problem = "Configuration PORT: must be a port from 0 to 65535 (it overrides Server:Port), not 'eighty'"
+    const [serve, check, doctor] = await Promise.all([
+      run(['--config', config, 'serve', '--json'], { PORT: 'eighty' }),
+      run(['--config', config, 'config', 'check', '--json'], { PORT: 'eighty' }),
+      run(['--config', config, 'doctor', '--json'], { PORT: 'eighty' }),
+    ])
+    expect([serve.code, serve.json().error]).toEqual([2, { code: 'ConfigError', message: problem }])
+    // The README: config check and doctor apply the same rules as serve.
+    expect([check.code, check.json().error?.problems]).toEqual([2, [problem]])
+    expect(doctor.code).toBe(1)
+    expect(doctor.json().checks).toContainEqual(expect.objectContaining({ check: 'config', status: 'fail', detail: problem }))
   })
 
   it('refuses a config file that does not exist, naming it, for every command that reads it', { timeout: SLOW }, async () => {
