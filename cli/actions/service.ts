@@ -42,7 +42,7 @@ export function installService(options: InstallOptions, command: Command): void 
     }
     const next = [`systemctl daemon-reload`, `systemctl enable --now ${name}`, `journalctl -u ${name} -f`]
     printResult(options, { unit: unitPath, user, envFile, envCreated, next }, () =>
-      [`Wrote ${unitPath} (runs as ${user}; secrets from ${envFile}${envCreated ? ', created empty' : ''}).`, 'Then:', ...next.map((line) => `  ${line}`)].join('\n'),
+      [`Wrote ${unitPath} (runs as ${user}; secrets from ${envFile}${envCreated ? ', created with commented examples to fill in' : ''}).`, 'Then:', ...next.map((line) => `  ${line}`)].join('\n'),
     )
   } catch (error) {
     throw cannotWrite(error, unitPath)

@@ -88,3 +88,11 @@ it('leaves a unit it did not write alone, and refuses a bad name or user with ex
   expect([noUser.code, JSON.parse(noUser.stdout).error]).toEqual([2, { code: 'UsageError', message: expect.stringContaining("there is no user 'no-such-user-here' on this machine") }])
   expect(existsSync(join(unitDir, 'nouser.service'))).toBe(false)
 })
+
+it('says the environment file it created holds commented examples, as it does', { timeout: SLOW }, async () => {
+  const examples = join(dir, 'examples', 'entityctl.env')
+  const installed = await entityctl('service', 'install', '--user', 'nobody', '--name', 'said', '--unit-dir', unitDir, '--environment-file', examples)
+  expect(installed.code, installed.stderr).toBe(0)
+  expect(readFileSync(examples, 'utf8')).toContain('# JWT__SigningKey=')
+  expect(installed.stdout).toContain(`secrets from ${examples}, created with commented examples to fill in)`)
+})
