@@ -41,7 +41,7 @@ export const SECTIONS = {
       default: true,
       doc: 'Whether `serve` migrates the tenants whose schema is behind the plugins before serving. false (or `serve --no-migrate`): for deployments that migrate in a step of their own (`entityctl migrate`); a tenant behind then answers 503 and is listed by /readyz until migrated.',
     },
-    PublicUrl: { type: 'string', default: '', doc: 'Base URL used in @odata.context and nextLink; empty: taken from each request.' },
+    PublicUrl: { type: 'string', default: '', doc: 'Base URL of the server, without `/api` (`https://api.example.com`, or with the path a proxy serves it under): @odata.context, nextLink, Location and the @odata.bind URLs a body may give are this plus `/api/`. Empty: taken from each request.' },
     TrustedProxies: {
       type: 'string',
       default: '',
