@@ -35,7 +35,7 @@ export async function grant(name: string, responsibility: string, options: RoleO
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const changed = await adminCall(async () => grantResponsibility(await context.tenant(tenant), name, responsibility))
-    printResult(options, changed, () => `Role ${quotedName(changed.name)} has responsibility ${quotedName(responsibility)}.`)
+    printResult(options, changed, () => `Role ${quotedName(changed.name)} has responsibility ${quotedName(responsibility.trim())}.`)
   })
 }
 
@@ -43,7 +43,7 @@ export async function revoke(name: string, responsibility: string, options: Role
   const tenant = await tenantOf(options)
   await withAdminContext(command, async (context) => {
     const changed = await adminCall(async () => revokeResponsibility(await context.tenant(tenant), name, responsibility))
-    printResult(options, changed, () => `Role ${quotedName(changed.name)} no longer has responsibility ${quotedName(responsibility)}.`)
+    printResult(options, changed, () => `Role ${quotedName(changed.name)} no longer has responsibility ${quotedName(responsibility.trim())}.`)
   })
 }
 

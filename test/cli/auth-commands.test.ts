@@ -58,6 +58,9 @@ describe('role', { timeout: SLOW }, () => {
     const granted = (await ok('role', 'grant', 'Clerks', 'ReadNotes', '--tenant', t, '--json')).json()
     expect(granted.responsibilities).toEqual(['ReadNotes'])
     await ok('role', 'grant', 'Clerks', 'ReadNotes', '--tenant', t)
+    // The name is trimmed (README), and the answer names what was granted, not what was typed.
+    expect((await ok('role', 'grant', 'Clerks', ' ReadRoles ', '--tenant', t)).stdout).toBe("Role 'Clerks' has responsibility 'ReadRoles'.\n")
+    expect((await ok('role', 'revoke', 'Clerks', ' ReadRoles', '--tenant', t)).stdout).toBe("Role 'Clerks' no longer has responsibility 'ReadRoles'.\n")
     await ok('role', 'grant', 'Clerks', 'ReadRoles', '--tenant', t)
     expect((await ok('role', 'revoke', 'Clerks', 'ReadRoles', '--tenant', t, '--json')).json().responsibilities).toEqual(['ReadNotes'])
     const unknown = await run('role', 'grant', 'Clerks', 'FlyPlanes', '--tenant', t)
