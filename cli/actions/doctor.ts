@@ -186,7 +186,7 @@ async function tenantCheck(tenant: TenantConfig, url: string, model: Model | und
       check,
       status: 'warn',
       detail: 'reachable, EncryptionKey opens the canary; its schema is not the one the plugins make',
-      fix: `\`entityctl migrate --plan --tenant ${tenant.name}\` shows the change; a start or \`entityctl migrate\` makes it (with Server:MigrateOnStart false, the tenant answers 503 until then).`,
+      fix: `\`entityctl migrate --plan --tenant ${tenant.name}\` shows the change; a start or \`entityctl migrate\` makes it (with Server:MigrateOnStart false, the tenant answers 503 until then), unless it would lose data: then the tenant answers 503 until \`entityctl migrate --allow-data-loss --tenant ${tenant.name}\` applies it.`,
     }
   }
   return { check, status: 'ok', detail: 'reachable, schema present, EncryptionKey opens the canary' }

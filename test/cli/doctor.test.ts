@@ -211,6 +211,8 @@ describe('doctor', { timeout: SLOW }, () => {
       detail: 'reachable, EncryptionKey opens the canary; its schema is not the one the plugins make',
       fix: expect.stringContaining(`entityctl migrate --plan --tenant ${tenant}`),
     })
+    // A change that loses data is not made by a start: the fix must not promise it is.
+    expect(checks[`tenant ${tenant}`].fix).toContain(`entityctl migrate --allow-data-loss --tenant ${tenant}`)
   })
 
   it('knows a running server by its metrics port too: a warning, not a port in use by another program', async () => {
