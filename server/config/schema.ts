@@ -60,7 +60,7 @@ export const SECTIONS = {
     PlanForValuesAfterMs: { type: 'integer', default: 10, min: 0, max: 3600000, doc: 'A heavy read (a filter, count, aggregate…) whose query shape took longer than this in each of its last three runs (each divided by the statements of its tenant running beside it) is tried with plans made for its parameter values; they are kept while they run at least 5% quicker than the generic plan, measured again every 500 runs ([Performance](#performance): Plans). 0: every statement keeps its generic plan.' },
   },
   ApiOptions: {
-    EnableLowerCamelCase: { type: 'boolean', default: false, doc: 'true: the whole public model (metadata, query options, bodies) is lower camel case.' },
+    EnableLowerCamelCase: { type: 'boolean', default: false, doc: 'true: the public model (metadata, query options, bodies) names properties, navigation properties, methods, their parameters and the fields of the system routes in lower camel case; entity sets, types and enumeration members keep their names (`/api/Customers?$select=name`).' },
     DefaultSelect: { type: 'string', default: 'Key', oneOf: ['Key', 'All'], doc: 'What a read without $select returns: `Key` (Guid only, the specification) or `All` (like $select=*).' },
     MaxTop: { type: 'integer', default: 500, min: 1, max: 100000, doc: 'Largest $top; also the page size of server-driven paging.' },
     MaxNodeCount: { type: 'integer', default: 100, min: 1, max: 100000, doc: 'Largest number of nodes in a query (see the query reference).' },
