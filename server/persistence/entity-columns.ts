@@ -20,8 +20,11 @@ export interface Column {
   readonly dateTime: boolean
 }
 
-/** A row's xmin, selected or returned beside its columns (row-cache.ts says why). */
-export const XMIN = '_xmin'
+/**
+ * A row's xmin, selected or returned beside its columns (row-cache.ts, entity-tag.ts say why).
+ * Named as the system column, so a write's step returning it reads as the table would.
+ */
+export const XMIN = 'xmin'
 
 const columnsByEntity = new WeakMap<EntityModel, readonly Column[]>()
 

@@ -34,7 +34,7 @@ import { newGuid } from './guid.ts'
 import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
-import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
+import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, WRITTEN_XMIN, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
 import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
@@ -48,6 +48,8 @@ export interface Entry {
   original: Readonly<Record<string, unknown>> | undefined
   /** The row version as loaded. */
   version: number | undefined
+  /** The xmin of the row as loaded or written (as text): with the version, its ETag (entity-tag.ts). */
+  xmin?: string
   /** new: created here; loaded: read from the database; stub: known by its key only; gone: removed by a staged step. */
   state: 'new' | 'loaded' | 'stub' | 'gone'
   removed: boolean
@@ -504,7 +506,7 @@ export class UnitOfWork {
     if (statement.readsBack) readBack!.take(result!)
     this.#options.onFlush?.(rows.map(flushedRow))
     const memberSets = remembering ? this.#memberSets(rows) : []
-    this.#settle(rows.map((row) => row.entry))
+    this.#settle(rows.map((row) => row.entry), result![WRITTEN_XMIN] as string | undefined)
     if (remembering) this.#rememberWritten(rows, statement.returned, result!, memberSets)
   }
 
@@ -650,6 +652,7 @@ export class UnitOfWork {
       }
       // Numbered as the workflow's requests numbered them, so their versions compare.
       entry.version = nextVersion(entry.state === 'new' ? undefined : entry.version, true)
+      entry.xmin = undefined
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }
@@ -755,19 +758,21 @@ export class UnitOfWork {
     this.#options.remembered?.remember(entity, key, { values, version, xmin: row[XMIN] as string })
     const entry = this.get(entity, key)
     if (entry && entry.state !== 'stub') return entry
+    const xmin = row[XMIN] as string
     if (entry) {
-      this.#fill(entry, values, version)
+      this.#fill(entry, values, version, xmin)
       return entry
     }
-    return this.#add({ entity, key, values: { ...values }, original: values, version, state: 'loaded', removed: false })
+    return this.#add({ entity, key, values: { ...values }, original: values, version, xmin, state: 'loaded', removed: false })
   }
 
   /** A stub becomes the stored row; values the unit assigned to it stay. */
-  #fill(entry: Entry, values: Readonly<Record<string, unknown>>, version: number): void {
+  #fill(entry: Entry, values: Readonly<Record<string, unknown>>, version: number, xmin: string): void {
     if (this.#watching) this.#fresh.add(entry)
     entry.values = { ...values, ...entry.values }
     entry.original = values
     entry.version = version
+    entry.xmin = xmin
     entry.state = 'loaded'
   }
 
@@ -825,7 +830,7 @@ export class UnitOfWork {
 
   #take(entry: Entry, row: RememberedRow): void {
     if (entry.state !== 'stub') return
-    this.#fill(entry, row.values, row.version)
+    this.#fill(entry, row.values, row.version, row.xmin)
     this.#taken.set(entry, row)
   }
 
@@ -885,14 +890,15 @@ export class UnitOfWork {
     return rows
   }
 
-  /** After a successful write the unit holds what is stored: `written` as the statement left them. */
-  #settle(written: readonly Entry[]): void {
+  /** After a successful write the unit holds what is stored: `written` as the statement left them, by the transaction `xmin`. */
+  #settle(written: readonly Entry[], xmin: string | undefined): void {
     for (const entry of written) {
       if (entry.removed) {
         this.#forget(entry)
         continue
       }
       entry.version = nextVersion(entry.state === 'new' ? undefined : entry.version, this.#options.pending === true)
+      entry.xmin = xmin
       entry.original = { ...entry.values }
       entry.state = 'loaded'
     }

@@ -4,14 +4,16 @@
 // rows the rules only read values from still have theirs, held until it commits), and that
 // what the unit took from the remembered rows (row-cache.ts) is still stored so. A failed
 // check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays. A step
-// returns 1 a row, or the rows it wrote: for the reply to read one (RowReadBack), and with
-// their xmin when the unit remembers what it writes; the SELECT then carries them too.
+// returns the xmin of each row it wrote (a delete: 1 a row), or the rows it wrote with their
+// xmin: for the reply to read one (RowReadBack), or when the unit remembers what it writes;
+// the SELECT then carries them too, and the xmin the written rows got (their new ETag).
 //
 //   with "w0" as (update "OrderLine" t set "Quantity" = v."Quantity", … from (values ($1, $2, $3)) as v(…)
-//                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" returning 1),
-//        "w1" as (update "Order" t set "Total" = v."Total", … returning 1)
+//                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" returning t.xmin as "xmin"),
+//        "w1" as (update "Order" t set "Total" = v."Total", … returning t.xmin as "xmin")
 //   select case when (select count(*) from "w0") + (select count(*) from "w1") = $7 then 0
-//               else "_conflict"('a row changed since it was read') end as "ok"
+//               else "_conflict"('a row changed since it was read') end as "ok",
+//          (select "xmin" from "w0" limit 1) as "_written_xmin"
 
 import type { CollectionProperty, EntityModel } from '../model/model.ts'
 import { KEY, VERSION_COLUMN } from '../model/model.ts'
@@ -21,6 +23,9 @@ import { rememberable, type RememberedRow } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote } from './sql.ts'
 import type { Entry, RowReadBack, WrittenRow } from './unit-of-work.ts'
+
+/** The column of a write statement's result holding the xmin of the rows it inserted and updated (as text). */
+export const WRITTEN_XMIN = '_written_xmin'
 
 /** The message of the conflict a remembered row found changed raises (unit-of-work.ts isRememberedRowChanged). */
 export const REMEMBERED_ROW_CHANGED = 'a remembered row changed since it was remembered'
@@ -79,15 +84,18 @@ export function writeStatement(
   const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
   let readRelation: string | undefined
   const returned: ReturnedRows[] = []
+  // Every row a statement inserts or updates gets one xmin, its (sub)transaction's: the first
+  // such step's is the written rows' new ETag (entity-tag.ts), as "xmin" of the statement.
+  let writtenXmin: string | undefined
   const returning = (inserted: readonly PendingRow[], row: '*' | 't.*') => {
     const reads = readRow !== undefined && inserted.includes(readRow)
     if (reads) readRelation = `"w${steps.length}"`
+    writtenXmin ??= `"w${steps.length}"`
     const entity = inserted[0].entry.entity
-    if (remembered?.returnWritten && rememberable(entity)) {
-      returned.push({ entity, column: `_w${steps.length}` })
-      return `returning ${row}, ${row === '*' ? '' : 't.'}xmin as ${quote(XMIN)}`
-    }
-    return reads ? `returning ${row}` : 'returning 1'
+    const xmin = `${row === '*' ? '' : 't.'}xmin as ${quote(XMIN)}`
+    const remembers = remembered?.returnWritten === true && rememberable(entity)
+    if (remembers) returned.push({ entity, column: `_w${steps.length}` })
+    return remembers || reads ? `returning ${row}, ${xmin}` : `returning ${xmin}`
   }
   const byKind = Map.groupBy(rows, (row) => row.kind)
   const inserts = Map.groupBy(byKind.get('insert') ?? [], (row) => row.entry.entity)
@@ -146,7 +154,11 @@ export function writeStatement(
   }
   let check = `case when ${countOf(checked)} = ${params.add(written.length + held.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
   if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
-  const columns = [`${check} as "ok"`, ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`)].join(', ')
+  const columns = [
+    `${check} as "ok"`,
+    ...(writtenXmin ? [`(select ${quote(XMIN)} from ${writtenXmin} limit 1) as ${quote(WRITTEN_XMIN)}`] : []),
+    ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`),
+  ].join(', ')
   // The read joins the check's one row, so the check runs whatever the read finds.
   const select = readRelation ? `select ${columns}, r.* from (select) one left join lateral (${readBack!.sql(readRelation, params)}) r on true` : `select ${columns}`
   const text = `${withSteps(steps)}

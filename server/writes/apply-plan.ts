@@ -8,6 +8,7 @@
 import type { Permission } from '../model/declarations.ts'
 import type { EntityModel, Model } from '../model/model.ts'
 import { RequestError, ServiceError } from '../errors.ts'
+import { entityTag } from '../persistence/entity-tag.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { runMethod } from '../rules/run-method.ts'
 import { WRITE_PLAN_FORMAT, type CallOperation, type CreateOperation, type PlanResult, type WriteOperation, type WritePlan } from './write-plan.ts'
@@ -122,8 +123,10 @@ async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string,
   if (!record) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
   const { ifMatch, ifNoneMatch } = preconditions
   // Compared weakly, as RFC 9110 13.1.2 says for If-None-Match; our tags are weak anyway.
-  const current = `W/"${record.version}"`
-  const matches = (tags: readonly string[]) => tags.includes(current) || tags.includes(current.slice(2))
+  // The version and the row's xmin: a tag of an entity deleted since, its key created again,
+  // names another row and matches nothing (entity-tag.ts).
+  const current = entityTag(record.version!, record.xmin)
+  const matches = (tags: readonly string[]) => current !== undefined && (tags.includes(current) || tags.includes(current.slice(2)))
   if (ifMatch && !matches(ifMatch)) throw RequestError.preconditionFailed()
   if (ifNoneMatch && (ifNoneMatch.includes('*') || matches(ifNoneMatch))) throw RequestError.noneMatchFailed()
   return record

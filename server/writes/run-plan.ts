@@ -3,6 +3,7 @@
 // workflow's session keeps it, to rebuild its state from plans).
 
 import type { Session, WriteOptions } from '../persistence/session.ts'
+import { entityTag } from '../persistence/entity-tag.ts'
 import type { UnitOfWork } from '../persistence/unit-of-work.ts'
 import { applyPlan, type PlanActor } from './apply-plan.ts'
 import { isReadOnly, type PlanResult, type WritePlan } from './write-plan.ts'
@@ -20,7 +21,7 @@ export async function runPlan(session: Session, plan: WritePlan, actor: PlanActo
   }
   if (!isReadOnly(plan)) {
     const result = await session.write(apply, { plan, ...reply })
-    return { ...result, versions: applied ? versionsAfter(applied, plan, result) : [] }
+    return { ...result, etags: applied ? etagsAfter(applied, plan, result) : [] }
   }
   const result = await session.read(apply)
   await reply.within?.(session, result)
@@ -28,15 +29,15 @@ export async function runPlan(session: Session, plan: WritePlan, actor: PlanActo
 }
 
 /**
- * Per operation, the version its entity has once written (the created or changed one, a bound
+ * Per operation, the ETag its entity has once written (the created or changed one, a bound
  * method's binding entity): the new ETag a 204 answer carries. Undefined where there is none.
  */
-function versionsAfter(unit: UnitOfWork, plan: WritePlan, result: PlanResult): (number | undefined)[] {
+function etagsAfter(unit: UnitOfWork, plan: WritePlan, result: PlanResult): (string | undefined)[] {
   return plan.operations.map((operation, index) => {
     const key = operation.kind === 'call' ? operation.key : operation.kind === 'delete' ? undefined : result.results[index]
     const entity = unit.model.entities.get(operation.entity)
     if (typeof key !== 'string' || !entity) return undefined
     const entry = unit.get(entity, key)
-    return entry && !entry.removed ? entry.version : undefined
+    return entry && !entry.removed && entry.version !== undefined ? entityTag(entry.version, entry.xmin) : undefined
   })
 }

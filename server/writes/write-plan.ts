@@ -87,8 +87,8 @@ export interface CallOperation {
 /** What applying a plan gives back: per operation, the key it created or the value its method returned (entities as { Guid }). */
 export interface PlanResult {
   readonly results: readonly unknown[]
-  /** Per operation, its entity's version once written (writes only; run-plan.ts): the new ETag. */
-  readonly versions?: readonly (number | undefined)[]
+  /** Per operation, its entity's ETag once written (writes only; run-plan.ts). */
+  readonly etags?: readonly (string | undefined)[]
 }
 
 export function writePlan(operations: readonly WriteOperation[]): WritePlan {

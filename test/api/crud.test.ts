@@ -2,6 +2,7 @@
 // OData error bodies of decisions.md, ETags, PUT, deep insert, aliases and key forms.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { etagAt } from '../support/entity-tags.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 let server: TestServer
@@ -37,7 +38,7 @@ describe('create', () => {
     // The context URL names the default projection, as the read of the entity does (OData 4.01 §10).
     expect(response.body['@odata.context']).toMatch(/\/api\/\$metadata#Customers\(Guid\)\/\$entity$/)
     expect(Object.keys(response.body).filter((k) => !k.startsWith('@'))).toEqual(['Guid'])
-    expect(response.headers.get('etag')).toBe('W/"1"')
+    expect(response.headers.get('etag')).toMatch(etagAt(1))
     expect(response.headers.get('location')).toContain(`Customers(${response.body.Guid})`)
   })
 
@@ -277,24 +278,46 @@ describe('update', () => {
     const stale = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'A' }, headers: { 'If-Match': 'W/"7"' } })
     expect(stale.status).toBe(412)
     expect(stale.body.error.code).toBe('PreconditionFailed')
-    const fresh = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'A' }, headers: { 'If-Match': 'W/"1"' } })
+    const fresh = await call(`${api}/Customers(${c.Guid})`, { method: 'PATCH', token, body: { City: 'A' }, headers: { 'If-Match': c['@odata.etag'] } })
     expect(fresh.status).toBe(204)
-    expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toBe('W/"2"')
+    expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toMatch(etagAt(2))
+  })
+
+  it('refuses (412) the ETag of a deleted entity on PATCH, PUT and DELETE of the one created again with its key', async () => {
+    const guid = crypto.randomUUID()
+    const first = await post('Customers', { Guid: guid, Name: 'First of its key' })
+    const seen = first.headers.get('etag')!
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      expect((await call(`${api}/Customers(${guid})`, { method: 'DELETE', token })).status).toBe(204)
+      const again = await post('Customers', { Guid: guid, Name: 'Again' })
+      expect(again.status).toBe(200)
+      // The same version as the first: the version alone would have matched.
+      expect(again.headers.get('etag')).toMatch(etagAt(1))
+      expect(again.headers.get('etag')).not.toBe(seen)
+      for (const tag of [seen, 'W/"1"']) {
+        const stale = await call(`${api}/Customers(${guid})`, { method, token, body: method === 'DELETE' ? undefined : { Name: 'Lost update' }, headers: { 'If-Match': tag } })
+        expect([stale.status, stale.body?.error?.code], `${method} ${tag}`).toEqual([412, 'PreconditionFailed'])
+      }
+      expect((await get(`Customers(${guid})?$select=Name`)).body.Name).toBe('Again')
+      const current = await call(`${api}/Customers(${guid})`, { method: 'PATCH', token, body: { City: method }, headers: { 'If-Match': again.headers.get('etag')! } })
+      expect(current.status).toBe(204)
+    }
   })
 
   it('honours If-None-Match on PATCH, PUT and DELETE: 412 when it matches the ETag, or is * (the entity exists)', async () => {
     const c = await customer('None Match')
     const write = (method: string, ifNoneMatch: string) =>
       call(`${api}/Customers(${c.Guid})`, { method, token, body: method === 'DELETE' ? undefined : { Name: 'Changed' }, headers: { 'If-None-Match': ifNoneMatch } })
+    const current = c['@odata.etag']
     for (const method of ['PATCH', 'PUT', 'DELETE']) {
-      for (const tag of ['W/"1"', '*', '"0", W/"1"']) {
+      for (const tag of [current, '*', `"0", ${current}`]) {
         const refused = await write(method, tag)
         expect(refused.status, `${method} ${tag}`).toBe(412)
         expect(refused.body.error.code).toBe('PreconditionFailed')
       }
     }
     expect((await get(`Customers(${c.Guid})?$select=Name`)).body.Name).toBe('None Match')
-    expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toBe('W/"1"')
+    expect((await get(`Customers(${c.Guid})`)).headers.get('etag')).toBe(current)
     expect((await write('PATCH', 'W/"7"')).status).toBe(204)
   })
 
@@ -320,7 +343,7 @@ describe('update', () => {
       const response = await call(`${api}/Customers(${c.Guid})?$select=Name`, { method, token, body: { Name: 'Minimal', City: method }, headers: { Prefer: 'return=minimal' } })
       expect([response.status, response.text], method).toEqual([204, ''])
       expect(response.headers.get('preference-applied')).toBe('return=minimal')
-      expect(response.headers.get('etag')).toMatch(/^W\/"\d+"$/)
+      expect(response.headers.get('etag')).toMatch(method === 'PATCH' ? etagAt(2) : etagAt(3))
     }
     expect((await get(`Customers(${c.Guid})?$select=City`)).body.City).toBe('PUT')
   })

@@ -26,7 +26,7 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
   const { plan, reply } = bind(ctx, scope, { kind: 'call', target, httpMethod: ctx.method, path: ctx.path, body, ifMatch: ctx.get('If-Match'), options: replyOptions(ctx, scope) })
   // A reply that can fail on the data is read in the method's transaction: its failure undoes the call.
   const within = (reply.kind === 'entity' || reply.kind === 'entities') && reply.failsOnData
-  const { results, versions } = await runPlan(
+  const { results, etags } = await runPlan(
     scope.session,
     plan,
     planActor(scope.state.access),
@@ -36,8 +36,8 @@ export async function handleMethod(ctx: Exchange, scope: RequestScope, target: M
   if (!isReadOnly(plan) && !scope.state.session) await scope.services.access.changed(scope.session.tenant)
   if (!within) await respond(ctx, scope, reply, results[0])
   // An action's empty answer carries its binding entity's new ETag, so a client's next If-Match holds.
-  const version = versions?.[0]
-  if (ctx.status === 204 && target.key && version !== undefined) ctx.set('ETag', `W/"${version}"`)
+  const etag = etags?.[0]
+  if (ctx.status === 204 && target.key && etag !== undefined) ctx.set('ETag', etag)
 }
 
 /**

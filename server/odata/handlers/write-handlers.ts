@@ -95,14 +95,14 @@ async function write(ctx: Exchange, scope: RequestScope, bound: BoundWrite, answ
   const { reply } = bound
   const read = !answer || reply.kind !== 'entity' ? 'none' : reply.failsOnData ? 'within' : readsOnlyItsRow(reply.read) ? 'byTheWrite' : 'after'
   let readBack: ReturnType<typeof readBackOf> | undefined
-  const { results, versions } = await runPlan(scope.session, bound.plan, planActor(scope.state.access), {
+  const { results, etags } = await runPlan(scope.session, bound.plan, planActor(scope.state.access), {
     within: read === 'within' ? (session, { results }) => answerWith(ctx, { ...scope, session }, bound, String(results[0])) : undefined,
     readBack: read === 'byTheWrite' ? ({ results }) => (readBack = readBackOf(scope, writtenEntity(bound, String(results[0])), replyContext(ctx, scope, bound))).readBack : undefined,
   })
   const key = String(results[0])
   // The new ETag, for an answer without the entity; an answer with it sets its own.
-  const version = versions?.[0]
-  if (version !== undefined) ctx.set('ETag', `W/"${version}"`)
+  const etag = etags?.[0]
+  if (etag !== undefined) ctx.set('ETag', etag)
   const readByTheWrite = readBack?.found()
   if (readByTheWrite) answerWithEntity(ctx, scope, readByTheWrite)
   // Read after the write: a reply that must be, or a row the write's statement did not write (nothing changed it).

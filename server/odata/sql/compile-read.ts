@@ -17,7 +17,7 @@
 //   Orders?$filter=Total gt 100&$top=2&$select=Number
 //   →  select octet_length(j.body) as size, case when octet_length(j.body) <= 33554432 then j.body end as body
 //      from (select ('{"@odata.etag":' || … || ',"Guid":' || coalesce(to_json(t0."Guid")::text, 'null') || … || '}') as body
-//            from (select t0.*, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $1::numeric
+//            from (select t0.*, t0.xmin, t0."Guid" as "@o0" from "Order" t0 where t0."Total" > $1::numeric
 //                  order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j
 //
 // `offset 0` keeps the JSON from being computed twice (once per use of j.body); the scan of
@@ -27,7 +27,7 @@
 // is empty. The @odata.context URL is not part of the statement: the handler writes it.
 
 import type { EntityModel, ScalarProperty } from '../../model/model.ts'
-import { VERSION_COLUMN } from '../../model/model.ts'
+import { entityTagSql } from '../../persistence/entity-tag.ts'
 import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, PlannedExpand, SortKey } from '../plan/read-plan.ts'
 import type { BoundCollectionRead, BoundExpression, BoundNavigationNeed, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
@@ -73,7 +73,7 @@ export function compileCollectionRead(plan: CollectionPlan, maxBytes: number, js
       ? `select ${alias}.* from ${filtered} ${alias} order by ${order.outer(alias)}${pageClause({ limit, offset: plan.page.offset })}`
       : pageOfRows(alias, relation, order, { limit, offset: plan.page.offset })
   const count = filtered && `select count(*) from ${filtered}`
-  const withCte = (sql: string) => (filtered ? `with ${filtered} as not materialized (select ${alias}.*, ${order.columns} ${relation}) ${sql}` : sql)
+  const withCte = (sql: string) => (filtered ? `with ${filtered} as not materialized (select ${rowColumns(alias)}, ${order.columns} ${relation}) ${sql}` : sql)
   const withFiltered = (sql: string) => (read.parent ? unlessParentMissing(read.parent, parentKey!, withCte(sql)) : withCte(sql))
   const row = rowJson(builder, plan.entity)
   if (plan.serverPage) {
@@ -113,7 +113,12 @@ function sortKeys(builder: SqlBuilder, joins: JoinSet, order: readonly SortKey[]
 
 /** The rows of one page, plain (no JSON yet), with their sort keys. */
 function pageOfRows(alias: string, relation: string, order: SortKeys, page: Page): string {
-  return `select ${alias}.*, ${order.columns} ${relation} order by ${order.inner}${pageClause(page)}`
+  return `select ${rowColumns(alias)}, ${order.columns} ${relation} order by ${order.inner}${pageClause(page)}`
+}
+
+/** A row's columns and its xmin, a system column `t.*` leaves out: its ETag reads it (entity-tag.ts). */
+function rowColumns(alias: string): string {
+  return `${alias}.*, ${alias}.xmin`
 }
 
 function pageClause(page: Page): string {
@@ -146,8 +151,7 @@ export function compileEntityRead(plan: EntityPlan, maxBytes: number, json?: Jso
     ? `${alias}."Guid" = ${builder.pathKey(read.key, 0)}`
     : [...parentCondition(builder, read.parent, alias), ...(read.key ? [`${alias}."Guid" = ${builder.pathKey(read.key, 1)}`] : [])].join(' and ')
   const row = rowJson(builder, plan.entity)
-  const etag = `'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`
-  const entity = `select ${row} as body, ${etag} as etag from ${from?.relation ?? ident(read.entity.table)} ${alias} where ${where}`
+  const entity = `select ${row} as body, ${entityTagSql(alias)} as etag from ${from?.relation ?? ident(read.entity.table)} ${alias} where ${where}`
   return { sql: itemRows(entity, maxBytes, undefined, ['etag']), params: builder.params, keySlots: builder.keySlots }
 }
 
@@ -215,7 +219,7 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   const { format } = builder.json
   const full = format.metadata === 'full'
   if (full) members.push(...entityLinks(builder.json, read.range.entity, alias))
-  if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(`'W/"' || ${alias}.${ident(VERSION_COLUMN)} || '"'`) })
+  if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(entityTagSql(alias)) })
   if (full) members.push(...operations(builder.json, read.range.entity, alias))
   for (const item of read.select) {
     if (full) members.push(...typeMember(item.publicName, typeAnnotation(builder.json.propertyType(item.property))))

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AccessContext } from '../../../server/auth/access-context.ts'
 import { ReadPlanCache, type PreparedRead } from '../../../server/odata/plan/read-plan-cache.ts'
+import { etagAt } from '../../support/entity-tags.ts'
 import { call, startTestServer, type TestServer } from '../../support/test-server.ts'
 
 const caller = (name: string) => ({ tenant: 't', userGuid: name }) as unknown as AccessContext
@@ -107,7 +108,7 @@ describe('cached reads over HTTP', () => {
     ])
     expect(answers[1].body['@odata.context']).toMatch(/^http:\/\/localhost:\d+\/api\/\$metadata#Customers\(Name,City\)\/\$entity$/)
     expect(answers[2].body['@odata.context']).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\//)
-    expect(answers[0].headers.get('ETag')).toBe('W/"1"')
+    expect(answers[0].headers.get('ETag')).toMatch(etagAt(1))
     expect((await read(server.api, randomUUID())).status).toBe(404)
   })
 

@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Employee } from '../../fixtures/dataset.ts'
+import { etagAt } from '../../support/entity-tags.ts'
 import { data, expectValue, valueCase, type QueryCase } from './cases.ts'
 import { startQueryServer, url, type QueryServer } from './query-server.ts'
 import { fn, gt, keysOf, LEVELS, project, rank, sortRows, withoutEtags, type SortKey } from './reference.ts'
@@ -279,7 +280,7 @@ describe('one entity', () => {
   it('reads by key with $select and $expand, with its ETag', async () => {
     const response = await server.get(url(`Employees(${alan.Guid})`, { $select: 'Name,DisplayName', $expand: 'Reports($select=Name;$orderby=Name)' }))
     expect(response.status, response.text).toBe(200)
-    expect(response.headers.get('etag')).toBe('W/"1"')
+    expect(response.headers.get('etag')).toMatch(etagAt(1))
     expect(withoutEtags(response.body)).toEqual({
       '@odata.context': expect.stringContaining('$metadata#Employees(Name,DisplayName,Reports(Name))/$entity'),
       ...named(alan),

@@ -20,7 +20,8 @@ const MAX_BYTES = 1000
 // Entity JSON as the compiler writes it, compact (json-rows.ts): '{"Name":' || <value> || … || '}'.
 const VALUE = (sql: string) => `coalesce(to_json(${sql})::text, 'null')`
 const OBJECT = (...members: [name: string, json: string][]) => `(${members.map(([name, json], i) => `'${i ? ',' : '{'}"${name}":' || ${json}`).join(' || ')} || '}')`
-const ETAG = (t: string): [string, string] => ['@odata.etag', VALUE(`'W/"' || ${t}."_Version" || '"'`)]
+const TAG = (t: string) => `'W/"' || ${t}."_Version" || case when ${t}."_Version" < 0 then '' else '.' || ${t}.xmin end || '"'`
+const ETAG = (t: string): [string, string] => ['@odata.etag', VALUE(TAG(t))]
 const COLUMN = (t: string, name: string): [string, string] => [name, VALUE(`${t}."${name}"`)]
 const ROWS = `select octet_length(j.body) as size, case when octet_length(j.body) <= ${MAX_BYTES} then j.body end as body`
 
@@ -39,21 +40,21 @@ function compile(url: string): CompiledRead {
 const CASES: [url: string, sql: string, params: unknown[], keySlots: number[]][] = [
   [
     'Orders?$filter=Total gt 100&$top=2&$select=Number',
-    `${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'))} as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0  where t0."Total" > $1::numeric order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j`,
+    `${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'))} as body from (select t0.*, t0.xmin, t0."Guid" as "@o0" from "Order" t0  where t0."Total" > $1::numeric order by t0."Guid" limit 2) t0 order by t0."@o0" offset 0) j`,
     ['100'],
     [],
   ],
   // Server-driven paging: one row more than the page, numbered, its JSON not built.
   [
     'Customers?$select=Name',
-    `${ROWS}, j."more" from (select case when t0."@n" <= 500 then ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Name'))} end as body, t0."@n" > 500 as more from (select q.*, row_number() over (order by q."@o0") as "@n" from (select t0.*, t0."Guid" as "@o0" from "Customer" t0   order by t0."Guid" limit 501) q) t0 order by t0."@o0" offset 0) j`,
+    `${ROWS}, j."more" from (select case when t0."@n" <= 500 then ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Name'))} end as body, t0."@n" > 500 as more from (select q.*, row_number() over (order by q."@o0") as "@n" from (select t0.*, t0.xmin, t0."Guid" as "@o0" from "Customer" t0   order by t0."Guid" limit 501) q) t0 order by t0."@o0" offset 0) j`,
     [],
     [],
   ],
   // $count: the filtered relation (its join, its filter, its sort keys) written once, read by the count and by the page.
   [
     "Orders?$filter=Customer/Country eq 'DE'&$orderby=OrderDate desc&$top=10&$skip=20&$count=true",
-    `with "@filtered" as not materialized (select t0.*, t0."OrderDate" as "@o0", t0."Guid" as "@o1" from "Order" t0 left join "Customer" j0 on j0."Guid" = t0."Customer_Guid" where j0."Country" = $1::text) ` +
+    `with "@filtered" as not materialized (select t0.*, t0.xmin, t0."OrderDate" as "@o0", t0."Guid" as "@o1" from "Order" t0 left join "Customer" j0 on j0."Guid" = t0."Customer_Guid" where j0."Country" = $1::text) ` +
       `select c.count, p.* from (select count(*) from "@filtered") c(count) left join lateral (${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'))} as body from (select t0.* from "@filtered" t0 order by t0."@o0" desc nulls last, t0."@o1" limit 10 offset 20) t0 order by t0."@o0" desc nulls last, t0."@o1" offset 0) j) p on true`,
     ['DE'],
     [],
@@ -62,26 +63,26 @@ const CASES: [url: string, sql: string, params: unknown[], keySlots: number[]][]
   [
     'Orders?$top=1&$expand=Lines($select=Quantity;$filter=Quantity ge 2;$top=3;$count=true)',
     // The count first: control information precedes the property it is about.
-    `${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), ['Lines@odata.count', `(select count(*)::text from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int)`], ['Lines', `(select coalesce('[' || string_agg(${OBJECT(ETAG('t1'), COLUMN('t1', 'Guid'), COLUMN('t1', 'Quantity'))}, ',' order by t1."@o0") || ']', '[]') from (select t1.*, t1."Guid" as "@o0" from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int order by t1."Guid" limit 3) t1)`])} as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0   order by t0."Guid" limit 1) t0 order by t0."@o0" offset 0) j`,
+    `${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), ['Lines@odata.count', `(select count(*)::text from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int)`], ['Lines', `(select coalesce('[' || string_agg(${OBJECT(ETAG('t1'), COLUMN('t1', 'Guid'), COLUMN('t1', 'Quantity'))}, ',' order by t1."@o0") || ']', '[]') from (select t1.*, t1.xmin, t1."Guid" as "@o0" from "OrderLine" t1  where t1."Order_Guid" = t0."Guid" and t1."Quantity" >= $1::int order by t1."Guid" limit 3) t1)`])} as body from (select t0.*, t0.xmin, t0."Guid" as "@o0" from "Order" t0   order by t0."Guid" limit 1) t0 order by t0."@o0" offset 0) j`,
     [2],
     [],
   ],
   [
     `Customers(${K})/Orders?$select=Number&$top=5`,
     // The parent is checked first: a missing customer is one row `missing` (404), not an empty page.
-    `select m.missing, r.* from (select not exists (select 1 from "Customer" p where p."Guid" = $1::uuid) as missing) m left join lateral (${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'))} as body from (select t0.*, t0."Guid" as "@o0" from "Order" t0  where t0."Customer_Guid" = $1::uuid order by t0."Guid" limit 5) t0 order by t0."@o0" offset 0) j) r on not m.missing`,
+    `select m.missing, r.* from (select not exists (select 1 from "Customer" p where p."Guid" = $1::uuid) as missing) m left join lateral (${ROWS} from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'))} as body from (select t0.*, t0.xmin, t0."Guid" as "@o0" from "Order" t0  where t0."Customer_Guid" = $1::uuid order by t0."Guid" limit 5) t0 order by t0."@o0" offset 0) j) r on not m.missing`,
     [K],
     [0],
   ],
   [
     `Orders(${K})?$select=Number&$expand=Customer($select=Name)`,
-    `${ROWS}, j."etag" from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'), ['Customer', `coalesce((select ${OBJECT(ETAG('t1'), COLUMN('t1', 'Guid'), COLUMN('t1', 'Name'))} from "Customer" t1 where t1."Guid" = t0."Customer_Guid"), 'null')`])} as body, 'W/"' || t0."_Version" || '"' as etag from "Order" t0 where t0."Guid" = $1::uuid offset 0) j`,
+    `${ROWS}, j."etag" from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'), ['Customer', `coalesce((select ${OBJECT(ETAG('t1'), COLUMN('t1', 'Guid'), COLUMN('t1', 'Name'))} from "Customer" t1 where t1."Guid" = t0."Customer_Guid"), 'null')`])} as body, ${TAG('t0')} as etag from "Order" t0 where t0."Guid" = $1::uuid offset 0) j`,
     [K],
     [0],
   ],
   [
     `Orders(${K})/Customer?$select=Name`,
-    `${ROWS}, j."etag" from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Name'))} as body, 'W/"' || t0."_Version" || '"' as etag from "Customer" t0 where t0."Guid" = (select p."Customer_Guid" from "Order" p where p."Guid" = $1::uuid) offset 0) j`,
+    `${ROWS}, j."etag" from (select ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Name'))} as body, ${TAG('t0')} as etag from "Customer" t0 where t0."Guid" = (select p."Customer_Guid" from "Order" p where p."Guid" = $1::uuid) offset 0) j`,
     [K],
     [0],
   ],
