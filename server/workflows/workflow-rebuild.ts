@@ -28,7 +28,8 @@ import { newGuid } from '../persistence/guid.ts'
 import { openUnit } from '../persistence/session.ts'
 import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
 import { SqlParameters } from '../persistence/sql-parameters.ts'
-import type { FlushedRow, LoadRequest, RowToWrite } from '../persistence/unit-of-work.ts'
+import { entityTag } from '../persistence/entity-tag.ts'
+import type { FlushedRow, LoadRequest, RowToWrite, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { committedVersion, nextVersion } from '../persistence/write-statement.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
 import { applyPlan, type PlanActor } from '../writes/apply-plan.ts'
@@ -59,7 +60,7 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     try {
       for (const plan of request.plans) {
         actor.authorizePlan(tenant.model, plan)
-        await applyPlan(unit, withPendingTags(plan, pending), actor)
+        await applyPlan(unit, withTagsOfNow(unit, plan, pending), actor)
         await unit.stage()
       }
     } catch (error) {
@@ -87,16 +88,24 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
  * The plan with its If-Match tags as this version reads them. A version of entityctl before
  * pending versions (write-statement.ts nextVersion) answered a row the workflow had written
  * with an ETag above zero (W/"2"), and a client sent it back as If-Match; the row it named is
- * the pending one, W/"-2" now. A tag above zero on a pending row is refused (412) before it
- * is stored, so this changes nothing of a plan this version stored. If-None-Match is left as
- * it is: a tag that did not match then matches neither now.
+ * the pending one, W/"-2" now. A version before ETags carried the row's xmin (entity-tag.ts)
+ * stored W/"2" for a row the workflow found: it matched that row when the request ran, and
+ * the row still has that version (requireUnchanged), so it stands for the row's ETag now.
+ * Neither tag gets past a request of this version (412), so this changes nothing of a plan
+ * this version stored. If-None-Match is left as it is: a tag that did not match then matches
+ * neither now.
  */
-function withPendingTags(plan: WritePlan, pending: ReadonlySet<string>): WritePlan {
-  const operations = plan.operations.map((operation) =>
-    operation.kind !== 'create' && operation.ifMatch && operation.key && pending.has(`${operation.entity}(${operation.key})`)
-      ? { ...operation, ifMatch: operation.ifMatch.map((tag) => tag.replace(/^(W\/)?"(\d+)"$/, '$1"-$2"')) }
-      : operation,
-  )
+function withTagsOfNow(unit: UnitOfWork, plan: WritePlan, pending: ReadonlySet<string>): WritePlan {
+  const operations = plan.operations.map((operation) => {
+    if (operation.kind === 'create' || !operation.ifMatch || !operation.key) return operation
+    if (pending.has(`${operation.entity}(${operation.key})`)) return { ...operation, ifMatch: operation.ifMatch.map((tag) => tag.replace(/^(W\/)?"(\d+)"$/, '$1"-$2"')) }
+    const entity = unit.model.entities.get(operation.entity)
+    const found = entity && unit.get(entity, operation.key)
+    if (found?.state !== 'loaded' || found.version === undefined) return operation
+    const now = entityTag(found.version, found.xmin)
+    const ifMatch = operation.ifMatch.map((tag) => (now !== undefined && /^(W\/)?"(\d+)"$/.exec(tag)?.[2] === String(found.version) ? now : tag))
+    return { ...operation, ifMatch }
+  })
   return { ...plan, operations }
 }
 

@@ -128,3 +128,25 @@ it('commits such a workflow whose request sent If-Match with the ETag it had ans
   const saved = await call(`${server.api}/Batches(${created.body.Guid})?$select=Name`, { token })
   expect(saved.body).toMatchObject({ '@odata.etag': expect.stringMatching(etagAt(2)), Name: 'Renamed before the upgrade' })
 })
+
+it('commits such a workflow whose request sent If-Match with the ETag of a row it found, its version alone then', async () => {
+  const found = await call(`${server.api}/Batches`, { method: 'POST', token, body: { Name: 'Found by the workflow' } })
+  const seen = found.headers.get('etag')!
+  const workflow = await WorkflowClient.start(server.api, token)
+  const renamed = await workflow.send('PATCH', `Batches(${found.body.Guid})`, { Name: 'Renamed before the upgrade' }, { 'If-Match': seen })
+  expect(renamed.status, renamed.text).toBe(204)
+  // As the version before ETags carried the row's xmin stored it: the If-Match it matched, the version alone.
+  const pool = tenantPool(server)
+  try {
+    const inJson = (text: string) => JSON.stringify(text).slice(1, -1)
+    await pool.query(`update "_WorkflowRequest" set "Body" = replace("Body"::text, $2, $3)::json where "WorkflowId" = $1`, [workflow.id, inJson(seen), inJson('W/"1"')])
+    const [stored] = (await pool.query(`select "Body"::text as body from "_WorkflowRequest" where "WorkflowId" = $1 and "Index" = 1`, [workflow.id])).rows
+    expect(stored.body).toContain('"ifMatch":["W/\\"1\\""]')
+  } finally {
+    await pool.end()
+  }
+  const commit = await workflow.commit()
+  expect(commit.status, commit.text).toBe(200)
+  const saved = await call(`${server.api}/Batches(${found.body.Guid})?$select=Name`, { token })
+  expect(saved.body).toMatchObject({ '@odata.etag': expect.stringMatching(etagAt(2)), Name: 'Renamed before the upgrade' })
+})
