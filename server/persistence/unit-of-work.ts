@@ -848,12 +848,12 @@ export class UnitOfWork {
       if (entry.state === 'new' && !entry.removed) rows.push({ entry, kind: 'insert', columns: columnsOf(entry.entity) })
       if (entry.state !== 'loaded') continue
       if (entry.removed) {
-        rows.push({ entry, kind: 'delete', expected: entry.version })
+        rows.push({ entry, kind: 'delete', expected: entry.version, expectedXmin: entry.xmin })
         continue
       }
       const changed = new Set(this.changes(entry))
       if (changed.size === 0 && !this.#touched.has(entry)) continue
-      rows.push({ entry, kind: 'update', expected: entry.version, columns: columnsOf(entry.entity).filter((c) => changed.has(c.property)) })
+      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns: columnsOf(entry.entity).filter((c) => changed.has(c.property)) })
     }
     return rows
   }

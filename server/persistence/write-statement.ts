@@ -1,6 +1,7 @@
 // The one statement a flush writes (persistence/unit-of-work.ts): every insert, update and
 // delete as a step of a data-modifying WITH, batched per table, then a final SELECT that
-// checks the rows updated or deleted still had the version they were loaded with (and the
+// checks the rows updated or deleted still had the version (and xmin: a key deleted and
+// created again meanwhile is at the same version) they were loaded with (and the
 // rows the rules only read values from still have theirs, held until it commits), and that
 // what the unit took from the remembered rows (row-cache.ts) is still stored so. A failed
 // check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays. A step
@@ -8,8 +9,9 @@
 // xmin: for the reply to read one (RowReadBack), or when the unit remembers what it writes;
 // the SELECT then carries them too, and the xmin the written rows got (their new ETag).
 //
-//   with "w0" as (update "OrderLine" t set "Quantity" = v."Quantity", … from (values ($1, $2, $3)) as v(…)
-//                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" returning t.xmin as "xmin"),
+//   with "w0" as (update "OrderLine" t set "Quantity" = v."Quantity", … from (values ($1, $2, $3, $4)) as v(…)
+//                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" and (v."_xmin" is null or t.xmin = v."_xmin")
+//                 returning t.xmin as "xmin"),
 //        "w1" as (update "Order" t set "Total" = v."Total", … returning t.xmin as "xmin")
 //   select case when (select count(*) from "w0") + (select count(*) from "w1") = $7 then 0
 //               else "_conflict"('a row changed since it was read') end as "ok",
@@ -36,6 +38,11 @@ export interface PendingRow {
   readonly kind: 'insert' | 'update' | 'delete'
   readonly columns?: readonly Column[]
   readonly expected?: number
+  /**
+   * The xmin it must still have beside `expected` (update, delete), when known: the version
+   * alone is met again by a row deleted and created again under the same key since the load.
+   */
+  readonly expectedXmin?: string
   /** Set by a net write: the version the steps left (otherwise 1 for an insert, one more for an update). */
   readonly next?: number
 }
@@ -106,6 +113,8 @@ export function writeStatement(
   const written: WrittenRow[] = []
   const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
   const expected: RowColumn = { name: VERSION_COLUMN, type: 'int', value: (r) => r.expected }
+  const expectedXmin: RowColumn = { name: '_xmin', type: 'xid', value: (r) => r.expectedXmin ?? null }
+  const same = `t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} and (v."_xmin" is null or t.xmin = v."_xmin")`
   const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
   const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
   const net = versioning === 'net'
@@ -127,14 +136,14 @@ export function writeStatement(
     const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
     checked.push(`"w${steps.length}"`)
     steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
-        from ${rowSource(params, updated, [key, expected, ...(net ? [next] : []), ...columns.map(stored)])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} ${returning(updated, 't.*')}`)
+        from ${rowSource(params, updated, [key, expected, expectedXmin, ...(net ? [next] : []), ...columns.map(stored)])}
+        where ${same} ${returning(updated, 't.*')}`)
     for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
   }
   for (const [entity, deleted] of deletes) {
     checked.push(`"w${steps.length}"`)
-    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(params, deleted, [key, expected])}
-        where t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} returning 1`)
+    steps.push(`delete from ${quote(entity.table)} t using ${rowSource(params, deleted, [key, expected, expectedXmin])}
+        where ${same} returning 1`)
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   // Rows the rules computed values from without writing them (a line's Title from its

@@ -169,7 +169,7 @@ describe('rows of a table go into the write as a VALUES list, or as arrays when 
   it('writes a few rows as a VALUES list', async () => {
     const { lines } = await newOrder()
     const { statements } = await recorder.during(() => call(`${server.api}/OrderLines(${lines[0]})`, { method: 'PATCH', token, body: { Quantity: 4 } }))
-    expect(statements[1]).toMatch(/update "OrderLine" t set .* from \(values \(\$1::uuid, \$2::int, \$3::int, \$4::numeric\(14,2\)\)\) as v\("Guid", "_Version", "Quantity", "LineTotal"\)/s)
+    expect(statements[1]).toMatch(/update "OrderLine" t set .* from \(values \(\$1::uuid, \$2::int, \$3::xid, \$4::int, \$5::numeric\(14,2\)\)\) as v\("Guid", "_Version", "_xmin", "Quantity", "LineTotal"\)/s)
     expect(statements[1]).not.toContain('unnest(')
   })
 
@@ -243,6 +243,24 @@ describe('optimistic concurrency', () => {
     const stored = (await call(`${server.api}/OrderLines(${lines[0]})?$select=Quantity`, { token })).body
     expect(stored.Quantity).toBe(2)
     expect(await total(order)).toBe(298.95) // 2 × 12.99 + 4 × 63.78 + 5 × 3.57
+  })
+
+  it('writes nothing when a row it read was deleted and its key created again before its flush, at the same version (40001)', async () => {
+    const Customer = db.model.entities.get('Customer')!
+    const guid = randomUUID()
+    await post('Customers', { Guid: guid, Name: 'Read by the unit' })
+    for (const kind of ['update', 'delete'] as const) {
+      const unit = openUnit(db, preparedSql(db.pool))
+      const [read] = await unit.load([{ entity: Customer, key: guid }])
+      expect(read.version).toBe(1)
+      expect((await call(`${server.api}/Customers(${guid})`, { method: 'DELETE', token })).status).toBe(204)
+      await post('Customers', { Guid: guid, Name: 'Created again' })
+      if (kind === 'update') read.values.City = 'Lost update'
+      else unit.remove(read)
+      const failure = await unit.flush().then(() => undefined, (error: unknown) => error)
+      expect(isWriteConflict(failure), kind).toBe(true)
+      expect((await call(`${server.api}/Customers(${guid})?$select=Name,City`, { token })).body).toMatchObject({ Name: 'Created again', City: null })
+    }
   })
 
   it('runs the unit again in the session, and both changes count', async () => {
