@@ -83,6 +83,12 @@ export interface FlushedRow {
   readonly kind: 'insert' | 'update' | 'delete'
   /** The version the row had (updates, deletes). */
   readonly expected?: number
+  /**
+   * The xmin the row had beside `expected`, when known (entity-tag.ts): a row deleted and
+   * created again under its key has the version again, not the xmin. Absent in rows a
+   * version of entityctl before it stored.
+   */
+  readonly expectedXmin?: string
   /** The stored properties written, by declared name (all of them for an insert). */
   readonly values?: Readonly<Record<string, unknown>>
 }
@@ -913,7 +919,14 @@ export class UnitOfWork {
 
 function flushedRow(row: PendingRow): FlushedRow {
   const values = row.columns && Object.fromEntries(row.columns.map((c) => [c.property, row.entry.values[c.property] ?? null]))
-  return { entity: row.entry.entity.name, key: row.entry.key, kind: row.kind, ...(row.expected !== undefined ? { expected: row.expected } : {}), ...(values ? { values } : {}) }
+  return {
+    entity: row.entry.entity.name,
+    key: row.entry.key,
+    kind: row.kind,
+    ...(row.expected !== undefined ? { expected: row.expected } : {}),
+    ...(row.expectedXmin !== undefined ? { expectedXmin: row.expectedXmin } : {}),
+    ...(values ? { values } : {}),
+  }
 }
 
 /** A parent's members through a collection as a write left them (undefined: the parent is gone). */

@@ -116,6 +116,8 @@ interface HeldRow {
   /** It was stored before the workflow: updated or deleted over `expected`, else inserted. */
   readonly existed: boolean
   readonly expected?: number
+  /** The xmin it had beside `expected`, when the request recorded it (FlushedRow). */
+  readonly expectedXmin?: string
   version: number
   readonly values: Record<string, unknown>
   gone: boolean
@@ -152,7 +154,7 @@ function heldRows(model: Model, requests: readonly StoredRequest[]): Map<string,
       if (row.kind === 'insert' || !known) {
         const existed = row.kind !== 'insert'
         const version = nextVersion(existed ? row.expected : undefined, true)
-        held.set(id, { entity, key: row.key, existed, expected: row.expected, version, values: { ...row.values }, gone: row.kind === 'delete', first: request })
+        held.set(id, { entity, key: row.key, existed, expected: row.expected, expectedXmin: row.expectedXmin, version, values: { ...row.values }, gone: row.kind === 'delete', first: request })
         continue
       }
       if (row.kind === 'delete') {
@@ -185,29 +187,37 @@ export function refuseRecreated(model: Model, requests: readonly StoredRequest[]
   }
 }
 
-/** The rows that existed before the workflow still have the versions it found: one statement, or 409 naming those that do not. */
+/**
+ * The rows that existed before the workflow still have the versions it found, and the xmin
+ * (a row deleted and created again under its key outside is at the version again): one
+ * statement, or 409 naming those that do not.
+ */
 async function requireUnchanged(model: Model, sql: Sql, rows: readonly HeldRow[]): Promise<void> {
   if (rows.length === 0) return
   const byEntity = new Map<EntityModel, string[]>()
   for (const row of rows) byEntity.set(row.entity, [...(byEntity.get(row.entity) ?? []), row.key])
   const params = new SqlParameters()
   const parts = [...byEntity].map(
-    ([entity, keys]) => `select ${params.add(entity.name, 'text')} as "entity", t.${quote(KEY)}::text as "key", t.${quote(VERSION_COLUMN)} as "version"
+    ([entity, keys]) => `select ${params.add(entity.name, 'text')} as "entity", t.${quote(KEY)}::text as "key", t.${quote(VERSION_COLUMN)} as "version", t.xmin::text as "xmin"
               from ${quote(entity.table)} t where t.${quote(KEY)} = any(${params.add(keys, 'uuid[]')})`,
   )
-  const found = new Map((await sql<{ entity: string; key: string; version: number }>(parts.join(' union all '), params.values)).map((r) => [`${r.entity}(${r.key})`, r.version]))
+  const found = new Map((await sql<{ entity: string; key: string; version: number; xmin: string }>(parts.join(' union all '), params.values)).map((r) => [`${r.entity}(${r.key})`, r]))
   const changed = rows
-    .map((row) => ({ row, now: found.get(`${row.entity.name}(${row.key})`) }))
-    .filter(({ row, now }) => now !== row.expected)
+    .map((row) => ({ row, stored: found.get(`${row.entity.name}(${row.key})`) }))
+    .filter(({ row, stored }) => stored === undefined || stored.version !== row.expected || (row.expectedXmin !== undefined && stored.xmin !== row.expectedXmin))
   if (changed.length === 0) return
   const first = changed.reduce((a, b) => (b.row.first.index < a.row.first.index ? b : a)).row.first
   const details = changed
     .filter(({ row }) => row.first === first)
-    .map(({ row, now }): ErrorDetail => {
+    .map(({ row, stored }): ErrorDetail => {
       const label = `${model.entities.get(row.entity.name)?.setName ?? row.entity.name}(${row.key})`
-      return now === undefined
-        ? { code: 'Conflict', target: label, message: `${label} was changed outside the workflow: it was deleted.` }
-        : { code: 'Conflict', target: label, message: `${label} was changed outside the workflow: row version ${row.expected} when the workflow changed it, ${now} now.` }
+      const message =
+        stored === undefined
+          ? 'it was deleted.'
+          : stored.version !== row.expected
+            ? `row version ${row.expected} when the workflow changed it, ${stored.version} now.`
+            : `it was deleted and created again, or written again, at row version ${row.expected}.`
+      return { code: 'Conflict', target: label, message: `${label} was changed outside the workflow: ${message}` }
     })
   throw WorkflowError.changedOutside(first, details)
 }
