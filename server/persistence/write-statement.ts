@@ -1,8 +1,8 @@
 // The one statement a flush writes (persistence/unit-of-work.ts): every insert, update and
 // delete as a step of a data-modifying WITH, batched per table, then a final SELECT that
-// checks the rows updated or deleted still had the version (and xmin: a key deleted and
-// created again meanwhile is at the same version) they were loaded with (and the
-// rows the rules only read values from still have theirs, held until it commits), and that
+// checks the rows updated or deleted still had the version and xmin they were loaded with
+// (the xmin: a key deleted and created again meanwhile is at the version again), that the
+// rows the rules only read values from still have theirs (held until it commits), and that
 // what the unit took from the remembered rows (row-cache.ts) is still stored so. A failed
 // check raises SQLSTATE 40001 through `_conflict`, and nothing of the statement stays. A step
 // returns the xmin of each row it wrote (a delete: 1 a row), or the rows it wrote with their
@@ -91,13 +91,14 @@ export function writeStatement(
   const readRow = readBack && rows.find((r) => r.kind !== 'delete' && r.entry.entity === readBack.entity && r.entry.key === readBack.key)
   let readRelation: string | undefined
   const returned: ReturnedRows[] = []
-  // Every row a statement inserts or updates gets one xmin, its (sub)transaction's: the first
-  // such step's is the written rows' new ETag (entity-tag.ts), as "xmin" of the statement.
-  let writtenXmin: string | undefined
+  // Every row a statement inserts or updates gets one xmin, its (sub)transaction's, the
+  // written rows' new ETag with their versions (entity-tag.ts): the first such step's is
+  // the statement's WRITTEN_XMIN.
+  let writtenXminStep: string | undefined
   const returning = (inserted: readonly PendingRow[], row: '*' | 't.*') => {
     const reads = readRow !== undefined && inserted.includes(readRow)
     if (reads) readRelation = `"w${steps.length}"`
-    writtenXmin ??= `"w${steps.length}"`
+    writtenXminStep ??= `"w${steps.length}"`
     const entity = inserted[0].entry.entity
     const xmin = `${row === '*' ? '' : 't.'}xmin as ${quote(XMIN)}`
     const remembers = remembered?.returnWritten === true && rememberable(entity)
@@ -165,7 +166,7 @@ export function writeStatement(
   if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
   const columns = [
     `${check} as "ok"`,
-    ...(writtenXmin ? [`(select ${quote(XMIN)} from ${writtenXmin} limit 1) as ${quote(WRITTEN_XMIN)}`] : []),
+    ...(writtenXminStep ? [`(select ${quote(XMIN)} from ${writtenXminStep} limit 1) as ${quote(WRITTEN_XMIN)}`] : []),
     ...returned.map(({ column }) => `(select json_agg(w) from "${column.slice(1)}" w) as "${column}"`),
   ].join(', ')
   // The read joins the check's one row, so the check runs whatever the read finds.
