@@ -5,9 +5,10 @@
 //
 // Literals of the workload's URLs are written into the reads (the floor answers exactly those
 // URLs); keys and write values are parameters. Object shape follows OData's minimal metadata as
-// entityctl writes it: "@odata.etag" from "_Version", then "Guid", then the selected properties.
+// entityctl writes it: "@odata.etag" from "_Version" and the row's xmin (W/"3.48121", as
+// server/persistence/entity-tag.ts), then "Guid", then the selected properties.
 
-const etag = (alias: string) => `'W/"' || ${alias}."_Version" || '"'`
+const etag = (alias: string) => `'W/"' || ${alias}."_Version" || '.' || ${alias}.xmin || '"'`
 
 /** Q1 `Customers(<guid>)?$select=Name,Email,City` */
 export const customerByKey = `
@@ -20,7 +21,7 @@ export const openOrdersPage = `
 SELECT json_build_object('value', coalesce(json_agg(json_build_object('@odata.etag', ${etag('o')}, 'Guid', o."Guid",
          'Number', o."Number", 'OrderDate', o."OrderDate", 'Total', o."Total")
          ORDER BY o."OrderDate" DESC, o."Number"), '[]'))::text
-  FROM (SELECT * FROM "Order" WHERE "Status" = 'Open' AND "Total" > 500
+  FROM (SELECT *, xmin FROM "Order" WHERE "Status" = 'Open' AND "Total" > 500
          ORDER BY "OrderDate" DESC, "Number" LIMIT 50) o`
 
 /** Q3 `Orders?$filter=Customer/Country eq 'DE'&$top=100&$orderby=Number&$count=true` */
@@ -30,7 +31,7 @@ SELECT json_build_object(
                            WHERE c."Country" = 'DE'),
          'value', coalesce(json_agg(json_build_object('@odata.etag', ${etag('o')}, 'Guid', o."Guid",
            'Number', o."Number", 'Total', o."Total") ORDER BY o."Number"), '[]'))::text
-  FROM (SELECT o.* FROM "Order" o JOIN "Customer" c ON c."Guid" = o."Customer_Guid"
+  FROM (SELECT o.*, o.xmin FROM "Order" o JOIN "Customer" c ON c."Guid" = o."Customer_Guid"
          WHERE c."Country" = 'DE' ORDER BY o."Number" LIMIT 100) o`
 
 /** Q4 `Customers?$filter=startswith(Name,'A')&…&$expand=Orders(…;$top=5;$expand=Lines(…))` */
@@ -43,10 +44,10 @@ SELECT json_build_object('value', coalesce(json_agg(json_build_object('@odata.et
                                    'Quantity', l."Quantity", 'LineTotal', l."LineTotal") ORDER BY l."Guid"), '[]')
                                   FROM "OrderLine" l WHERE l."Order_Guid" = o."Guid"))
                       ORDER BY o."OrderDate" DESC, o."Number"), '[]')
-                      FROM (SELECT * FROM "Order" WHERE "Customer_Guid" = c."Guid"
+                      FROM (SELECT *, xmin FROM "Order" WHERE "Customer_Guid" = c."Guid"
                              ORDER BY "OrderDate" DESC, "Number" LIMIT 5) o))
          ORDER BY c."Name", c."Guid"), '[]'))::text
-  FROM (SELECT * FROM "Customer" WHERE "Name" LIKE 'A%' ORDER BY "Name", "Guid" LIMIT 20) c`
+  FROM (SELECT *, xmin FROM "Customer" WHERE "Name" LIKE 'A%' ORDER BY "Name", "Guid" LIMIT 20) c`
 
 /** Q5 `Orders?$apply=filter(Status eq 'Closed')/groupby((Customer/Country),aggregate(Total with sum as Revenue))` */
 export const revenueByCountry = `
@@ -60,7 +61,7 @@ SELECT json_build_object('value', coalesce(json_agg(json_build_object(
 export const ordersWithLargeLine = `
 SELECT json_build_object('value', coalesce(json_agg(json_build_object('@odata.etag', ${etag('o')}, 'Guid', o."Guid",
          'Number', o."Number") ORDER BY o."Number"), '[]'))::text
-  FROM (SELECT * FROM "Order" o
+  FROM (SELECT o.*, o.xmin FROM "Order" o
          WHERE EXISTS (SELECT 1 FROM "OrderLine" l WHERE l."Order_Guid" = o."Guid" AND l."Quantity" > 8)
          ORDER BY o."Number" LIMIT 50) o`
 
@@ -68,7 +69,7 @@ SELECT json_build_object('value', coalesce(json_agg(json_build_object('@odata.et
 export const steelProducts = `
 SELECT json_build_object('value', coalesce(json_agg(json_build_object('@odata.etag', ${etag('p')}, 'Guid', p."Guid",
          'Code', p."Code", 'Name', p."Name", 'Price', p."Price") ORDER BY p."Price" DESC, p."Code"), '[]'))::text
-  FROM (SELECT * FROM "Product" WHERE "Name" LIKE '%steel%' ORDER BY "Price" DESC, "Code" LIMIT 25) p`
+  FROM (SELECT *, xmin FROM "Product" WHERE "Name" LIKE '%steel%' ORDER BY "Price" DESC, "Code" LIMIT 25) p`
 
 /** `Orders(<guid>)?$select=Total`: the runner's check after W1 and W2. */
 export const orderTotalByKey = `
@@ -91,7 +92,7 @@ WITH line AS (
   SELECT $1::uuid, $2::int, $3::uuid, $4::date, $5::text,
          (SELECT coalesce(sum(l."Quantity" * l."UnitPrice"), 0) FROM line l), 'Order ' || $2::int
    WHERE (SELECT count(*) FROM line) = cardinality($6::uuid[])
-  RETURNING *
+  RETURNING *, xmin
 ), new_lines AS (
   INSERT INTO "OrderLine" ("Guid", "Order_Guid", "Product_Guid", "Quantity", "UnitPrice", "LineTotal", "Title")
   SELECT l."Guid", o."Guid", l."Product_Guid", l."Quantity", l."UnitPrice", l."Quantity" * l."UnitPrice",
