@@ -351,11 +351,16 @@ describe('served after restore, reattach and rotation', { timeout: SLOW }, () =>
       return response.body.accessToken as string
     }
     const restoredToken = await signIn(restored)
+    // The same rows, each at the same version; their ETags are new (the restore wrote the rows
+    // again, so their xmin changed): an If-Match from before the restore is 412, never a match.
+    const versionOnly = (rows: Record<string, unknown>[]) => rows.map((row) => ({ ...row, '@odata.etag': String(row['@odata.etag']).replace(/\.\d+"$/, '"') }))
     for (const set of ['Customers', 'Products', 'Patients']) {
       const original = await call(`${server.api}/${set}?$orderby=Guid`, { token })
       const copy = await call(`${second.api}/${set}?$orderby=Guid`, { token: restoredToken })
       expect(copy.status).toBe(200)
-      expect(copy.body.value).toEqual(original.body.value)
+      expect(versionOnly(copy.body.value)).toEqual(versionOnly(original.body.value))
+      const etags = new Set(original.body.value.map((row: Record<string, unknown>) => row['@odata.etag']))
+      expect(copy.body.value.filter((row: Record<string, unknown>) => etags.has(row['@odata.etag']))).toEqual([])
     }
     const patients = (await call(`${second.api}/Patients?$orderby=Name&$select=Name,Diagnosis,BirthDate,Visits`, { token: restoredToken })).body.value
     expect(patients.map((p: Record<string, unknown>) => [p.Name, p.Diagnosis, p.BirthDate, p.Visits])).toEqual([
