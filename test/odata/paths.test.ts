@@ -324,7 +324,7 @@ describe('context URLs', () => {
     ['Orders?$expand=Lines($select=Quantity),*', '$metadata#Orders(Guid,Lines(Quantity),Customer(Guid))'],
     ['Customers?$select=Name&$expand=Orders($select=Number;$expand=*)', '$metadata#Customers(Name,Orders(Number,Customer(Guid),Lines(Guid)))'],
     ['Orders?$expand=*/$ref', '$metadata#Orders(Guid)'],
-    ['Orders?$select=Customer/Name&$expand=*', '$metadata#Orders(Customer/Name,Lines(Guid))'],
+    ['Orders?$select=Customer/Name&$expand=*', '$metadata#Orders(Customer(Name),Lines(Guid))'],
     // Selected and expanded: named once, with its list.
     ['Customers?$select=Name,Orders&$expand=Orders($select=Number)', '$metadata#Customers(Name,Orders(Number))'],
     ['Orders?$apply=groupby((Customer/Name,Status),aggregate(Number with sum as Sum,$count as N))', '$metadata#Orders(Customer(Name),Status,Sum,N)'],

@@ -23,15 +23,16 @@ export function projectedContextPath(entity: EntityModel, projection: readonly s
  * (`key`: the key alone, DefaultSelect Key; undefined: every property, DefaultSelect All).
  * `read` is the bound read of these options: it says which navigations `$expand=*` expanded.
  *   $select=Name&$expand=Orders($select=Number)  →  Name,Orders(Number)
+ *   $select=Number,Customer/Name                 →  Number,Customer(Name)
  *   $expand=Orders (DefaultSelect Key)           →  Guid,Orders(Guid)
  *   $expand=* (on Orders)                        →  Guid,Customer(Guid),Lines(Guid)
  */
-export function selectList(options: ProjectionOptions, key: string | undefined, read: ExpandedRead): string[] {
+export function selectList(written: ProjectionOptions, key: string | undefined, read: ExpandedRead): string[] {
+  const options = selectingThroughNavigations(written)
   const items = options.expand ?? []
   const named = new Set(items.flatMap((item) => (item.kind === 'expandPath' ? [expandedName(item.path)] : [])))
-  // `*` expands each navigation not named beside it (nor reached by a $select path, bind-read.ts), as naming it alone would.
-  const selectedThrough = new Set((options.select ?? []).flatMap((item) => (item.kind === 'selectPath' && item.path.length > 1 ? [expandedName(item.path).split('/')[0]] : [])))
-  const all = items.some((item) => item.kind === 'expandAll' && !item.ref) ? read.expand.filter((expand) => !named.has(expand.publicName) && !selectedThrough.has(expand.publicName)) : []
+  // `*` expands each navigation not named beside it, as naming it alone would.
+  const all = items.some((item) => item.kind === 'expandAll' && !item.ref) ? read.expand.filter((expand) => !named.has(expand.publicName)) : []
   const expanded = [
     ...items.flatMap((item) => {
       if (item.kind !== 'expandPath' || item.suffix) return []
@@ -43,11 +44,41 @@ export function selectList(options: ProjectionOptions, key: string | undefined, 
   ]
   // A navigation both selected and expanded is named once, with its list (`Orders(Number)`).
   const expandedPaths = new Set([...items.flatMap((item) => (item.kind === 'expandPath' && !item.suffix ? [expandedName(item.path)] : [])), ...all.map((expand) => expand.publicName)])
-  if (options.select?.length) return [...selectNames(options.select).filter((name) => !expandedPaths.has(name)), ...expanded]
+  // With only navigation paths selected, the entity's own list is empty: its key alone, which goes without saying.
+  if (options.select) return [...selectNames(options.select).filter((name) => !expandedPaths.has(name)), ...expanded]
   // Without $select, the $compute values are in the answer too (bind-read.ts).
   const computed = (options.compute ?? []).map((item) => item.alias)
   if (key !== undefined) return [key, ...computed, ...expanded]
   return computed.length || expanded.length ? ['*', ...computed, ...expanded] : []
+}
+
+/**
+ * The options as binding reads them (bind-read.ts selectThroughNavigations): a $select path
+ * through a navigation selects inside its expansion, which the answer carries whether or not
+ * $expand names it, so the context URL names it as an expansion too.
+ *   $select=Number,Customer/Name&$expand=Customer  →  $select=Number&$expand=Customer($select=Name)
+ */
+function selectingThroughNavigations(options: ProjectionOptions): ProjectionOptions {
+  const through = new Map<string, SelectItemSyntax[]>()
+  const own: SelectItemSyntax[] = []
+  for (const item of options.select ?? []) {
+    const path = item.kind === 'selectPath' && item.path.length > 1 ? item.path.filter((segment) => !segment.includes('.')) : []
+    if (item.kind !== 'selectPath' || path.length < 2) {
+      own.push(item)
+      continue
+    }
+    if (!through.has(path[0])) through.set(path[0], [])
+    through.get(path[0])!.push({ ...item, path: path.slice(1) })
+  }
+  if (through.size === 0) return options
+  const expand = (options.expand ?? []).map((item) => {
+    const paths = item.kind === 'expandPath' && item.path.length === 1 ? through.get(item.path[0]) : undefined
+    if (!paths || item.kind !== 'expandPath') return item
+    through.delete(item.path[0])
+    return { ...item, options: { ...item.options, select: [...(item.options.select ?? []), ...paths] } }
+  })
+  for (const [name, paths] of through) expand.push({ kind: 'expandPath', path: [name], suffix: undefined, options: { select: paths }, position: paths[0].position })
+  return { ...options, select: own, expand }
 }
 
 /** What the context URL needs of a bound read: the navigations it expands. */

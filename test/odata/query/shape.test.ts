@@ -289,6 +289,36 @@ describe('one entity', () => {
     })
   })
 
+  // A path through a navigation in $select (or in an expansion's $select) puts that navigation
+  // in the answer as an expansion, so the context URL names it as one, with the properties
+  // selected in it (OData 4.01 JSON 10.9): `Customer(Name)`, never `Customer/Name`.
+  const order = O[0]
+  const customer = { Guid: order.Customer.Guid, Name: order.Customer.Name }
+  const contextCases: [string, string, Record<string, unknown>][] = [
+    ['$select=Number,Customer/Name&$expand=Customer', 'Number,Customer(Name)', { Number: order.Number, Customer: customer }],
+    ['$select=Number,Customer/Name', 'Number,Customer(Name)', { Number: order.Number, Customer: customer }],
+    ['$select=Number,Customer/entityctl.Customer/Name', 'Number,Customer(Name)', { Number: order.Number, Customer: customer }],
+    ['$select=Number,Customer/Name&$expand=Customer($select=City)', 'Number,Customer(City,Name)', { Number: order.Number, Customer: { ...customer, City: order.Customer.City } }],
+    ['$select=Number,Customer/Name&$expand=*', 'Number,Customer(Name),Lines(Guid)', { Number: order.Number, Customer: customer, Lines: keysOf(sortRows(order.Lines)) }],
+    [
+      '$expand=Customer($select=Name,Orders/Number)',
+      'Guid,Customer(Name,Orders(Number))',
+      { Customer: { ...customer, Orders: sortRows(order.Customer.Orders).map((o) => project(o, ['Number'])) } },
+    ],
+  ]
+  it.each(contextCases)('names %s in the context URL as the answer carries it', async (query, list, body) => {
+    const response = await server.get(`Orders(${order.Guid})?${query}`)
+    expect(response.status, response.text).toBe(200)
+    expect(response.body['@odata.context']).toBe(`${server.server.api}/$metadata#Orders(${list})/$entity`)
+    expect(withoutEtags(response.body)).toEqual({ '@odata.context': response.body['@odata.context'], Guid: order.Guid, ...body })
+  })
+
+  it('names a path through two navigations in a collection context URL as two expansions', async () => {
+    const response = await server.get(url('Employees', { $select: 'Manager/Manager/Name', $top: 1 }))
+    expect(response.status, response.text).toBe(200)
+    expect(response.body['@odata.context']).toBe(`${server.server.api}/$metadata#Employees(Manager(Manager(Name)))`)
+  })
+
   it('reads by key as a segment', async () => {
     const response = await server.get(url(`Employees/${zoe.Guid}`, { $select: 'Name' }))
     expect(response.status, response.text).toBe(200)
