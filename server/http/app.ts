@@ -17,6 +17,7 @@ import { RequestError } from '../errors.ts'
 import { authRoutes } from '../auth/auth-routes.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import { odataRoute } from '../odata/handlers/odata-routes.ts'
+import { addressesProperty } from '../odata/handlers/property-paths.ts'
 import { formatOption, negotiate } from '../odata/handlers/negotiate.ts'
 import { openApiRoute } from '../odata/openapi/openapi-route.ts'
 import { explorerRoutes } from '../explorer/explorer-routes.ts'
@@ -53,7 +54,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   app.use(clientDisconnect)
   app.use(errorBoundary)
   app.use(cors(services.config.ApiOptions))
-  app.use(odataHeaders)
+  app.use(odataHeaders((path) => addressesProperty(services, path)))
   app.use(refuseSystemRoutesInWorkflow)
   // The JSON body is read by authenticate once it accepts the credentials, or at once for
   // sign-in and refresh (json-body.ts).

@@ -1,5 +1,6 @@
 // Protocol headers every answer carries, and the request checks OData asks for:
-// OData-Version on every response, 415 for a body that is not JSON, OData-MaxVersion
+// OData-Version on every response, 415 for a body that is not JSON (but to a property, whose
+// writes are answered by their method whatever the body), OData-MaxVersion
 // honoured (4.01 when the client accepts it, decisions.md "Versioning"). A request written in
 // a version this service does not speak (OData-Version other than 4.0 or 4.01), or accepting
 // only answers below 4.0 (OData-MaxVersion 3.0), cannot be served: 400, as OData 4.01 Part 1
@@ -12,7 +13,7 @@
 // only an Authorization header, which a page of another site cannot make the browser send.
 // The token is a fixed word saying so.
 
-import type { Context, Next } from 'koa'
+import type { Middleware } from 'koa'
 import { RequestError } from '../errors.ts'
 
 const BATCH = /\/\$batch\/?$/i
@@ -22,24 +23,31 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 /** What a client fetching a CSRF token gets: any value serves, as none is checked. */
 export const CSRF_TOKEN = 'unused-bearer-auth'
 
-export async function odataHeaders(ctx: Context, next: Next): Promise<void> {
-  const maxVersion = servableVersions(ctx)
-  ctx.set('OData-Version', maxVersion !== undefined && maxVersion >= 4.01 ? '4.01' : '4.0')
-  if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
-  if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
-    // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
-    requireJsonBody(ctx.get('Content-Type'), BATCH.test(ctx.path) ? /^multipart\/mixed\b/i : undefined)
+/**
+ * `bodyless`: whether a path's writes are answered without their body (a property's, which
+ * odata/handlers/odata-routes.ts answers 501 or 405): its type is not checked there, and is
+ * asked only of a body that is not JSON.
+ */
+export function odataHeaders(bodyless: (path: string) => boolean): Middleware {
+  return async (ctx, next) => {
+    const maxVersion = servableVersions(ctx)
+    ctx.set('OData-Version', maxVersion !== undefined && maxVersion >= 4.01 ? '4.01' : '4.0')
+    if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
+    if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
+      // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
+      requireJsonBody(ctx.get('Content-Type'), BATCH.test(ctx.path) ? /^multipart\/mixed\b/i : undefined, () => bodyless(ctx.path))
+    }
+    await next()
   }
-  await next()
 }
 
 /**
  * What a request alone is refused for, for a request of a $batch (odata/handlers/batch-handler.ts):
- * its OData-Version and OData-MaxVersion, and the type of its body.
+ * its OData-Version and OData-MaxVersion, and the type of its body (unless `bodyless`, as above).
  */
-export function refuseAsAlone(part: { get(name: string): string; readonly method: string }, hasBody: boolean): void {
+export function refuseAsAlone(part: { get(name: string): string; readonly method: string }, hasBody: boolean, bodyless: () => boolean): void {
   servableVersions(part)
-  if (BODY_METHODS.has(part.method) && hasBody) requireJsonBody(part.get('Content-Type'))
+  if (BODY_METHODS.has(part.method) && hasBody) requireJsonBody(part.get('Content-Type'), undefined, bodyless)
 }
 
 /** 400 for versions this service cannot serve; the OData-MaxVersion asked for, if any. */
@@ -55,8 +63,8 @@ function servableVersions(request: HeaderSource): number | undefined {
   return maxVersion
 }
 
-function requireJsonBody(type: string, alsoAccepted?: RegExp): void {
-  if (type && !/^application\/json\b/i.test(type) && !alsoAccepted?.test(type)) throw RequestError.unsupportedMediaType(type)
+function requireJsonBody(type: string, alsoAccepted: RegExp | undefined, bodyless: () => boolean): void {
+  if (type && !/^application\/json\b/i.test(type) && !alsoAccepted?.test(type) && !bodyless()) throw RequestError.unsupportedMediaType(type)
 }
 
 interface HeaderSource {

@@ -571,6 +571,19 @@ describe('multipart $batch (4.0, as SAPUI5 sends it)', () => {
     expect(parts[0].body.error.code).toBe('UnsupportedMediaType')
   })
 
+  it('answers a part writing a property or its raw value by its method, whatever its body, as alone', async () => {
+    const key = (await call(`${server.api}/Customers`, { method: 'POST', token: admin, body: { Name: 'Raw' } })).body.Guid
+    const body = [
+      `--b\r\nContent-Type: application/http\r\n\r\nPUT Customers(${key})/Name/$value HTTP/1.1\r\nContent-Type: text/plain\r\n\r\nEve\r\n`,
+      `--b\r\nContent-Type: application/http\r\n\r\nPATCH Customers(${key})/Name HTTP/1.1\r\nContent-Type: text/plain\r\n\r\nEve\r\n`,
+      '--b--\r\n',
+    ].join('')
+    const answer = await sendMultipart({ body, type: 'multipart/mixed; boundary=b' })
+    expect(answer.status, answer.text).toBe(200)
+    const parts = readMultipart(answer.text, answer.type)
+    expect(parts.map((p) => [p.status, p.body.error.code])).toEqual([[501, 'NotImplemented'], [405, 'MethodNotAllowed']])
+  })
+
   it('refuses a multipart body it cannot read, and a Content-Type that is neither form', async () => {
     const broken = await sendMultipart({ body: '--b\r\nContent-Type: application/http\r\n\r\nGET Customers HTTP/1.1\r\n\r\n', type: 'multipart/mixed; boundary=b' })
     expect(broken.status).toBe(400)

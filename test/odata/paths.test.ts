@@ -356,6 +356,24 @@ describe('valid writes the service does not make', () => {
     expect(answer.body.error.code).toBe('NotImplemented')
   })
 
+  // A write to a property or its raw value is answered by its method, whatever its body: a raw
+  // value is sent as text/plain, so 415 "must be application/json" would call a valid request wrong.
+  it.each([
+    ['PUT', 'Name/$value', 'text/plain', 'Eve', 501],
+    ['PUT', 'Name/$value', 'application/json', '"Eve"', 501],
+    ['DELETE', 'Name/$value', undefined, undefined, 501],
+    ['PUT', 'Name', 'text/plain', 'Eve', 501],
+    ['PATCH', 'Name/$value', 'text/plain', 'Eve', 405],
+    ['POST', 'Name/$value', 'text/plain', 'Eve', 405],
+    ['PATCH', 'Name', 'text/plain', 'Eve', 405],
+    ['PATCH', 'Name', 'application/json', '{"value":"Eve"}', 405],
+  ])('%s Customers(k)/%s with %s %s is %i, as every write to a property', async (method, path, type, body, status) => {
+    const answer = await call(`${api}/Customers(${ada})/${path}`, { method, token, body, headers: type ? { 'Content-Type': type } : {} })
+    expect(answer.status, answer.text).toBe(status)
+    expect(answer.body.error.code).toBe(status === 501 ? 'NotImplemented' : 'MethodNotAllowed')
+    if (status === 405) expect(answer.headers.get('allow')).toBe('GET')
+  })
+
   it('left everything as it was', async () => {
     expect((await get(`Customers(${bob})/Name`)).body.value).toBe('Bob')
     expect((await get(`Customers(${ada})/Name`)).body.value).toBe('Ada')

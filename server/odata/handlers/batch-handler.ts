@@ -22,6 +22,7 @@ import { RequestError, ServiceError } from '../../errors.ts'
 import { errorBody } from '../../http/error-boundary.ts'
 import { refuseUnusableBody } from '../../http/json-body.ts'
 import { refuseAsAlone } from '../../http/odata-headers.ts'
+import { addressesProperty } from './property-paths.ts'
 import type { ApiState } from '../../http/api-state.ts'
 import { quotesUrl } from '../../http/logged-url.ts'
 import { databaseCause, metAnotherWrite, translateDatabaseError } from '../../persistence/database-errors.ts'
@@ -289,7 +290,7 @@ class BatchRun {
     let exchange: PartExchange
     try {
       const { path, querystring } = this.#resolveUrl(part.url)
-      refuseAsAlone({ method: part.method, get: (name) => part.headers[name.toLowerCase()] ?? '' }, part.body !== undefined)
+      refuseAsAlone({ method: part.method, get: (name) => part.headers[name.toLowerCase()] ?? '' }, part.body !== undefined, () => addressesProperty(this.#services, path))
       this.#refuseOtherWorkflow(part)
       exchange = new PartExchange(this.#ctx, state, part.method, path, querystring, this.#resolveETags(part.headers), this.#resolveBinds(part.body))
       await this.#dispatch(exchange, this.#services)
