@@ -6,7 +6,7 @@
 import type { Command } from 'commander'
 import { createServer } from 'node:net'
 import type pg from 'pg'
-import { ConfigError, loadConfig, projectPath, type Config, type TenantConfig } from '../../server/config/load-config.ts'
+import { ConfigError, loadConfig, portVariable, projectPath, type Config, type TenantConfig } from '../../server/config/load-config.ts'
 import type { Model } from '../../server/model/model.ts'
 import { withServerClient } from '../../server/tenancy/database-server.ts'
 import { CliError, EXIT } from '../cli-error.ts'
@@ -43,7 +43,9 @@ export async function doctor(options: { json?: boolean }, command: Command): Pro
     const loaded = await plugins(config)
     checks.push(loaded.check)
     steps.step('checking the ports')
-    checks.push(await port('port', config.Server.Host, config.Server.Port, API_LISTENER))
+    // $PORT overrides Server:Port for serve (server/start.ts): the port checked is the one it would listen on.
+    const portSet = portVariable(process.env.PORT)
+    checks.push(await port('port', config.Server.Host, portSet ?? config.Server.Port, portSet === undefined ? API_LISTENER : API_LISTENER_ON_PORT))
     if (config.Server.MetricsPort) checks.push(await port('metrics port', config.Server.MetricsHost, config.Server.MetricsPort, METRICS_LISTENER))
     steps.step(config.Database.ConnectionString ? 'connecting to the database server' : 'starting the embedded PostgreSQL')
     checks.push(...(await databases(config, loaded.model, steps.step)))
@@ -104,6 +106,8 @@ const API_LISTENER: Listener = {
   setBy: 'Server:Port (or --port)',
   isServing: (origin) => fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(PROBE_MS) }).then((response) => response.ok),
 }
+/** The API listener when $PORT sets its port. */
+const API_LISTENER_ON_PORT: Listener = { ...API_LISTENER, key: 'PORT', setBy: 'PORT (it overrides Server:Port) or --port' }
 const METRICS_LISTENER: Listener = {
   key: 'Server:MetricsPort',
   setBy: 'Server:MetricsPort',

@@ -25,8 +25,12 @@ const key = () => randomBytes(32).toString('base64')
 let busy: Server
 
 function entityctl(config: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; json(): any }> {
+  return entityctlWith({}, config, ...args)
+}
+
+function entityctlWith(env: Record<string, string>, config: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; json(): any }> {
   return new Promise((resolve) => {
-    execFile(join(root, 'bin/entityctl'), ['--config', config, ...args], { env: { ...process.env, CI: '1' }, timeout: SLOW }, (error, stdout, stderr) =>
+    execFile(join(root, 'bin/entityctl'), ['--config', config, ...args], { env: { ...process.env, CI: '1', ...env }, timeout: SLOW }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, json: () => JSON.parse(stdout) }),
     )
   })
@@ -196,6 +200,14 @@ describe('doctor', { timeout: SLOW }, () => {
     expect(human.code).toBe(1)
     expect(human.stdout).toContain('3 checks failed.')
     expect(human.stdout).toContain('FAIL tenant wrong-key: Put back the key')
+  })
+
+  it('checks the port serve would use: $PORT, which overrides Server:Port', async () => {
+    const port = (busy.address() as { port: number }).port
+    const result = await entityctlWith({ PORT: String(port) }, healthy, 'doctor', '--json')
+    expect(result.code, result.stdout + result.stderr).toBe(1)
+    const checks = Object.fromEntries(result.json().checks.map((c: { check: string }) => [c.check, c]))
+    expect(checks.port).toMatchObject({ status: 'fail', detail: `127.0.0.1:${port} is in use by another program`, fix: expect.stringContaining('PORT (it overrides Server:Port)') })
   })
 
   it('warns of a tenant whose schema is not the one the plugins make, naming the command that shows the change', async () => {
