@@ -20,7 +20,7 @@ interface UserOptions {
 
 export async function add(options: UserOptions, command: Command): Promise<void> {
   const { tenant, username } = await tenantAndUser(options)
-  const password = options.password ?? (await askNewPassword('--password', 'Password:', checkPasswordStrength))
+  const password = await newPassword(options, 'Password:')
   await withAdminContext(command, async (context) => {
     const created = await adminCall(async () => addUser(await context.tenant(tenant), username, password, options.fullAccess ?? false))
     printResult(options, created, () => `User ${quotedName(created.username)} added to tenant '${tenant}'${created.hasFullAccess ? ' with full access' : ''}.`)
@@ -37,7 +37,7 @@ export async function list(options: UserOptions, command: Command): Promise<void
 
 export async function changePassword(options: UserOptions, command: Command): Promise<void> {
   const { tenant, username } = await tenantAndUser(options)
-  const password = options.password ?? (await askNewPassword('--password', 'New password:', checkPasswordStrength))
+  const password = await newPassword(options, 'New password:')
   await withAdminContext(command, async (context) => {
     await adminCall(async () => setPassword(await context.tenant(tenant), username, password))
     printResult(options, { tenant, username, passwordSet: true }, () => `Password of ${quotedName(username)} set.`)
@@ -80,6 +80,14 @@ async function setDisabled(disabled: boolean, options: UserOptions, command: Com
     await adminCall(async () => setUserFlag(await context.tenant(tenant), username, 'Disabled', disabled))
     printResult(options, { tenant, username, disabled }, () => `User ${quotedName(username)} ${disabled ? 'disabled' : 'enabled'}.`)
   })
+}
+
+/** --password, or asked for: one the password rule refuses is a value the option cannot take, a usage error (exit 2) as `--days 400` is. */
+async function newPassword(options: UserOptions, prompt: string): Promise<string> {
+  const password = options.password ?? (await askNewPassword('--password', prompt, checkPasswordStrength))
+  const strength = checkPasswordStrength(password)
+  if (strength !== true) throw usageError(`--password is refused: ${strength}.`)
+  return password
 }
 
 async function tenantAndUser(options: UserOptions): Promise<{ tenant: string; username: string }> {

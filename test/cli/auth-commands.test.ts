@@ -136,6 +136,20 @@ describe('user', { timeout: SLOW }, () => {
     expect((await run('user', 'disable', '--tenant', t, '--username', 'ghost')).stderr).toContain("No user 'ghost'")
   })
 
+  // A password is a value of --password: one it cannot take is a usage error (exit 2), as --days 400 is.
+  it.each([
+    ['a password needs at least 8 characters', 'short'],
+    ['a password may have at most 1024 characters', 'x'.repeat(1025)],
+  ])('refuses a --password it cannot take (%s) with exit 2, in user add and set-password', async (reason, password) => {
+    const added = await run('user', 'add', '--tenant', t, '--username', 'weak', '--password', password)
+    expect([added.code, added.stderr]).toEqual([2, `entityctl: --password is refused: ${reason}.\n`])
+    const json = await run('user', 'add', '--tenant', t, '--username', 'weak', '--password', password, '--json')
+    expect([json.code, json.json().error.code]).toEqual([2, 'UsageError'])
+    const changed = await run(...user('set-password', '--password', password))
+    expect([changed.code, changed.stderr]).toEqual([2, `entityctl: --password is refused: ${reason}.\n`])
+    expect((await ok('user', 'list', '--tenant', t, '--json')).json().map((u: { username: string }) => u.username)).not.toContain('weak')
+  })
+
   it('refuses a user name with control characters, from the CLI and over the API, but keeps an older one editable', async () => {
     const refusal = 'A user name may not contain control characters (line breaks, tabs, escapes)'
     for (const name of ['tab\u0001by', 'line\nbreak']) {
