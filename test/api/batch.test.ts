@@ -707,6 +707,17 @@ describe('the form of the $batch answer (Protocol 4.01 §11.7.1: as Accept asks,
     expect(await tablesHash()).toBe(before)
   })
 
+  it('refuses a $format given more than once with 400, as every other route does, before any request runs', async () => {
+    const before = await tablesHash()
+    for (const query of ['?$format=json&$format=json', '?$format=multipart/mixed&format=json', '?$format=json&%24FORMAT=json']) {
+      const multi = await sendMultipart(multipart([{ changeSet }]), admin, {}, query)
+      expect([multi.status, JSON.parse(multi.text).error?.message], query).toEqual([400, expect.stringContaining('$format is given more than once')])
+      const json = await call(`${server.api}/$batch${query}`, { method: 'POST', token: admin, body: { requests: [{ id: 'c', method: 'POST', url: 'Customers', body: { Name: 'Never Twice' } }] } })
+      expect([json.status, json.body?.error?.code], query).toEqual([400, 'InvalidQuery'])
+    }
+    expect(await tablesHash()).toBe(before)
+  })
+
   it('refuses an Accept it cannot answer a batch in with 406, before any request runs', async () => {
     const before = await tablesHash()
     for (const accept of ['application/xml', 'text/plain', 'multipart/mixed;q=0, application/json;q=0']) {

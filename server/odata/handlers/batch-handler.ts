@@ -35,6 +35,7 @@ import { PartExchange } from './batch-part-exchange.ts'
 import type { ApiContext, Exchange } from './exchange.ts'
 import type { OdataServices } from './odata-services.ts'
 import { formatOption, negotiateBatch, type BatchForm } from './negotiate.ts'
+import { parseReadOptions } from './read-handler.ts'
 
 type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>
 
@@ -71,6 +72,9 @@ const CONTENDED_GROUPS_LOCK = 0x6563_746c_6267
 
 export async function handleBatch(ctx: ApiContext, services: OdataServices, dispatch: Dispatch): Promise<void> {
   if (ctx.method !== 'POST') throw RequestError.methodNotAllowed(ctx.method, ctx.path, ['POST'])
+  // The batch reads only $format of its query, but its query is checked as any route's: a
+  // $format given twice is refused, not read by its first (formatOption reads one).
+  parseReadOptions(ctx.querystring, services.config.ApiOptions.MaxNodeCount)
   const batch = await readBatch(ctx, services)
   const max = services.config.ApiOptions.MaxBatchRequests
   if (batch.parts.length > max) throw RequestError.bodyLimitExceeded('ApiOptions:MaxBatchRequests', max, `the batch holds ${batch.parts.length} requests`)
