@@ -11,6 +11,7 @@ import { QueryError } from '../../errors.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, enumMembers, enumOrdinal, JoinSet, type ExpressionTarget } from './compile-expression.ts'
+import { entityOpening, navigationLinks } from './entity-control.ts'
 import { itemRows, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, modelString, type SqlBuilder } from './sql-builder.ts'
 import { typeAnnotation, valueTypeAnnotation } from '../serializer/type-annotation.ts'
@@ -72,13 +73,19 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
   }
   const where = pre.length ? `where ${pre.map((p) => `(${p})`).join(' and ')}` : ''
   if (aggregateAt === -1) {
-    // No aggregation: the rows are the entities (keys plus computed aliases), sorted as entities are.
+    // No aggregation: the rows are the entities (keys plus computed aliases), sorted as entities
+    // are, and written as an entity read writes them (entity-control.ts): etag, and in full
+    // metadata type, id, links and methods, as `Orders?$filter=…&$compute=…` answers them.
     const computes = before.flatMap((s) => (s.kind === 'compute' ? s.items : []))
-    const typed = (name: string, annotation: string | undefined) => (builder.json.format.metadata === 'full' && annotation ? [typeMember(name, annotation)] : [])
+    const full = builder.json.format.metadata === 'full'
+    const typed = (name: string, annotation: string | undefined) => (full && annotation ? [typeMember(name, annotation)] : [])
+    const entity = read.read.range.entity
     const members = [
+      ...entityOpening(builder.json, entity, alias, read.read.etag),
       ...typed('Guid', '#Guid'),
       { name: 'Guid', json: toJson(`${alias}."Guid"`) },
       ...computes.flatMap((c) => [...typed(c.alias, valueTypeAnnotation(c.expression.type)), { name: c.alias, json: toJson(jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)) }]),
+      ...(full ? navigationLinks(builder.json, entity, alias) : []),
     ]
     const keys = order.map((key) => ({ sql: sortValue({ builder, joins }, key.expression), modifiers: modifiers(key) }))
     const columns = [`${jsonObject(members)} as j`, ...keys.map((k, i) => `${k.sql} as "@o${i}"`)]

@@ -32,6 +32,7 @@ import type { CollectionPlan, CountPlan, EntityPlan, Page, PlannedEntity, Planne
 import type { BoundCollectionRead, BoundExpression, BoundNavigationNeed, ParentLink } from '../semantic/bound.ts'
 import { compileExpression, enumOrdinal, JoinSet } from './compile-expression.ts'
 import { compileApply, compileAppliedCount } from './compile-apply.ts'
+import { entityOpening, navigationLinks } from './entity-control.ts'
 import { itemRows, jsonArray, jsonObject, toJson, type JsonMember } from './json-rows.ts'
 import { ident, jsonValue, modelString, SqlBuilder, type CompiledQuery, type JsonOutput } from './sql-builder.ts'
 import type { SqlParameters } from '../../persistence/sql-parameters.ts'
@@ -218,9 +219,7 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   const members: JsonMember[] = []
   const { format } = builder.json
   const full = format.metadata === 'full'
-  if (full) members.push(...entityLinks(builder.json, read.range.entity, alias))
-  if (read.etag && format.metadata !== 'none') members.push({ name: '@odata.etag', json: toJson(entityTagSql(alias)) })
-  if (full) members.push(...operations(builder.json, read.range.entity, alias))
+  members.push(...entityOpening(builder.json, read.range.entity, alias, read.etag))
   for (const item of read.select) {
     if (full) members.push(...typeMember(item.publicName, typeAnnotation(builder.json.propertyType(item.property))))
     members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })
@@ -241,53 +240,15 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
     for (const expand of planned.expands) members.push(...expandJson(builder, alias, expand))
     return jsonObject(members)
   }
-  // Full metadata: each navigation's link, and right after it the navigation when expanded
-  // (OData JSON 4.01 §8.1: the link immediately precedes the expanded navigation property).
-  for (const property of read.range.entity.properties.values()) {
-    if (property.kind === 'scalar') continue
-    members.push(navigationLink(builder.json, read.range.entity, alias, property.name))
-    for (const expand of planned.expands) if (expand.expand.navigation.name === property.name) members.push(...expandJson(builder, alias, expand))
-  }
+  // Full metadata: each navigation's link, and right after it the navigation when expanded.
+  const expanded = (property: string) => planned.expands.filter((expand) => expand.expand.navigation.name === property).flatMap((expand) => expandJson(builder, alias, expand))
+  members.push(...navigationLinks(builder.json, read.range.entity, alias, expanded))
   return jsonObject(members)
 }
 
 /** `Total@odata.type` before Total, when its JSON does not tell its type (full metadata). */
 function typeMember(name: string, annotation: string | undefined): JsonMember[] {
   return annotation ? [{ name: `${name}@odata.type`, json: modelString(JSON.stringify(annotation)) }] : []
-}
-
-/** odata.metadata=full: the entity's type, id and edit link, relative to the context URL's service root. */
-function entityLinks(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
-  const id = toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ')'`)
-  return [
-    { name: '@odata.type', json: modelString(JSON.stringify(`#${json.qualified(entity.name)}`)) },
-    { name: '@odata.id', json: id },
-    { name: '@odata.editLink', json: id },
-  ]
-}
-
-/**
- * odata.metadata=full: the entity's instance methods, each advertised as
- * `"#entityctl.Close": {"title", "target"}` (OData JSON 4.01 §16, §17: full metadata gives both),
- * a function's target taking its parameters as aliases: `Customers(k)/entityctl.Revenue()`,
- * `…/entityctl.Seen(after=@after)`.
- */
-function operations(json: JsonOutput, entity: EntityModel, alias: string): JsonMember[] {
-  return [...entity.methods].flatMap(([name, method]) => {
-    if (method.static) return [] // bound to the collection, not to this entity
-    const operation = json.qualified(json.publicName(name))
-    const params = Object.keys(method.params).map((param) => `${json.publicName(param)}=@${json.publicName(param)}`)
-    const call = method.kind === 'read' ? `(${params.join(',')})` : ''
-    const title = JSON.stringify(method.description || json.publicName(name))
-    const target = `${modelString(`{"title":${title},"target":"${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${operation}${call}"}`)}`
-    return [{ name: `#${operation}`, json: target }]
-  })
-}
-
-/** odata.metadata=full: the link of a navigation property, expanded or not. */
-function navigationLink(json: JsonOutput, entity: EntityModel, alias: string, property: string): JsonMember {
-  const name = json.publicName(property)
-  return { name: `${name}@odata.navigationLink`, json: toJson(`${modelString(`${entity.setName}(`)} || ${alias}."Guid" || ${modelString(`)/${name}`)}`) }
 }
 
 /**

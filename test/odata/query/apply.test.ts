@@ -313,8 +313,11 @@ describe('$apply', () => {
   it.each(CASES.map((c) => [decodeURIComponent(c.path), c] as const))('%s', async (_, { path, expected: rows, ordered, count }) => {
     const response = await server.get(path)
     expect(response.status, response.text).toBe(200)
-    const value = response.body.value as Row[]
-    const expected = aggregates(path) ? rows.map(transient) : rows
+    // Rows that are still entities carry their etag, as a read of them does: checked, then set aside.
+    const entities = !aggregates(path)
+    if (entities) for (const row of response.body.value as Row[]) expect(row['@odata.etag'], path).toMatch(/^W\/"\d+"$/)
+    const value = entities ? (response.body.value as Row[]).map(({ '@odata.etag': _, ...row }) => row) : (response.body.value as Row[])
+    const expected = entities ? rows : rows.map(transient)
     if (ordered) expect(normalize(value)).toEqual(normalize(expected))
     else expect(unordered(value)).toEqual(unordered(expected))
     if (count !== undefined) expect(response.body['@odata.count']).toBe(count)
@@ -357,6 +360,28 @@ describe('$apply: aggregated rows are transient instances', () => {
       const full = await server.get(url('Orders', { $apply: apply, $top: 2 }), { Accept: 'application/json;odata.metadata=full' })
       expect(full.text, apply).not.toContain('"@odata.id":null')
     }
+  })
+})
+
+describe('$apply: rows that are still entities carry what a plain read of them carries', () => {
+  // The plain read of the same entities: $compute where the pipeline computes, $filter where it filters.
+  const cases: [string, Record<string, string>][] = [
+    ['filter(Total gt 0)', { $filter: 'Total gt 0' }],
+    ['compute(Total mul 2 as D)', { $compute: 'Total mul 2 as D' }],
+    ['filter(Total gt 0)/compute(Total mul 2 as D)', { $filter: 'Total gt 0', $compute: 'Total mul 2 as D' }],
+  ]
+
+  it('in every odata.metadata, in the same order: type, id, edit link, etag, instance methods, navigation links in full', async () => {
+    for (const [apply, plain] of cases) {
+      for (const accept of ['application/json;odata.metadata=full', 'application/json;odata.metadata=minimal', 'application/json;odata.metadata=none']) {
+        const applied = await server.get(url('Orders', { $apply: apply, $orderby: 'Guid', $top: 2 }), { Accept: accept })
+        const read = await server.get(url('Orders', { ...plain, $orderby: 'Guid', $top: 2 }), { Accept: accept })
+        expect([applied.status, read.status], applied.text).toEqual([200, 200])
+        expect(JSON.stringify(applied.body.value), `${apply} ${accept}`).toBe(JSON.stringify(read.body.value))
+      }
+    }
+    const full = await server.get(url('Orders', { $apply: 'filter(Total gt 0)', $top: 1 }), { Accept: 'application/json;odata.metadata=full' })
+    expect(full.body.value[0]).toMatchObject({ '@odata.type': '#entityctl.Order', '@odata.id': expect.stringMatching(/^Orders\(/) })
   })
 })
 
