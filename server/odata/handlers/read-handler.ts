@@ -117,7 +117,7 @@ function prepareRead(scope: RequestScope, target: ReadTarget, querystring: strin
       return { plan, statement: compileCount(plan), contextPath: '' }
     }
     const plan = planCollectionRead(read, { ...planLimits(scope), pageSize })
-    const projection = read.apply ? applyList(read.apply, KEY) : selectList(options, defaultKey(scope), read.read)
+    const projection = read.apply ? applyList(read.apply, scope.services.naming.toPublic(KEY)) : selectList(options, defaultKey(scope), read.read)
     const contextPath = target.ref ? '$metadata#Collection($ref)' : projectedContextPath(target.entity, projection)
     return { plan, statement: compileCollectionRead(plan, maxBytes, json), contextPath }
   }

@@ -8,6 +8,7 @@
 //      from "Order" t0 left join "Customer" j0 on … where t0."Status" = $1::text group by j0."Country"
 
 import { QueryError } from '../../errors.ts'
+import { KEY } from '../../model/model.ts'
 import type { CollectionPlan, SortKey } from '../plan/read-plan.ts'
 import type { BoundAggregation, BoundApplyStage, BoundCollectionRead, BoundExpression, BoundGroupKey, BoundOrderby } from '../semantic/bound.ts'
 import { compileExpression, enumMembers, enumOrdinal, JoinSet, type ExpressionTarget } from './compile-expression.ts'
@@ -80,10 +81,11 @@ function appliedRows(builder: SqlBuilder, read: BoundCollectionRead, scope: read
     const full = builder.json.format.metadata === 'full'
     const typed = (name: string, annotation: string | undefined) => (full && annotation ? [typeMember(name, annotation)] : [])
     const entity = read.read.range.entity
+    const key = builder.json.publicName(KEY)
     const members = [
       ...entityOpening(builder.json, entity, alias, read.read.etag),
-      ...typed('Guid', '#Guid'),
-      { name: 'Guid', json: toJson(`${alias}."Guid"`) },
+      ...typed(key, '#Guid'),
+      { name: key, json: toJson(`${alias}.${ident(KEY)}`) },
       ...computes.flatMap((c) => [...typed(c.alias, valueTypeAnnotation(c.expression.type)), { name: c.alias, json: toJson(jsonValue(compileExpression({ builder, joins }, c.expression), c.expression.type)) }]),
       ...(full ? navigationLinks(builder.json, entity, alias) : []),
     ]

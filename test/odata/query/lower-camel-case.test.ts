@@ -106,6 +106,16 @@ describe('lower camel case', () => {
     }
   })
 
+  it('names the key of the entities $apply filters or computes by its lower camel name, as a read of them does', async () => {
+    for (const apply of ['filter(total gt 0)', 'compute(total mul 2 as double)']) {
+      const response = await server.get(url('Orders', { $apply: apply, $top: 1 }), { Accept: 'application/json;odata.metadata=full' })
+      expect(response.status, response.text).toBe(200)
+      expect(response.body['@odata.context'], apply).toMatch(/#Orders\(guid[,)]/)
+      expect(Object.keys(response.body.value[0]), apply).toEqual(expect.arrayContaining(['guid', 'guid@odata.type']))
+      expect(response.body.value[0], apply).not.toHaveProperty('Guid')
+    }
+  })
+
   it('counts with a lower camel filter', async () => {
     const response = await server.get(url('Employees/$count', { $filter: 'active and manager ne null' }))
     expect(response.text).toBe(String(E.filter((e) => e.Active && e.Manager !== null).length))
