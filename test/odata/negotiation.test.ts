@@ -254,6 +254,13 @@ describe('Prefer: odata.maxpagesize', () => {
     expect(next.body.value.map((c: { Name: string }) => c.Name)).toEqual(['Dee', 'Eve', 'Fay'])
   })
 
+  it('takes the 4.01 name without the prefix, and says it applied it by the name the client gave', async () => {
+    for (const name of ['maxpagesize', 'odata.maxpagesize', 'MaxPageSize']) {
+      const page = await get('Customers?$select=Name&$orderby=Name', { Prefer: `${name}=2` })
+      expect([page.headers.get('preference-applied'), page.body.value.length], name).toEqual([`${name}=2`, 2])
+    }
+  })
+
   it('stays within MaxTop, and does not apply to a read with $top', async () => {
     const capped = await get('Customers', { Prefer: 'return=minimal, odata.maxpagesize=1000' })
     expect(capped.headers.get('preference-applied')).toBe('odata.maxpagesize=5')

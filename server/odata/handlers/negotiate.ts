@@ -181,14 +181,15 @@ function notAcceptable(asked: string, offered: readonly Media[]): ServiceError {
 }
 
 /**
- * `Prefer: odata.maxpagesize=N` (Protocol 8.2.8.3): the page size the client wants of
- * server-driven paging, at most `maxTop`; undefined when it states none.
+ * `Prefer: odata.maxpagesize=N` (Protocol 8.2.8.3; 4.01 names it `maxpagesize` too): the page
+ * size the client wants of server-driven paging, at most `maxTop`, and the preference's name as
+ * the client wrote it, for Preference-Applied; undefined when it states none.
  */
-export function preferredPageSize(prefer: string, maxTop: number): number | undefined {
+export function preferredPageSize(prefer: string, maxTop: number): { readonly size: number; readonly name: string } | undefined {
   if (!prefer || !/maxpagesize/i.test(prefer)) return undefined
   for (const preference of prefer.split(',')) {
-    const match = /^\s*(?:odata\.)?maxpagesize\s*=\s*"?(\d{1,15})"?\s*$/i.exec(preference)
-    if (match && Number(match[1]) > 0) return Math.min(Number(match[1]), maxTop)
+    const match = /^\s*((?:odata\.)?maxpagesize)\s*=\s*"?(\d{1,15})"?\s*$/i.exec(preference)
+    if (match && Number(match[2]) > 0) return { size: Math.min(Number(match[2]), maxTop), name: match[1] }
   }
   return undefined
 }

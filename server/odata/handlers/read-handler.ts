@@ -68,7 +68,8 @@ export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<vo
   }
   if (target.kind === 'method') throw new Error('odata-routes.ts hands methods to method-handler.ts')
   if (target.kind === 'property') return readProperty(ctx, scope, target)
-  const pageSize = target.kind === 'collection' && !target.count ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
+  const preferred = target.kind === 'collection' && !target.count ? preferredPageSize(ctx.get('Prefer'), services.config.ApiOptions.MaxTop) : undefined
+  const pageSize = preferred?.size
   const shape = readShape(target, ctx.querystring, scope.format) + (pageSize ? ` page ${pageSize}` : '')
   const prepared = services.readPlans.read(scope.state.access, shape, pathKeys(target), () => prepareRead(scope, target, ctx.querystring, pageSize))
   const { plan, statement } = prepared
@@ -83,7 +84,7 @@ export async function handleRead(ctx: Exchange, scope: RequestScope): Promise<vo
   if (plan.kind === 'collection') {
     const body = await runCollectionRead(scope, plan, statement, context, ctx)
     // A $top, or $apply, makes the answer one page: the preference did not apply.
-    if (pageSize && plan.serverPage) ctx.set('Preference-Applied', `odata.maxpagesize=${pageSize}`)
+    if (preferred && plan.serverPage) ctx.set('Preference-Applied', `${preferred.name}=${preferred.size}`)
     ctx.type = jsonContentType(scope.format)
     ctx.body = headless(ctx, body)
     return
