@@ -117,6 +117,34 @@ async function sendMultipart(batch: { body: string; type: string }, token = admi
   return { status: response.status, type: response.headers.get('content-type') ?? '', text }
 }
 
+describe('control information in 4.01 bodies, without the odata. prefix (JSON 4.01 §4.5)', () => {
+  const post = (path: string, body: unknown) => call(`${server.api}/${path}`, { method: 'POST', token: admin, body, headers: { 'OData-Version': '4.01' } })
+
+  it('binds with Navigation@bind as with Navigation@odata.bind, a required reference and an optional one alike', async () => {
+    const customer = await post('Customers', { Name: 'Unprefixed Bind' })
+    expect(customer.status, customer.text).toBe(200)
+    const order = await post('Orders?$select=CustomerGuid', { '@type': '#entityctl.Order', Number: 93001, 'Customer@bind': `Customers(${customer.body.Guid})` })
+    expect([order.status, order.body.CustomerGuid], order.text).toEqual([200, customer.body.Guid])
+    // An optional reference: a bind left unread would be lost without a word.
+    const shelf = await post('Shelfs', { Name: 'Unprefixed' })
+    expect(shelf.status, shelf.text).toBe(200)
+    const tally = await post('Tallies?$select=ShelfGuid', { Count: 1, 'Shelf@bind': `Shelfs(${shelf.body.Guid})` })
+    expect([tally.status, tally.body.ShelfGuid], tally.text).toEqual([200, shelf.body.Guid])
+    const wrongType = await post('Tallies', { '@type': '#entityctl.Shelf', Count: 1 })
+    expect([wrongType.status, wrongType.body.error?.details?.[0]?.target], wrongType.text).toEqual([400, '@type'])
+  })
+
+  it('binds Navigation@bind to an entity an earlier request of the batch created', async () => {
+    const answer = await jsonBatch([
+      { id: 's', method: 'POST', url: 'Shelfs', body: { Name: 'Unprefixed In Batch' } },
+      { id: 't', method: 'POST', url: 'Tallies?$select=ShelfGuid', body: { Count: 1, 'Shelf@bind': '$s' }, dependsOn: ['s'] },
+    ], admin, { 'OData-Version': '4.01' })
+    expect(answer.status, answer.text).toBe(200)
+    const [shelf, tally] = answer.body.responses
+    expect([shelf.status, tally.status, tally.body.ShelfGuid], answer.text).toEqual([200, 200, shelf.body.Guid])
+  })
+})
+
 describe('JSON $batch (4.01)', () => {
   it('runs reads and writes in order, with $<id> references in URLs and bodies and dependsOn', async () => {
     const answer = await jsonBatch([

@@ -179,12 +179,14 @@ describe('entity-typed parameters, as $metadata declares them (OData JSON 18)', 
     crate = (await call(`${server.api}/Crates`, { method: 'POST', token, body: { Code: 'C1' } })).body.Guid
   })
 
-  it('takes an entity with its key, a reference, an @odata.bind or the bare Guid, and gives the method the Guid', async () => {
+  it('takes an entity with its key, a reference, an @odata.bind (4.01: @bind) or the bare Guid, and gives the method the Guid', async () => {
     const [one, two] = items
     for (const body of [
       { target: { Guid: one }, many: [{ Guid: two }] },
       { target: { '@odata.id': `Items(${one})` }, many: [{ '@odata.id': `${server.api}/Items(${two})` }] },
       { 'target@odata.bind': `Items(${one})`, 'many@odata.bind': [`Items(${two})`] },
+      // 4.01 writes control information without the odata. prefix (JSON 4.01 §4.5).
+      { 'target@bind': `Items(${one})`, 'many@bind': [`Items(${two})`] },
       { target: one, many: [two] },
     ]) {
       const response = await pick(body)

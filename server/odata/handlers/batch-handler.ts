@@ -36,6 +36,7 @@ import type { ApiContext, Exchange } from './exchange.ts'
 import type { OdataServices } from './odata-services.ts'
 import { formatOption, negotiateBatch, type BatchForm } from './negotiate.ts'
 import { parseReadOptions } from './read-handler.ts'
+import { boundProperty } from '../write/control-information.ts'
 
 type Dispatch = (exchange: Exchange, services: OdataServices) => Promise<void>
 
@@ -402,13 +403,13 @@ class BatchRun {
     return resolved
   }
 
-  /** `"Order@odata.bind": "$1"` (or an entity reference's `"@odata.id": "$1"`, 4.01 `"@id"`) → the entity request 1 created, in the body and its nested entities. */
+  /** `"Order@odata.bind": "$1"` (4.01 `"Order@bind"`; or an entity reference's `"@odata.id": "$1"`, 4.01 `"@id"`) → the entity request 1 created, in the body and its nested entities. */
   #resolveBinds(body: unknown): unknown {
     if (Array.isArray(body)) return body.map((item) => this.#resolveBinds(item))
     if (!body || typeof body !== 'object') return body
     const resolved: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-      if (name.endsWith('@odata.bind') || name === '@odata.id' || name === '@id') resolved[name] = Array.isArray(value) ? value.map((v) => this.#resolveReference(v)) : this.#resolveReference(value)
+      if (boundProperty(name) !== undefined || name === '@odata.id' || name === '@id') resolved[name] = Array.isArray(value) ? value.map((v) => this.#resolveReference(v)) : this.#resolveReference(value)
       else resolved[name] = value !== null && typeof value === 'object' ? this.#resolveBinds(value) : value
     }
     return resolved

@@ -15,6 +15,7 @@ import { parseClientValue } from '../../rules/values.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import type { CreateOperation } from '../../writes/write-plan.ts'
 import { publicProperties } from '../semantic/bind-context.ts'
+import { boundProperty, isTypeControl } from './control-information.ts'
 import type { NestedWrites } from '../semantic/authorize.ts'
 
 export type WriteMode = 'create' | 'patch' | 'put'
@@ -108,16 +109,17 @@ function assign(context: BodyContext, entity: EntityModel, record: Target, body:
   const properties = publicProperties(entity, context.naming)
   const given = new Set<string>()
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (name === TYPE_ANNOTATION && !namesType(value, entity)) {
+    if (isTypeControl(name) && !namesType(value, entity)) {
       fail(name, `${String(value)} is not the type of this entity: ${entity.name}s are #${DEFAULT_NAMESPACE}.${entity.name} (no type derives from another).`)
       continue
     }
-    if (name.startsWith('@') || (name.includes('@') && !name.endsWith(BIND))) continue
+    const boundName = boundProperty(name)
+    if (name.startsWith('@') || (name.includes('@') && boundName === undefined)) continue
     // `#entityctl.Close`: a method advertised in a full-metadata answer (OData JSON 4.01 §17),
     // sent back with the entity it came in; no property is named so.
     if (name.startsWith('#')) continue
-    const isBind = name.endsWith(BIND)
-    const propertyName = propertyNameOf(name)
+    const isBind = boundName !== undefined
+    const propertyName = boundName ?? name
     const property = properties.get(propertyName)
     if (!property) {
       fail(propertyName, `${entity.name} has no property '${propertyName}'.`)
@@ -206,8 +208,6 @@ function namesAnotherParent(member: CreateOperation, inverse: string, parentKey:
   return inverse in member.values && (parentKey === undefined || member.values[inverse] !== parentKey)
 }
 
-const TYPE_ANNOTATION = '@odata.type'
-
 /** `#entityctl.Order`, or a URL ending so (`…/$metadata#entityctl.Order`): the entity's own type, as we have no derived ones. */
 function namesType(value: unknown, entity: EntityModel): boolean {
   return typeof value === 'string' && value.slice(value.lastIndexOf('#') + 1) === `${DEFAULT_NAMESPACE}.${entity.name}` && value.includes('#')
@@ -259,7 +259,7 @@ export function checkBodyLimits(naming: NamingPolicy, limits: BodyLimits, entity
     const properties = publicProperties(next.entity, naming)
     for (const [name, value] of Object.entries(next.body)) {
       const property = properties.get(propertyNameOf(name))
-      if (property?.kind === 'reference' && isObject(value) && !bindsReference(name.endsWith(BIND), value)) {
+      if (property?.kind === 'reference' && isObject(value) && !bindsReference(boundProperty(name) !== undefined, value)) {
         count(1)
         pending.push({ entity: property.target, body: value, path: `${next.path}${name}/` })
       }
@@ -267,7 +267,7 @@ export function checkBodyLimits(naming: NamingPolicy, limits: BodyLimits, entity
       if (value.length > maxCollectionMembers) {
         throw RequestError.bodyLimitExceeded('ApiOptions:MaxCollectionMembers', maxCollectionMembers, `${next.path}${name} holds ${value.length} members`)
       }
-      if (name.endsWith(BIND)) {
+      if (boundProperty(name) !== undefined) {
         count(value.length)
         continue
       }
@@ -312,8 +312,9 @@ export function nestedWrites(naming: NamingPolicy, entity: EntityModel, body: un
     found.bound.push(...inner.bound)
   }
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (name.endsWith(BIND)) {
-      const property = properties.get(propertyNameOf(name))
+    const boundName = boundProperty(name)
+    if (boundName !== undefined) {
+      const property = properties.get(boundName)
       if (property?.kind === 'collection' && Array.isArray(value)) value.forEach((_, i) => found.bound.push({ entity: property.target, path: at(`${name}/${i}`) }))
       continue
     }
@@ -330,11 +331,12 @@ export function nestedWrites(naming: NamingPolicy, entity: EntityModel, body: un
   return found
 }
 
+/** The bind the service's messages show: 4.0's, which 4.01 reads too. */
 const BIND = '@odata.bind'
 
-/** `Customer@odata.bind` names the property Customer. */
+/** `Customer@odata.bind` (4.01: `Customer@bind`) names the property Customer. */
 function propertyNameOf(bodyName: string): string {
-  return bodyName.endsWith(BIND) ? bodyName.slice(0, -BIND.length) : bodyName
+  return boundProperty(bodyName) ?? bodyName
 }
 
 /** A reference's value that binds an existing entity (or none) rather than creating one. */

@@ -17,6 +17,7 @@ import { parseClientValue, toRuleValue } from '../../rules/values.ts'
 import { parseParameterValue } from '../parser/query-options-parser.ts'
 import type { ExpressionSyntax, LiteralSyntax, PathArgumentSyntax } from '../parser/syntax.ts'
 import { keyFromBinding, referenceId, type BodyContext } from './bind-body.ts'
+import { boundProperty } from './control-information.ts'
 
 const BIND = '@odata.bind'
 
@@ -37,7 +38,9 @@ export function bindParameters(
     known.add(publicName)
     const inlineArg = inline?.find((a) => a.name === publicName)
     let value: unknown
-    const bound = `${publicName}${BIND}` in fromBody
+    // `many@odata.bind`, or 4.01's `many@bind`.
+    const bindName = Object.keys(fromBody).find((key) => boundProperty(key) === publicName)
+    const bound = bindName !== undefined
     if (bound && (decl.kind === 'scalar' || publicName in fromBody)) {
       const problem = decl.kind === 'scalar' ? 'names no entity; give its value' : `is given twice, as ${publicName} and ${publicName}${BIND}`
       throw new ServiceError('InvalidParameter', `The parameter '${publicName}' ${problem}.`, { target: publicName })
@@ -45,7 +48,7 @@ export function bindParameters(
     const places = [publicName in fromBody || bound ? 'the body' : '', inlineArg ? 'the path' : '', custom.has(publicName) ? 'the query string' : ''].filter(Boolean)
     if (places.length > 1) throw new ServiceError('InvalidParameter', `The parameter '${publicName}' is given twice, in ${places.join(' and in ')}; give it once.`, { target: publicName })
     if (publicName in fromBody) value = checkValue(context, name, decl, fromBody[publicName])
-    else if (bound) value = checkValue(context, name, decl, fromBody[`${publicName}${BIND}`])
+    else if (bound) value = checkValue(context, name, decl, fromBody[bindName])
     else if (inlineArg) value = checkValue(context, name, decl, inlineValue(publicName, decl, inlineArg.value, aliases))
     else if (custom.has(publicName)) value = fromQueryString(context, name, decl, custom.get(publicName)!)
     else if (decl.default !== undefined) value = defaultOf(name, decl)
