@@ -19,6 +19,7 @@ import type { Target } from './bind-path.ts'
 import { publicProperties, resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { bindCondition, bindValue, type ExpressionScope } from './bind-expression.ts'
 import { bindApply } from './bind-apply.ts'
+import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 
 export type DefaultSelect = 'Key' | 'All'
 
@@ -139,13 +140,22 @@ export function bindEntityRead(
   const { own, expands } = selectThroughNavigations(context, entity, select, expand)
   // Without $select, every computed value is in the answer: the client asked for it by name.
   const computedItems: BoundComputedItem[] = own ? [] : [...(computed ?? [])].map(([alias, expression]) => ({ alias, expression }))
+  const operations = new Set<string>()
   if (!own) {
     if (defaultSelect === 'All') all()
   } else {
     for (const item of own) {
       if (item.kind === 'selectAll') all()
-      else if (item.kind === 'selectOperations') continue
-      else if (item.path.length === 1 && computed?.has(item.path[0])) computedItems.push({ alias: item.path[0], expression: computed.get(item.path[0])! })
+      else if (item.kind === 'selectOperations') {
+        if (item.namespace === DEFAULT_NAMESPACE) for (const name of instanceMethods(entity)) operations.add(name)
+      } else if (item.path.length === 1 && computed?.has(item.path[0])) computedItems.push({ alias: item.path[0], expression: computed.get(item.path[0])! })
+      else if (item.path.length === 1 && item.path[0].startsWith(`${DEFAULT_NAMESPACE}.`)) {
+        // A bound operation by its qualified name (URL Conventions 4.01 §5.1.3); one that cannot
+        // be bound to these entities is ignored, as the specification asks.
+        const name = item.path[0].slice(DEFAULT_NAMESPACE.length + 1)
+        const method = instanceMethods(entity).find((method) => context.naming.toPublic(method) === name)
+        if (method) operations.add(method)
+      }
       else {
         if (item.path.length > 1) {
           throw QueryError.invalid(`$select=${item.path.join('/')}: ${entity.setName}.${item.path[0]} is not a navigation property, so '${item.path.slice(0, 2).join('/')}' cannot follow it.`, item.path[0])
@@ -191,7 +201,13 @@ export function bindEntityRead(
     expand: bindExpands(context, entity, expands, defaultSelect, depth, root),
     etag: true,
     ...(computedItems.length ? { computed: computedItems } : {}),
+    ...(operations.size ? { operations: [...operations] } : {}),
   }
+}
+
+/** The methods bound to one entity of the type (not to its collection). */
+function instanceMethods(entity: EntityModel): string[] {
+  return [...entity.methods].filter(([, method]) => !method.static).map(([name]) => name)
 }
 
 /**

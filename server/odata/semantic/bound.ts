@@ -192,6 +192,8 @@ export interface BoundEntityRead {
   readonly ref?: boolean
   /** `$compute` aliases the answer carries, each computed by the statement. */
   readonly computed?: readonly BoundComputedItem[]
+  /** Instance methods `$select` names (`entityctl.Close`, `entityctl.*`), advertised on each entity. */
+  readonly operations?: readonly string[]
 }
 
 /** `$compute=Total mul 2 as Double`: a value of each entity under a name of the request's choosing. */

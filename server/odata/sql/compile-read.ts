@@ -219,7 +219,7 @@ function rowJson(builder: SqlBuilder, planned: PlannedEntity): string {
   const members: JsonMember[] = []
   const { format } = builder.json
   const full = format.metadata === 'full'
-  members.push(...entityOpening(builder.json, read.range.entity, alias, read.etag))
+  members.push(...entityOpening(builder.json, read.range.entity, alias, read.etag, read.operations))
   for (const item of read.select) {
     if (full) members.push(...typeMember(item.publicName, typeAnnotation(builder.json.propertyType(item.property))))
     members.push({ name: item.publicName, json: toJson(columnJson(alias, item.property, format.ieee754)) })

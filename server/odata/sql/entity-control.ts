@@ -10,13 +10,19 @@ import { entityTagSql } from '../../persistence/entity-tag.ts'
 import { toJson, type JsonMember } from './json-rows.ts'
 import { modelString, type JsonOutput } from './sql-builder.ts'
 
-/** The members an entity's object opens with: `@odata.type`, `@odata.id`, `@odata.editLink`, `@odata.etag`, `#entityctl.Close`. */
-export function entityOpening(json: JsonOutput, entity: EntityModel, alias: string, etag: boolean): JsonMember[] {
+/**
+ * The members an entity's object opens with: `@odata.type`, `@odata.id`, `@odata.editLink`,
+ * `@odata.etag`, `#entityctl.Close`. Full metadata advertises every instance method; minimal
+ * those `$select` names (`selected`), as `"#entityctl.Close": {}` (JSON 4.01 §16: title and
+ * target may be left out, the client computes them).
+ */
+export function entityOpening(json: JsonOutput, entity: EntityModel, alias: string, etag: boolean, selected: readonly string[] = []): JsonMember[] {
   const full = json.format.metadata === 'full'
+  const advertised = json.format.metadata === 'minimal' ? selected.map((name) => ({ name: `#${json.qualified(json.publicName(name))}`, json: `'{}'` })) : []
   return [
     ...(full ? entityLinks(json, entity, alias) : []),
     ...(etag && json.format.metadata !== 'none' ? [{ name: '@odata.etag', json: toJson(entityTagSql(alias)) }] : []),
-    ...(full ? operations(json, entity, alias) : []),
+    ...(full ? operations(json, entity, alias) : advertised),
   ]
 }
 

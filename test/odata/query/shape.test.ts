@@ -234,6 +234,32 @@ describe('$select', () => {
   })
 })
 
+describe('$select of bound operations (URL Conventions 4.01 §5.1.3)', () => {
+  const order = () => data.orders[0].Guid
+
+  it('takes an instance method by its qualified name, and advertises it on each entity (JSON 4.01 §16)', async () => {
+    const minimal = await server.get(url(`Orders(${order()})`, { $select: 'Number,entityctl.Close' }))
+    expect(minimal.status, minimal.text).toBe(200)
+    expect(minimal.body['@odata.context']).toMatch(/#Orders\(Number,entityctl\.Close\)\/\$entity$/)
+    expect(minimal.body).toMatchObject({ Number: data.orders[0].Number, '#entityctl.Close': {} })
+    const all = await server.get(url('Orders', { $select: 'Number,entityctl.*', $top: 1 }))
+    expect(all.body.value[0], all.text).toHaveProperty('#entityctl.Close')
+    const full = await server.get(url(`Orders(${order()})`, { $select: 'Number,entityctl.Close' }), { Accept: 'application/json;odata.metadata=full' })
+    expect(full.body['#entityctl.Close'], full.text).toEqual({ title: expect.any(String), target: `Orders(${order()})/entityctl.Close` })
+    const none = await server.get(url(`Orders(${order()})`, { $select: 'Number,entityctl.Close' }), { Accept: 'application/json;odata.metadata=none' })
+    expect(none.body, none.text).not.toHaveProperty('#entityctl.Close')
+  })
+
+  it('ignores an operation that cannot be bound to the entities, as the specification asks', async () => {
+    // Revenue is bound to a Customer, OpenSince to the collection of orders.
+    for (const operation of ['entityctl.Revenue', 'entityctl.OpenSince']) {
+      const response = await server.get(url(`Orders(${order()})`, { $select: `Number,${operation}` }))
+      expect(response.status, response.text).toBe(200)
+      expect(Object.keys(response.body).filter((name) => name.startsWith('#')), operation).toEqual([])
+    }
+  })
+})
+
 describe('$expand', () => {
   it.each(expandCases.map((c) => [decodeURIComponent(c.path), c] as const))('%s', async (_, queryCase) => {
     await expectValue(server, queryCase)
