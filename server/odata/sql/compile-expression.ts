@@ -309,8 +309,14 @@ function compileCall(target: ExpressionTarget, name: string, args: readonly Boun
     }
     case 'length': return `char_length(${sql(0)})`
     case 'indexof': return `(strpos(${sql(0)}, ${sql(1)}) - 1)`
-    // substr() refuses a negative length; OData's substring then is empty.
-    case 'substring': return args.length === 3 ? `substr(${sql(0)}, ${sql(1)} + 1, greatest(${sql(2)}, 0))` : `substr(${sql(0)}, ${sql(1)} + 1)`
+    // A negative start counts from the end (URL Conventions 4.01 §5.1.1.7.4), back to the first
+    // character at most. substr() refuses a negative length; OData's substring then is empty.
+    case 'substring': {
+      const text = sql(0)
+      const start = sql(1)
+      const from = `(case when ${start} < 0 then greatest(char_length(${text}) + ${start}, 0) else ${start} end + 1)`
+      return args.length === 3 ? `substr(${text}, ${from}, greatest(${sql(2)}, 0))` : `substr(${text}, ${from})`
+    }
     // Text columns collate "C" (code point order), whose lower() and upper() know ASCII only;
     // ICU's root locale cases every letter, and "C" keeps the result's order by code point.
     case 'tolower': return `(lower(${sql(0)} collate "und-x-icu") collate "C")`

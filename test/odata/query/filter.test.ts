@@ -190,6 +190,10 @@ const strings: QueryCase[] = [
   emp("substring(Name,5) eq 'Lovelace'", (e) => fn.substring(e.Name, 5) === 'Lovelace'),
   emp("substring(Name,1,2) eq 'in'", (e) => fn.substring(e.Name, 1, 2) === 'in'),
   emp("substring(Name,1) eq 'oë Åström'", (e) => fn.substring(e.Name, 1) === 'oë Åström'),
+  // A negative start counts from the end (URL Conventions 4.01 §5.1.1.7.4), and is 0 at most that far back.
+  emp("substring(Name,-8) eq 'Lovelace'", (e) => fn.substring(e.Name, -8) === 'Lovelace'),
+  emp("substring(Name,-8,4) eq 'Love'", (e) => fn.substring(e.Name, -8, 4) === 'Love'),
+  emp("substring(Name,-100,3) eq 'Ada'", (e) => fn.substring(e.Name, -100, 3) === 'Ada'),
   emp("tolower(Name) eq 'ada lovelace'", (e) => fn.tolower(e.Name) === 'ada lovelace'),
   emp("tolower(Name) eq 'zoë åström'", (e) => fn.tolower(e.Name) === 'zoë åström'),
   emp("toupper(Name) eq 'JOSÉ NÚÑEZ'", (e) => fn.toupper(e.Name) === 'JOSÉ NÚÑEZ'),

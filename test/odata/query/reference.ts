@@ -37,7 +37,12 @@ export const fn = {
   endswith: (s: string | null | undefined, t: string | null | undefined) => !isNull(s) && !isNull(t) && s.endsWith(t),
   length: lift((s: string) => [...s].length),
   indexof: lift((s: string, t: string) => [...s.slice(0, Math.max(0, s.indexOf(t)))].length - (s.includes(t) ? 0 : 1)),
-  substring: lift((s: string, start: number, length?: number) => [...s].slice(start, length === undefined ? undefined : start + length).join('')),
+  // A negative start counts from the end (4.01), never before the first character.
+  substring: lift((s: string, start: number, length?: number) => {
+    const chars = [...s]
+    const from = start < 0 ? Math.max(chars.length + start, 0) : start
+    return chars.slice(from, length === undefined ? undefined : from + length).join('')
+  }),
   tolower: lift((s: string) => s.toLowerCase()),
   toupper: lift((s: string) => s.toUpperCase()),
   trim: lift((s: string) => s.replace(/^ +| +$/g, '')),
