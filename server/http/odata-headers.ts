@@ -5,7 +5,8 @@
 // a version this service does not speak (OData-Version other than 4.0 or 4.01), or accepting
 // only answers below 4.0 (OData-MaxVersion 3.0), cannot be served: 400, as OData 4.01 Part 1
 // §8.2.6 and §8.2.7 ask, and so is a header that is not a version at all. A request of a
-// $batch is refused for the same (refuseAsAlone), in its own answer.
+// $batch is refused for the same (refuseAsAlone), in its own answer. So is a request asking for
+// snapshot isolation, which the service does not give (412, §8.2.5).
 //
 // The CSRF handshake of SAP clients (UI5 sends `X-CSRF-Token: Fetch` before its first write,
 // then echoes the token it got) is answered, and the token a write carries is not checked:
@@ -14,7 +15,7 @@
 // The token is a fixed word saying so.
 
 import type { Middleware } from 'koa'
-import { RequestError } from '../errors.ts'
+import { RequestError, ServiceError } from '../errors.ts'
 
 const BATCH = /\/\$batch\/?$/i
 
@@ -32,6 +33,7 @@ export function odataHeaders(bodyless: (path: string) => boolean): Middleware {
   return async (ctx, next) => {
     const maxVersion = servableVersions(ctx)
     ctx.set('OData-Version', maxVersion !== undefined && maxVersion >= 4.01 ? '4.01' : '4.0')
+    refuseIsolation(ctx)
     if (ctx.get('X-CSRF-Token').toLowerCase() === 'fetch') ctx.set('X-CSRF-Token', CSRF_TOKEN)
     if (BODY_METHODS.has(ctx.method) && Number(ctx.get('Content-Length') || 0) > 0) {
       // A $batch may be multipart/mixed (odata/handlers/batch-handler.ts reads it).
@@ -47,7 +49,22 @@ export function odataHeaders(bodyless: (path: string) => boolean): Middleware {
  */
 export function refuseAsAlone(part: { get(name: string): string; readonly method: string }, hasBody: boolean, bodyless: () => boolean): void {
   servableVersions(part)
+  refuseIsolation(part)
   if (BODY_METHODS.has(part.method) && hasBody) requireJsonBody(part.get('Content-Type'), undefined, bodyless)
+}
+
+/**
+ * `Isolation: snapshot` (4.0: `OData-Isolation`) asks that a request, the pages after it and a
+ * batch's requests all see the data of one moment. This service does not keep snapshots across
+ * requests, and OData 4.01 Part 1 §8.2.5 has a service that does not support it refuse the
+ * request unprocessed: 412, rather than answer without the isolation asked for.
+ */
+function refuseIsolation(request: HeaderSource): void {
+  for (const header of ['Isolation', 'OData-Isolation']) {
+    if (request.get(header).trim() !== '') {
+      throw new ServiceError('PreconditionFailed', `${header}: ${request.get(header).trim().slice(0, 40)} is not supported: this service does not read a snapshot across requests, pages or the requests of a batch; send the request without it.`, { target: header })
+    }
+  }
 }
 
 /** 400 for versions this service cannot serve; the OData-MaxVersion asked for, if any. */

@@ -264,7 +264,7 @@ describe('JSON $batch (4.01)', () => {
     ])
   })
 
-  it('refuses a request whose protocol headers it would refuse alone: OData-Version, OData-MaxVersion, a body that is not JSON', async () => {
+  it('refuses a request whose protocol headers it would refuse alone: OData-Version, OData-MaxVersion, Isolation, a body that is not JSON', async () => {
     const before = await tablesHash()
     const answer = await jsonBatch([
       { id: 'v5', method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': '5.0' } },
@@ -272,6 +272,7 @@ describe('JSON $batch (4.01)', () => {
       { id: 'word', method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': 'four' } },
       { id: 'text', method: 'POST', url: 'Customers', headers: { 'Content-Type': 'text/plain' }, body: 'Name=Plain Text' },
       { id: 'ok', method: 'GET', url: 'Customers?$top=1', headers: { 'OData-Version': '4.01', 'OData-MaxVersion': '4.01' } },
+      { id: 'snapshot', method: 'POST', url: 'Customers', headers: { Isolation: 'snapshot' }, body: { Name: 'Snapshot Isolated' } },
     ])
     expect(answer.status, answer.text).toBe(200)
     const alone = await call(`${server.api}/Customers?$top=1`, { token: admin, headers: { 'OData-Version': '5.0' } })
@@ -281,6 +282,7 @@ describe('JSON $batch (4.01)', () => {
     expect(word.status).toBe(400)
     expect(text).toMatchObject({ status: 415, body: { error: { code: 'UnsupportedMediaType' } } })
     expect(ok.status).toBe(200)
+    expect(answer.body.responses[5]).toMatchObject({ status: 412, body: { error: { code: 'PreconditionFailed' } } })
     expect(await tablesHash()).toBe(before)
   })
 

@@ -490,6 +490,20 @@ describe('protocol errors', () => {
   })
 })
 
+describe('Isolation (OData 4.01 Part 1 §8.2.5)', () => {
+  it('refuses a request asking for snapshot isolation with 412, as a service without it must, and writes nothing', async () => {
+    for (const header of ['Isolation', 'OData-Isolation']) {
+      const read = await get('Customers', { [header]: 'snapshot' })
+      expect([read.status, read.body?.error?.code], header).toEqual([412, 'PreconditionFailed'])
+      expect(read.body.error.message, header).toContain(header)
+      const write = await post('Customers', { Name: `Isolated ${header}` }, { [header]: 'snapshot' })
+      expect(write.status, header).toBe(412)
+      const written = await get(`Customers/$count?$filter=Name eq 'Isolated ${header}'`)
+      expect(written.text, header).toBe('0')
+    }
+  })
+})
+
 describe('$metadata', () => {
   it('is CSDL XML by default and CSDL JSON on request', async () => {
     const xml = await get('$metadata')
