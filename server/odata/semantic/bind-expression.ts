@@ -208,26 +208,30 @@ function bindIn(context: BindContext, scope: ExpressionScope, left: BoundExpress
   if (list.kind !== 'list') {
     throw QueryError.invalid(`In ${scope.option}, 'in' needs a list in parentheses on its right, as in Status in ('Open','Closed').`)
   }
-  const items = list.items.map((item) => coerceLiteral(bindExpression(context, scope, item), left.type, scope.option))
-  for (const item of items) checkEnumMember(left, item, scope.option)
+  const items = list.items.map((item) => enumMember(left, coerceLiteral(bindExpression(context, scope, item), left.type, scope.option), scope.option))
   return { kind: 'binary', op: 'in', left, right: { kind: 'list', items, type: left.type }, type: 'boolean' }
 }
 
 /**
  * An enumeration compares with its members only: a typo is an error, not an empty result.
  * A typed literal (`entityctl.EmployeeLevel'Lead'`) must name the property's enumeration type.
+ * A member may be written by its value (`entityctl.EmployeeLevel'2'`, the ABNF's
+ * enumMemberValue: $metadata gives each member its place as Value); it becomes its name.
  */
-function checkEnumMember(operand: BoundExpression, literal: BoundExpression, option: string): void {
-  if (literal.kind !== 'literal' || literal.type === 'null') return
+function enumMember(operand: BoundExpression, literal: BoundLiteral, option: string): BoundLiteral
+function enumMember(operand: BoundExpression, literal: BoundExpression, option: string): BoundExpression
+function enumMember(operand: BoundExpression, literal: BoundExpression, option: string): BoundExpression {
+  if (literal.kind !== 'literal' || literal.type === 'null') return literal
   const isEnum = operand.kind === 'property' && operand.property.type === 'Enum'
   if (literal.enumType && !(isEnum && isEnumTypeOf(literal.enumType, operand.property))) {
     const expected = isEnum ? `; its type is ${ENUM_NAMESPACE}.${operand.property.entity.name}${operand.property.name}` : ', which is no enumeration'
     throw QueryError.invalid(`In ${option}, ${literal.enumType}'${String(literal.value)}' cannot be compared with ${describe(operand)}${expected}.`)
   }
-  if (!isEnum) return
+  if (!isEnum) return literal
   const members = operand.property.decl.values ?? []
   const value = String(literal.value)
-  if (members.includes(value)) return
+  if (members.includes(value)) return literal
+  if (/^\d{1,9}$/.test(value) && Number(value) < members.length) return { ...literal, value: members[Number(value)] }
   const hint = closestName(value, members)
   throw QueryError.invalid(
     `In ${option}, '${value}' is not a value of ${operand.property.entity.setName}.${operand.property.name}${hint ? `; did you mean '${hint}'?` : ''} (values: ${members.join(', ')}).`,
@@ -245,9 +249,9 @@ function bindBinary(op: string, left: BoundExpression, right: BoundExpression, o
     throw QueryError.invalid(`In ${option}, 'has' tests a member of an enumeration property, as in Level has 'Senior'.`)
   }
   if (COMPARISON.has(op) || op === 'has') {
-    const [l, r] = unify(left, right, op, option)
-    checkEnumMember(l, r, option)
-    checkEnumMember(r, l, option)
+    const [unifiedLeft, unifiedRight] = unify(left, right, op, option)
+    const l = enumMember(unifiedRight, unifiedLeft, option)
+    const r = enumMember(unifiedLeft, unifiedRight, option)
     if (l.type === 'boolean' && !['eq', 'ne'].includes(op) && op !== 'has') {
       throw QueryError.invalid(`In ${option}, '${op}' cannot compare booleans.`)
     }

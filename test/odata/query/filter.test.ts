@@ -93,6 +93,10 @@ const comparisons: QueryCase[] = [
   emp("Level eq entityctl.EmployeeLevel'Lead'", (e) => e.Level === 'Lead'),
   emp("Level has entityctl.EmployeeLevel'Principal'", (e) => e.Level === 'Principal'),
   emp("Level has 'Junior'", (e) => e.Level === 'Junior'),
+  // A member by its value (the ABNF's enumMemberValue; $metadata gives each its Value), typed or not.
+  emp("Level eq entityctl.EmployeeLevel'2'", (e) => e.Level === 'Lead'),
+  emp("Level in ('0',entityctl.EmployeeLevel'3')", (e) => e.Level === 'Junior' || e.Level === 'Principal'),
+  emp("Level ge entityctl.EmployeeLevel'1'", (e) => ge(LEVELS(e.Level), 2)),
   // Enumeration members compare by their value (declaration order), not by name.
   emp("Level gt 'Senior'", (e) => gt(LEVELS(e.Level), 2)),
   emp("Level le entityctl.EmployeeLevel'Senior'", (e) => le(LEVELS(e.Level), 2)),
