@@ -259,6 +259,11 @@ describe('Prefer: odata.maxpagesize', () => {
       const page = await get('Customers?$select=Name&$orderby=Name', { Prefer: `${name}=2` })
       expect([page.headers.get('preference-applied'), page.body.value.length], name).toEqual([`${name}=2`, 2])
     }
+    // Given both ways, the unprefixed one counts, wherever it stands.
+    for (const prefer of ['odata.maxpagesize=4, maxpagesize=2', 'maxpagesize=2, odata.maxpagesize=4']) {
+      const page = await get('Customers?$select=Name&$orderby=Name', { Prefer: prefer })
+      expect([page.headers.get('preference-applied'), page.body.value.length], prefer).toEqual(['maxpagesize=2', 2])
+    }
   })
 
   it('stays within MaxTop, and does not apply to a read with $top', async () => {

@@ -187,9 +187,13 @@ function notAcceptable(asked: string, offered: readonly Media[]): ServiceError {
  */
 export function preferredPageSize(prefer: string, maxTop: number): { readonly size: number; readonly name: string } | undefined {
   if (!prefer || !/maxpagesize/i.test(prefer)) return undefined
+  let found: { readonly size: number; readonly name: string } | undefined
   for (const preference of prefer.split(',')) {
     const match = /^\s*((?:odata\.)?maxpagesize)\s*=\s*"?(\d{1,15})"?\s*$/i.exec(preference)
-    if (match && Number(match[2]) > 0) return { size: Math.min(Number(match[2]), maxTop), name: match[1] }
+    if (!match || Number(match[2]) === 0) continue
+    const unprefixed = !match[1].includes('.')
+    // Given both ways, the unprefixed one counts (Protocol 4.01 §8.2.8.3).
+    if (!found || (unprefixed && found.name.includes('.'))) found = { size: Math.min(Number(match[2]), maxTop), name: match[1] }
   }
-  return undefined
+  return found
 }
