@@ -457,5 +457,7 @@ function typedNull(type: ValueType): BoundLiteral {
 export function bindValue(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
   const value = bindExpression(context, scope, syntax)
   if (value.type === 'null') throw QueryError.invalid(`In ${scope.option}, null alone has no type to sort by or compute; cast it, as in cast(null,Edm.String).`)
+  // No property is a duration, and no answer writes one (PostgreSQL's interval is '1 day', not P1D).
+  if (value.type === 'duration') throw QueryError.invalid(`In ${scope.option}, duration values are not supported: no property has that type.`)
   return value
 }

@@ -142,6 +142,9 @@ const options: ErrorCase[] = [
   ['Employees?$fliter=Age gt 1', q, ["unknown system query option '$fliter'", "did you mean '$filter'?"]],
   ['Employees?$levels=2', q, ['$levels is only allowed inside $expand']],
   ['Employees?$skiptoken=abc', q, ["$skiptoken 'abc' is not one this service issued"]],
+  // No property is a duration, so no answer can carry one (PostgreSQL would write '1 day', not P1D).
+  ["Employees?$compute=duration'P1D' as D", q, ['duration values are not supported']],
+  ["Employees?$apply=compute(duration'P1D' as D)", q, ['duration values are not supported']],
   ['Employees?$filter=Age gt @x', q, ['Parameter alias @x', 'has no value']],
   ['Employees?$filter=Age gt @x&@x=', q, ['@x has no value']],
   ["Employees?$filter=Age gt @x&@x='a'", q, ['"a" is not a valid Edm.Int32 value']],
