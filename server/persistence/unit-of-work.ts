@@ -10,8 +10,9 @@
 // and members earlier writes loaded or wrote may be taken from what the server remembers
 // instead (row-cache.ts); the flush's statement checks them too, with the same outcome.
 // A row a computed value reads through a reference (the product of a line's Title) is not
-// written: the statement checks its version and holds it (readFrom), and a change of it that
-// the rules carry to its readers locks it before they are looked for (lockForDependents).
+// written: the statement checks its version and xmin and holds it (readFrom), and a change
+// of it that the rules carry to its readers locks it before they are looked for
+// (lockForDependents).
 //
 // The business rules are the flush's hook (FlushHook): they run before the write, and they
 // say what a change will make them read, so loadForChange fetches it with the changed row.
@@ -242,8 +243,8 @@ export class UnitOfWork {
   readonly #taken = new Map<Entry, RememberedRow>()
   /** Members taken from the remembered ones: the flush checks each parent has no more and no fewer. */
   readonly #takenMembers: TakenMembers[] = []
-  /** Stored rows the rules computed values from, with the version read (readFrom). */
-  readonly #readFrom = new Map<Entry, number>()
+  /** Stored rows the rules computed values from, with the version and xmin read (readFrom). */
+  readonly #readFrom = new Map<Entry, { readonly version: number; readonly xmin: string | undefined }>()
   /** Rows locked for the rules to find what reads them (lockForDependents). */
   readonly #lockedForDependents = new Set<Entry>()
 
@@ -301,11 +302,12 @@ export class UnitOfWork {
   /**
    * The rules computed a value from the stored properties of `entry` (a line's Title from its
    * product's Code) without changing it: the flush's statement checks the row still has the
-   * version read and holds it (FOR KEY SHARE) until it commits. A write changing the row waits
-   * for this one before it looks for what reads it (lockForDependents), or makes it lose.
+   * version and xmin read (a key deleted and created again meanwhile is at the version again)
+   * and holds it (FOR KEY SHARE) until it commits. A write changing the row waits for this one
+   * before it looks for what reads it (lockForDependents), or makes it lose.
    */
   readFrom(entry: Entry): void {
-    if (entry.state === 'loaded' && !this.#readFrom.has(entry)) this.#readFrom.set(entry, entry.version!)
+    if (entry.state === 'loaded' && !this.#readFrom.has(entry)) this.#readFrom.set(entry, { version: entry.version!, xmin: entry.xmin })
   }
 
   /**
@@ -890,8 +892,8 @@ export class UnitOfWork {
   /** The rows the rules read values from (readFrom) that are still stored as read: not changed by a staged step, not removed. */
   #readRows(): ReadRow[] {
     const rows: ReadRow[] = []
-    for (const [entry, version] of this.#readFrom) {
-      if (entry.state === 'loaded' && !entry.removed && !this.#stored.has(entry)) rows.push({ entity: entry.entity, key: entry.key, version })
+    for (const [entry, { version, xmin }] of this.#readFrom) {
+      if (entry.state === 'loaded' && !entry.removed && !this.#stored.has(entry)) rows.push({ entity: entry.entity, key: entry.key, version, xmin })
     }
     return rows
   }

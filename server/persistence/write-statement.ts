@@ -73,7 +73,7 @@ export function committedVersion(version: number): number {
 /**
  * One statement for `rows`: inserts, updates and deletes batched per table (rowSource: a
  * VALUES list or arrays), and a final check that every updated or deleted row still had its
- * version, as every row of `readFrom` the statement does not write; otherwise `_conflict`
+ * version and xmin, as every row of `readFrom` the statement does not write; otherwise `_conflict`
  * raises and nothing of the statement stays. `versioning` says what versions it writes.
  */
 export function writeStatement(
@@ -148,19 +148,21 @@ export function writeStatement(
     for (const r of deleted) written.push([entity.name, r.entry.key, r.expected!])
   }
   // Rows the rules computed values from without writing them (a line's Title from its
-  // product's Code): still at the version read, and held until the statement commits, so a
-  // write changing one of them (UnitOfWork.lockForDependents) waits for this one. FOR KEY
-  // SHARE, the lock a foreign key's check takes: a line written or moved holds its product
-  // so already, and concurrent writers of lines share it without PostgreSQL recording a
+  // product's Code): still at the version and xmin read (as a written row is: a product
+  // deleted and created again under its key is at the version again, with other values; an
+  // xmin not known is not compared), and held until the statement commits, so a write
+  // changing one of them (UnitOfWork.lockForDependents) waits for this one. FOR KEY SHARE,
+  // the lock a foreign key's check takes: a line written or moved holds its product so
+  // already, and concurrent writers of lines share it without PostgreSQL recording a
   // second, stronger lock of each on the row (a new multixact). One the change holds
   // already makes this one lose at once (SKIP LOCKED): waiting for it here, while other
   // steps hold rows (the order), let writers of lines deadlock each other.
   const held = readFrom.filter((read) => !written.some(([entity, key]) => entity === read.entity.name && key === read.key))
   for (const [entity, reads] of Map.groupBy(held, (read) => read.entity)) {
-    const values = reads.map((read) => `(${params.add(read.key, 'uuid')}, ${params.add(read.version, 'int')})`)
+    const values = reads.map((read) => `(${params.add(read.key, 'uuid')}, ${params.add(read.version, 'int')}, ${params.add(read.xmin ?? null, 'xid')})`)
     checked.push(`"w${steps.length}"`)
-    steps.push(`select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version)
-        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version for key share of t skip locked`)
+    steps.push(`select 1 from ${quote(entity.table)} t join (values ${values.join(', ')}) as v(k, version, xmin)
+        on t.${quote(KEY)} = v.k and t.${quote(VERSION_COLUMN)} = v.version and (v.xmin is null or t.xmin = v.xmin) for key share of t skip locked`)
   }
   let check = `case when ${countOf(checked)} = ${params.add(written.length + held.length, 'int')} then 0 else "_conflict"('a row changed since it was read') end`
   if (remembered && takenCount(remembered) > 0) check = rememberedCheck(params, remembered, steps, check)
@@ -177,11 +179,12 @@ export function writeStatement(
   return { text, params: params.values, written, read, readsBack: readRelation !== undefined, returned }
 }
 
-/** A stored row the rules read a value from without writing it: the version they read. */
+/** A stored row the rules read a value from without writing it: the version they read, and its xmin when known. */
 export interface ReadRow {
   readonly entity: EntityModel
   readonly key: string
   readonly version: number
+  readonly xmin?: string
 }
 
 /** The steps as the statement's common table expressions, named "w0", "w1", … in order. */

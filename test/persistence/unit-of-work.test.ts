@@ -263,6 +263,30 @@ describe('optimistic concurrency', () => {
     }
   })
 
+  it('runs the unit again when a row its rules only read was deleted and its key created again before its flush, at the same version', async () => {
+    const { order } = await newOrder()
+    const Product = db.model.entities.get('Product')!
+    const product = randomUUID()
+    await post('Products', { Guid: product, Code: 'OLD', Name: 'Read by the unit', Price: 10 })
+    const line = randomUUID()
+    let attempts = 0
+    await poolSession(db).write(async (unit) => {
+      attempts++
+      // The line reads the product's Price (its UnitPrice) and Code (its Title), loaded here.
+      const [read] = await unit.load([{ entity: Product, key: product }])
+      expect(read.version).toBe(1)
+      if (attempts === 1) {
+        expect((await call(`${server.api}/Products(${product})`, { method: 'DELETE', token })).status).toBe(204)
+        await post('Products', { Guid: product, Code: 'NEW', Name: 'Created again', Price: 20 })
+      }
+      Object.assign(unit.create(OrderLine(), line).values, { Order: order, Product: product, Quantity: 1 })
+    })
+    expect(attempts).toBe(2)
+    const stored = (await call(`${server.api}/OrderLines(${line})?$select=UnitPrice,Title`, { token })).body
+    expect(stored).toMatchObject({ UnitPrice: 20, Title: expect.stringMatching(/ \/ NEW$/) })
+    expect(await total(order)).toBe(255.17) // 235.17 + 1 × 20
+  })
+
   it('runs the unit again in the session, and both changes count', async () => {
     const { order, lines } = await newOrder()
     let attempts = 0
