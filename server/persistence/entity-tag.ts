@@ -36,3 +36,15 @@ export function entityTagSql(alias: string): string {
   const version = `${alias}.${quote(VERSION_COLUMN)}`
   return `'W/"' || ${version} || case when ${version} < 0 then '' else '.' || ${alias}.xmin end || '"'`
 }
+
+/**
+ * Whether `tag` is an ETag as entityctl answered it before ETags carried the xmin (W/"2",
+ * the version alone) of a row at `version`. Such a tag can no longer tell that row from
+ * another under its key at the same version (deleted and created again), so it is read as
+ * naming the row at its version only where that is the safe side: If-None-Match on a write
+ * (apply-plan.ts: do not write over that state, 412), and an If-Match a workflow's request
+ * matched before the upgrade on a row its commit checks is unchanged (workflow-rebuild.ts).
+ */
+export function isTagOfVersion(tag: string, version: number): boolean {
+  return /^(W\/)?"(\d+)"$/.exec(tag)?.[2] === String(version)
+}

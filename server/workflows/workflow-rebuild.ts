@@ -28,7 +28,7 @@ import { newGuid } from '../persistence/guid.ts'
 import { openUnit } from '../persistence/session.ts'
 import { quoteIdentifier as quote, type Sql } from '../persistence/sql.ts'
 import { SqlParameters } from '../persistence/sql-parameters.ts'
-import { entityTag } from '../persistence/entity-tag.ts'
+import { entityTag, isTagOfVersion } from '../persistence/entity-tag.ts'
 import type { FlushedRow, LoadRequest, RowToWrite, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { committedVersion, nextVersion } from '../persistence/write-statement.ts'
 import type { TenantDatabase } from '../tenancy/tenant-database.ts'
@@ -92,8 +92,9 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
  * stored W/"2" for a row the workflow found: it matched that row when the request ran, and
  * the row still has that version (requireUnchanged), so it stands for the row's ETag now.
  * Neither tag gets past a request of this version (412), so this changes nothing of a plan
- * this version stored. If-None-Match is left as it is: a tag that did not match then matches
- * neither now.
+ * this version stored. If-None-Match is left as it is: a tag that did not match then is of
+ * another version than the row's, which it still has, so it matches neither now (apply-plan.ts
+ * reads such a tag as this does, isTagOfVersion).
  */
 function withTagsOfNow(unit: UnitOfWork, plan: WritePlan, pending: ReadonlySet<string>): WritePlan {
   const operations = plan.operations.map((operation) => {
@@ -101,9 +102,10 @@ function withTagsOfNow(unit: UnitOfWork, plan: WritePlan, pending: ReadonlySet<s
     if (pending.has(`${operation.entity}(${operation.key})`)) return { ...operation, ifMatch: operation.ifMatch.map((tag) => tag.replace(/^(W\/)?"(\d+)"$/, '$1"-$2"')) }
     const entity = unit.model.entities.get(operation.entity)
     const found = entity && unit.get(entity, operation.key)
-    if (found?.state !== 'loaded' || found.version === undefined) return operation
-    const now = entityTag(found.version, found.xmin)
-    const ifMatch = operation.ifMatch.map((tag) => (now !== undefined && /^(W\/)?"(\d+)"$/.exec(tag)?.[2] === String(found.version) ? now : tag))
+    const version = found?.state === 'loaded' ? found.version : undefined
+    if (version === undefined) return operation
+    const now = entityTag(version, found!.xmin)
+    const ifMatch = operation.ifMatch.map((tag) => (now !== undefined && isTagOfVersion(tag, version) ? now : tag))
     return { ...operation, ifMatch }
   })
   return { ...plan, operations }

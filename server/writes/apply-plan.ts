@@ -8,7 +8,7 @@
 import type { Permission } from '../model/declarations.ts'
 import type { EntityModel, Model } from '../model/model.ts'
 import { RequestError, ServiceError } from '../errors.ts'
-import { entityTag } from '../persistence/entity-tag.ts'
+import { entityTag, isTagOfVersion } from '../persistence/entity-tag.ts'
 import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { runMethod } from '../rules/run-method.ts'
 import { WRITE_PLAN_FORMAT, type CallOperation, type CreateOperation, type PlanResult, type WriteOperation, type WritePlan } from './write-plan.ts'
@@ -128,7 +128,10 @@ async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string,
   const current = entityTag(record.version!, record.xmin)
   const matches = (tags: readonly string[]) => current !== undefined && (tags.includes(current) || tags.includes(current.slice(2)))
   if (ifMatch && !matches(ifMatch)) throw RequestError.preconditionFailed()
-  if (ifNoneMatch && (ifNoneMatch.includes('*') || matches(ifNoneMatch))) throw RequestError.noneMatchFailed()
+  // If-None-Match is "do not write over this state": a tag from before ETags carried the xmin
+  // (W/"2") that may name it, its version the row's, is taken as naming it (isTagOfVersion).
+  const namesThisState = (tags: readonly string[]) => matches(tags) || tags.some((tag) => isTagOfVersion(tag, record.version!))
+  if (ifNoneMatch && (ifNoneMatch.includes('*') || namesThisState(ifNoneMatch))) throw RequestError.noneMatchFailed()
   return record
 }
 

@@ -321,6 +321,21 @@ describe('update', () => {
     expect((await write('PATCH', 'W/"7"')).status).toBe(204)
   })
 
+  it('takes an If-None-Match ETag from before ETags carried the xmin (W/"1") as the entity\'s when its version is: 412', async () => {
+    const c = await customer('None Match Before')
+    const write = (method: string, ifNoneMatch: string) =>
+      call(`${api}/Customers(${c.Guid})`, { method, token, body: method === 'DELETE' ? undefined : { Name: 'Changed' }, headers: { 'If-None-Match': ifNoneMatch } })
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      for (const tag of ['W/"1"', '"1"', 'W/"7", W/"1"']) {
+        const refused = await write(method, tag)
+        expect([refused.status, refused.body?.error?.code], `${method} ${tag}`).toEqual([412, 'PreconditionFailed'])
+      }
+    }
+    expect((await get(`Customers(${c.Guid})?$select=Name`)).body.Name).toBe('None Match Before')
+    // Another version is another state: the write goes ahead. If-Match does not take such a tag (412 above).
+    expect((await write('PATCH', 'W/"2"')).status).toBe(204)
+  })
+
   it('Prefer: return=representation answers PATCH, PUT and POST with the whole entity, and says it applied', async () => {
     const c = await customer('Represented', { City: 'Rome' })
     const prefer = { Prefer: 'return=representation' }
