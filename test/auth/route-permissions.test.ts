@@ -242,7 +242,7 @@ function odataRoutes(model: Model): Route[] {
         { name: `${set}?$select=${nav}/Title`, set, method: 'GET', path: () => `${set}?$select=${nav}/Title`, needs: both },
         // A write's reply: the written entity is its writer's to see; what it expands is not.
         { name: `POST ${set}?$expand=${nav}`, set, method: 'POST', path: () => `${set}?$expand=${nav}`, body, needs: [{ entity, permission: 'create' }, ...binds(entity), ...read(target)], refused },
-        { name: `PATCH ${set}(k)?$expand=${nav}`, set, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...binds(entity), ...read(target)], refused },
+        { name: `PATCH ${set}(k)?$expand=${nav}`, set, method: 'PATCH', path: (v) => `${set}(${v})?$expand=${nav}`, body, victim, needs: [{ entity, permission: 'update' }, ...binds(entity), ...read(entity, target)], refused },
       )
       // $ref writes: an update of the entity holding the reference, whichever side the path names.
       // What they link is fresh, so no link meets a natural key (a role's responsibility) twice.

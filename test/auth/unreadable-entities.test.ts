@@ -2,7 +2,8 @@
 // personal access tokens"): route-permissions.test.ts sends each route once per navigation;
 // here a clerk who reads orders, not customers, tries the paths that reach a customer
 // indirectly — nested options, $it, parameter aliases, lambdas inside lambdas, method results
-// and their options, write replies, $batch references to an earlier part, a workflow.
+// and their options, write replies, $batch references to an earlier part, a workflow — and a
+// bookkeeper who may change customers, not read them, tries reading one back through a change.
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
@@ -17,6 +18,7 @@ const FORBIDDEN = /needs the read permission on Customer, which your responsibil
 let server: TestServer
 let admin: string
 let clerk: string
+let bookkeeper: string
 let customer: string
 let order: string
 
@@ -33,6 +35,7 @@ beforeAll(async () => {
   await run('user', 'grant-role', '--username', BOOKKEEPER.username, '--role', 'Bookkeepers')
   admin = (await tokens(server)).accessToken
   clerk = (await tokens(server, CLERK.username, CLERK.password)).accessToken
+  bookkeeper = (await tokens(server, BOOKKEEPER.username, BOOKKEEPER.password)).accessToken
   customer = (await api('Customers', { method: 'POST', token: admin, body: { Code: 'ACME', Name: 'Acme Secret', CreditLimit: 5000 } })).body.Guid
   order = (await api('Orders', { method: 'POST', token: admin, body: { Number: 1, Note: 'first', 'Customer@odata.bind': `Customers(${customer})`, Lines: [{ Text: 'one' }] } })).body.Guid
 })
@@ -136,5 +139,27 @@ describe('a clerk who reads orders, not customers', () => {
     } finally {
       expect((await workflow.abort()).status).toBe(200)
     }
+  })
+})
+
+describe('a bookkeeper who changes customers and may not read them', () => {
+  it('changes one, answered without it', async () => {
+    const changed = await api(`Customers(${customer})`, { method: 'PATCH', token: bookkeeper, body: { CreditLimit: 6000 } })
+    expect(changed.status, changed.text).toBe(204)
+    expect(changed.text).toBe('')
+    const minimal = await api(`Customers(${customer})?$select=Name`, { method: 'PATCH', token: bookkeeper, body: {}, headers: { Prefer: 'return=minimal' } })
+    expect(minimal.status, minimal.text).toBe(204)
+  })
+
+  it('gets 403 asking a change to answer with the customer, which would read it, and nothing is written', async () => {
+    for (const [path, headers] of [
+      [`Customers(${customer})?$select=Name,CreditLimit`, {}],
+      [`Customers(${customer})`, { Prefer: 'return=representation' }],
+    ] as const) {
+      const response = await api(path, { method: 'PATCH', token: bookkeeper, body: { CreditLimit: 7000 }, headers })
+      expect(response.status, `${path}: ${response.text}`).toBe(403)
+      expect(response.body.error.message, path).toBe(`Answering a change of Customers with the entity needs the read permission on Customer, which your responsibilities do not grant.`)
+    }
+    expect((await api(`Customers(${customer})?$select=CreditLimit`, { token: admin })).body.CreditLimit).toBe(6000)
   })
 })

@@ -47,9 +47,9 @@ export async function handleUpdate(ctx: Exchange, scope: RequestScope, entity: E
   // return=minimal wins over $select and $expand, as it does on a create.
   const minimal = prefers(ctx, 'return=minimal')
   const representation = !minimal && prefers(ctx, 'return=representation')
-  const request = { kind: 'update' as const, entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options, representation }
-  const bound = bind(ctx, scope, request)
   const wantsBody = !minimal && (options.select !== undefined || options.expand !== undefined || representation)
+  const request = { kind: 'update' as const, entity, key, mode, body: requestBody(ctx), ifMatch: ctx.get('If-Match'), ifNoneMatch: ctx.get('If-None-Match'), options, representation, answered: wantsBody }
+  const bound = bind(ctx, scope, request)
   await write(ctx, scope, bound, wantsBody)
   await afterWrite(scope, entity)
   if (ctx.status !== 200) {

@@ -17,7 +17,11 @@
 //   a method        execute:<name>; read on the entity type of each entity a parameter names
 //                   (p.reference, p.many: naming an entity is reaching it, and whether it
 //                   exists is answered only after); for an entity result what reading it needs;
-//   a write's reply what its $expand reaches (the written entity itself is shown to its writer);
+//   a write's reply what its $expand reaches; an update's reply that carries the entity
+//                   ($select, $expand, return=representation) read on it too: it answers with
+//                   what is stored, not only what was sent, so `PATCH Customers(k)?$select=Name`
+//                   with {} would otherwise read what update alone does not grant (a create's
+//                   reply is the entity its caller just made, shown without read);
 //   a workflow's commit what each stored plan's writes and modify methods need, again, with the
 //                   access of then;
 //   granting full access (User.HasFullAccess) full access, whatever else the caller holds;
@@ -68,7 +72,8 @@ export type AuthorizationRequest =
   /** Every row of an entity outside the OData routes (GET /api/roles/tree). */
   | { readonly kind: 'readAll'; readonly entity: EntityModel; readonly by: string }
   | { readonly kind: 'create'; readonly entity: EntityModel; readonly nested: NestedWrites; readonly reply: BoundEntityRead }
-  | { readonly kind: 'update'; readonly entity: EntityModel; readonly reply: BoundEntityRead }
+  /** `answered`: the reply carries the entity, read back from what is stored. */
+  | { readonly kind: 'update'; readonly entity: EntityModel; readonly reply: BoundEntityRead; readonly answered: boolean }
   | { readonly kind: 'delete'; readonly entity: EntityModel }
   | { readonly kind: 'execute'; readonly entity: EntityModel; readonly method: string; readonly named: readonly NamedByParameter[]; readonly result?: BoundRead }
 
@@ -138,6 +143,7 @@ export function needsOf(request: AuthorizationRequest): Need[] {
       break
     case 'update':
       need(request.entity, 'update', `Changing ${request.entity.setName}`)
+      if (request.answered) need(request.entity, 'read', `Answering a change of ${request.entity.setName} with the entity`)
       entityReadNeeds(request.reply, need)
       break
     case 'delete':

@@ -60,6 +60,8 @@ export type WriteRequest =
       readonly options: QueryOptionsSyntax
       /** Prefer: return=representation: without $select, the reply is the whole entity. */
       readonly representation: boolean
+      /** The reply carries the entity ($select, $expand or return=representation, without return=minimal). */
+      readonly answered: boolean
     }
   | { readonly kind: 'delete'; readonly entity: EntityModel; readonly key: string; readonly ifMatch: string; readonly ifNoneMatch: string; readonly options: QueryOptionsSyntax }
   /**
@@ -139,7 +141,7 @@ export function bindWrite(binding: WriteBinding, request: WriteRequest, access: 
       const reply = bindEntityReply(replyBinding(binding, request.representation), entity, request.options, 'a write answers with one entity')
       const ifMatch = parseIfMatch(request.ifMatch)
       const ifNoneMatch = parseIfNoneMatch(request.ifNoneMatch)
-      authorize(access, { kind: 'update', entity, reply: reply.read })
+      authorize(access, { kind: 'update', entity, reply: reply.read, answered: request.answered })
       const values = bindUpdateBody(bodyContext(binding), entity, key, body, mode)
       const plan = writePlan([{ kind: 'update', entity: entity.name, key, mode, values, ...(ifMatch ? { ifMatch } : {}), ...(ifNoneMatch ? { ifNoneMatch } : {}) }])
       authorizeBinds(access, binding.model, plan)
@@ -205,7 +207,7 @@ function bindLinkWrite(binding: WriteBinding, request: Extract<WriteRequest, { k
   const holder = reference.entity
   requireSystemWritable(holder)
   const reply = bindEntityReply(binding, holder, parseQueryOptions(''), 'a $ref write answers with nothing')
-  authorize(access, { kind: 'update', entity: holder, reply: reply.read })
+  authorize(access, { kind: 'update', entity: holder, reply: reply.read, answered: false })
   const ifMatch = parseIfMatch(request.ifMatch)
   const path = `${navigation.entity.setName}(${key})/${binding.naming.toPublic(navigation.name)}/$ref`
   let holderKey: string

@@ -55,7 +55,7 @@ function post(set: string, body: unknown, query = '', caller = FULL): BoundWrite
 function patch(name: string, key: string, body: unknown, headers: { ifMatch?: string; ifNoneMatch?: string; put?: boolean; query?: string; representation?: boolean } = {}, caller = FULL): BoundWrite {
   const mode = headers.put ? ('put' as const) : ('patch' as const)
   const preconditions = { ifMatch: headers.ifMatch ?? '', ifNoneMatch: headers.ifNoneMatch ?? '' }
-  const request = { kind: 'update' as const, entity: entity(name), key, mode, body, ...preconditions, options: options(headers.query), representation: headers.representation ?? false }
+  const request = { kind: 'update' as const, entity: entity(name), key, mode, body, ...preconditions, options: options(headers.query), representation: headers.representation ?? false, answered: headers.representation === true || headers.query !== undefined }
   return bindWrite(binding, request, caller)
 }
 
