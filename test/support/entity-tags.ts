@@ -5,3 +5,6 @@
 export function etagAt(version: number): RegExp {
   return new RegExp(`^W/"${version}\\.\\d+"$`)
 }
+
+/** The ETag of an entity at any version. */
+export const ANY_ETAG: RegExp = /^W\/"\d+\.\d+"$/
