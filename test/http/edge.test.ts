@@ -260,6 +260,24 @@ describe('query limits', () => {
     expect(answer.status).toBe(400)
     expect(answer.body.error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxNodeCount', message: 'MaxNodeCount is 100; the request asks for 1199.' })
   })
+
+  it('refuses aliases that double with each other as QueryLimitExceeded, before any SQL, and an alias naming itself as 400', async () => {
+    // Each alias doubles the one before: 2^24 copies of Name ran the process out of memory.
+    const doubled = (length: number, name: (i: number) => string) =>
+      Array.from({ length }, (_, i) => `concat(${i ? name(i - 1) : 'Name'},${i ? name(i - 1) : 'Name'})`)
+    const parameters = doubled(24, (i) => `@a${i}`).map((value, i) => `@a${i}=${encodeURIComponent(value)}`).join('&')
+    const computed = doubled(24, (i) => `A${i}`).map((value, i) => `${value} as A${i}`)
+    // 16 compute() steps, 80 nodes as written, stayed under MaxNodeCount: 2^16 copies per row.
+    const applied = doubled(16, (i) => `A${i}`).map((value, i) => `compute(${value} as A${i})`).join('/')
+    for (const query of [`$filter=@a23%20eq%20'x'&${parameters}`, `$compute=${encodeURIComponent(computed.join(','))}&$select=A23`, `$apply=${encodeURIComponent(applied)}`]) {
+      const answer = await call(`${api}/Customers?${query}`, { token })
+      expect(answer.status, query.slice(0, 40)).toBe(400)
+      expect(answer.body.error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxNodeCount' })
+    }
+    const looping = await call(`${api}/Customers?$filter=${encodeURIComponent("@a eq 'x'")}&@a=${encodeURIComponent("concat(@a,'x')")}`, { token })
+    expect(looping.status).toBe(400)
+    expect(looping.body.error).toMatchObject({ code: 'InvalidQuery', target: '@a' })
+  })
 })
 
 describe('request heads', () => {

@@ -36,8 +36,25 @@ describe('countNodes', () => {
     ['$apply=filter(a%20eq%201)/top(5)', 5],
     ['$compute=Price%20mul%20Quantity%20as%20Amount', 4],
     ["$filter=Name%20eq%20@p&@p='x'", 4],
+    // An alias binds to its value wherever it is named: each use costs the whole value.
+    ["$filter=@p%20eq%20@p&@p=concat(Name,'x')", 1 + 3 + 3 + 3],
+    // A $compute alias named again (by another, $filter, $orderby) is its expression again.
+    ['$compute=Price%20mul%202%20as%20D,D%20add%20D%20as%20Q&$filter=Q%20gt%201', 4 + (1 + 1 + 3 + 3) + (1 + 7 + 1)],
+    ['$apply=compute(Price%20mul%202%20as%20D)/filter(D%20gt%201)', 1 + 4 + 1 + (1 + 3 + 1)],
   ])('counts %s as %i nodes', (input, expected) => {
     expect(countNodes(parseQueryOptions(input))).toBe(expected)
+  })
+
+  it('counts aliases nesting one another as the tree they bind to, not as written', () => {
+    const aliases = Array.from({ length: 30 }, (_, i) => `@a${i}=${i === 29 ? 'Name' : `concat(@a${i + 1},@a${i + 1})`}`).join('&')
+    expect(countNodes(parseQueryOptions(`$filter=@a0%20eq%20'x'&${aliases}`))).toBeGreaterThan(2 ** 29)
+  })
+
+  it('counts $compute aliases built on one another as the tree they bind to', () => {
+    const items = Array.from({ length: 30 }, (_, i) => `concat(${i ? `A${i - 1}` : 'Name'},${i ? `A${i - 1}` : 'Name'})%20as%20A${i}`)
+    expect(countNodes(parseQueryOptions(`$compute=${items.join(',')}&$select=A29`))).toBeGreaterThan(2 ** 29)
+    const transformations = items.map((item) => `compute(${item})`).join('/')
+    expect(countNodes(parseQueryOptions(`$apply=${transformations}`))).toBeGreaterThan(2 ** 29)
   })
 
   it('counts a filter of 50 comparisons as 199 nodes, well above MaxNodeCount', () => {
@@ -65,6 +82,19 @@ describe('measureQuery and the read options guard', () => {
   it('refuses MaxNodeCount first, naming the count and the limit', () => {
     const error = errorOf(() => parseReadOptions(`$filter=(a)${'or(a)'.repeat(299)}`, 100))
     expect(error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxNodeCount', message: 'MaxNodeCount is 100; the request asks for 599.' })
+  })
+
+  it.each([
+    ["@a=concat(@a,'x')", '@a'],
+    ["@a=concat(@b,'x')&@b=concat('y',@a)", '@a'],
+  ])('refuses an alias whose value names itself (%s) as 400 InvalidQuery, which binding could never finish', (aliases, name) => {
+    const error = errorOf(() => parseReadOptions(`$filter=@a%20eq%20'x'&${aliases}`, 100))
+    expect(error).toMatchObject({ code: 'InvalidQuery', target: name, message: expect.stringContaining(`${name} names itself`) })
+  })
+
+  it('measures the depth of an alias where it is used', () => {
+    const aliases = Array.from({ length: 20 }, (_, i) => `@a${i}=${i === 19 ? 'Name' : `concat(@a${i + 1},'x')`}`).join('&')
+    expect(measureQuery(parseQueryOptions(`$filter=@a0%20eq%20'x'&${aliases}`)).depth).toBe(21)
   })
 
   it(`refuses a tree deeper than ${MAX_TREE_DEPTH} under a raised MaxNodeCount, which the binder could not walk`, () => {
