@@ -7,9 +7,12 @@
 // - no free connection within Database:AcquireTimeoutSeconds: 503 with Retry-After;
 // - heavy reads never hold the tenant's last connection: a key read still answers;
 // - a client that goes away: its statement is cancelled in PostgreSQL;
-// - a backend terminated under a request: 503 with Retry-After, then the service recovers.
+// - a backend terminated under a request: 503 with Retry-After, then the service recovers;
+// - a client that stops reading a streamed answer: cut off after ApiOptions:QueryTimeoutSeconds,
+//   its connection and heavy-read slot given back.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { connect } from 'node:net'
 import pg from 'pg'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
@@ -60,6 +63,20 @@ async function blockedBackends(tenant: Tenant): Promise<number[]> {
   try {
     const { rows } = await client.query<{ pid: number }>(
       `select pid from pg_stat_activity where datname = $1 and wait_event_type = 'Lock' and state = 'active' and pid <> pg_backend_pid()`,
+      [tenant.database],
+    )
+    return rows.map((row) => row.pid)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Backends of the tenant database in a statement that waits for the server to fetch more of it. */
+async function portalsWaiting(tenant: Tenant): Promise<number[]> {
+  const client = await adminClient(tenant)
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = $1 and state = 'active' and wait_event = 'ClientRead' and pid <> pg_backend_pid()`,
       [tenant.database],
     )
     return rows.map((row) => row.pid)
@@ -215,6 +232,44 @@ describe('a pool of two connections', () => {
     // Two writes at once use both connections of the pool: a broken one given back would fail one.
     const again = await Promise.all([1, 2].map((n) => call(`${tenant.server.api}/Orders(${tenant.order})`, { method: 'PATCH', token: tenant.token, body: { Number: 10 + n } })))
     expect(again.map((answer) => answer.status)).toEqual([204, 204])
+  })
+})
+
+describe('a client that stops reading a streamed answer', () => {
+  let tenant: Tenant
+  beforeAll(async () => {
+    // One heavy slot; an answer of ~12 MB, more than the sockets on both sides buffer.
+    tenant = await openTenant({ Database: { PoolSizePerTenant: 2, AcquireTimeoutSeconds: 1 }, ApiOptions: { QueryTimeoutSeconds: 1, MaxTop: 30_000 } })
+    const client = await adminClient(tenant)
+    try {
+      await client.query(
+        `insert into "Customer" ("Guid", "Name", "Email", "City", "_Version")
+         select gen_random_uuid(), 'Customer ' || i, repeat('e', 240) || '@example.com', repeat('c', 60), 1 from generate_series(1, 30000) i`,
+      )
+    } finally {
+      await client.end()
+    }
+  })
+  afterAll(async () => tenant?.server.stop())
+
+  it('is cut off once it takes nothing for ApiOptions:QueryTimeoutSeconds, giving back its connection and heavy-read slot', async () => {
+    // The statement waits on its portal for the client: left to it, it held the tenant's heavy
+    // slot (and a connection) for as long as the client kept the connection open, and every
+    // other heavy read of the tenant waited out the acquisition timeout, 503.
+    const { port, hostname } = new URL(tenant.server.url)
+    const stalled = connect(Number(port), hostname)
+    stalled.on('error', () => {})
+    try {
+      stalled.write(`GET /api/Customers?$top=30000&$select=Name,Email,City&$orderby=Name HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.token}\r\n\r\n`)
+      stalled.pause()
+      // A paused socket never sees its end: the statement, held open for it, is what tells.
+      const [pid] = await until(() => portalsWaiting(tenant), (pids) => pids.length === 1)
+      await until(() => portalsWaiting(tenant), (pids) => !pids.includes(pid), 5_000)
+      const again = await get(tenant, HEAVY_READ)
+      expect(again.status, again.text).toBe(200)
+    } finally {
+      stalled.destroy()
+    }
   })
 })
 

@@ -7,7 +7,11 @@
 // up to BATCH_ROWS entities), the body is one string, as before. Otherwise the answer is
 // streamed: what the first batch gave, then each next batch as the socket takes it (the
 // statement waits on its portal meanwhile, so a slow client holds back PostgreSQL, not
-// memory), then the closing characters.
+// memory), then the closing characters. The portal holds a connection of the tenant (and a
+// heavy read's slot), and no statement_timeout counts while it waits: a client that takes
+// nothing for `stallMs` (ApiOptions:QueryTimeoutSeconds, the time a statement may hold them)
+// is cut off as below, or three clients that stopped reading would keep every other heavy read
+// of their tenant waiting for as long as they kept their connections open.
 //
 // The budget counts the bytes PostgreSQL produces. Passed before anything was sent: 400
 // QueryLimitExceeded, and the statement stops. Passed (or a failure) after the 200 went out:
@@ -32,6 +36,8 @@ export interface CollectionShape {
   /** The 404 of a path whose parent entity does not exist (the statement's `missing` row). */
   parentMissing?(): Error
   readonly maxBytes: number
+  /** Longest a streamed answer waits for the client to take what was sent; 0: no limit. */
+  readonly stallMs: number
   /** The finished JSON of one entity (decrypted, virtual properties computed). */
   finish(body: string): string
   /** @odata.nextLink when the statement said `more`; undefined when nobody can follow it. */
@@ -58,21 +64,34 @@ export async function collectionAnswer(cursor: RowCursor, shape: CollectionShape
     throw tooLarge(shape.maxBytes, body.items)
   }
   if (batch.done) return body.take() + body.end()
-  return streamed(body, cursor, log)
+  return streamed(body, cursor, log, shape.stallMs)
 }
 
-function streamed(body: CollectionBody, cursor: RowCursor, log: Logger): Readable {
+function streamed(body: CollectionBody, cursor: RowCursor, log: Logger, stallMs: number): Readable {
   let first = body.take()
+  let stall: NodeJS.Timeout | undefined
+  // Armed with each text handed on, disarmed when the consumer asks for more: it fires only
+  // while the client takes nothing (Koa pipes into the response, which waits for the socket).
+  const waitForClient = (readable: Readable) => {
+    if (stallMs <= 0) return
+    stall = setTimeout(() => {
+      log.warn({ limit: 'ApiOptions:QueryTimeoutSeconds', items: body.items }, 'answer cut off: the client took nothing of it for ApiOptions:QueryTimeoutSeconds')
+      readable.destroy(stalled(stallMs))
+    }, stallMs)
+  }
   const stream = new Readable({
     read() {
+      clearTimeout(stall)
       if (first) {
         this.push(first)
         first = ''
+        waitForClient(this)
         return
       }
       void pump(this)
     },
     destroy(error, callback) {
+      clearTimeout(stall)
       cursor.close()
       callback(error)
     },
@@ -96,6 +115,7 @@ function streamed(body: CollectionBody, cursor: RowCursor, log: Logger): Readabl
         }
         if (text) {
           readable.push(text)
+          waitForClient(readable)
           return
         }
       }
@@ -172,6 +192,15 @@ class CollectionBody {
     this.#bytes += head.length
     this.#parts.unshift(head)
   }
+}
+
+/** The reason a streamed answer was cut off (logged; the client sees its connection closed). */
+function stalled(stallMs: number): ServiceError {
+  return new ServiceError(
+    'QueryTimeout',
+    `The client took nothing of the answer for ${stallMs / 1000} s (ApiOptions:QueryTimeoutSeconds); it was cut off, its statement closed.`,
+    { target: 'ApiOptions:QueryTimeoutSeconds' },
+  )
 }
 
 export function tooLarge(maxBytes: number, items: number): ServiceError {
