@@ -10,6 +10,7 @@ import type { ApiState } from './api-state.ts'
 import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
 import { clientDisconnect } from './client-disconnect.ts'
+import { stalledAnswer } from './stalled-answer.ts'
 import { odataHeaders } from './odata-headers.ts'
 import { cors } from './cors.ts'
 import { BODY_METHODS, bodyReadError, readJsonBody } from './json-body.ts'
@@ -52,6 +53,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   app.use(healthRoutes(new Readiness(services.tenants, services.schemaGate)))
   app.use(requestLog(services.logger, services.metrics, services.config.Server.LogQueryValues))
   app.use(clientDisconnect)
+  app.use(stalledAnswer(() => services.config.ApiOptions.QueryTimeoutSeconds * 1000))
   app.use(errorBoundary)
   app.use(cors(services.config.ApiOptions))
   app.use(odataHeaders((path) => addressesProperty(services, path)))

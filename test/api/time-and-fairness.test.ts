@@ -14,6 +14,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { connect } from 'node:net'
 import pg from 'pg'
+import pino from 'pino'
+import { startServer } from '../../server/start.ts'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { translateDatabaseError, isLostConnection } from '../../server/persistence/database-errors.ts'
@@ -246,6 +248,12 @@ describe('a client that stops reading a streamed answer', () => {
         `insert into "Customer" ("Guid", "Name", "Email", "City", "_Version")
          select gen_random_uuid(), 'Customer ' || i, repeat('e', 240) || '@example.com', repeat('c', 60), 1 from generate_series(1, 30000) i`,
       )
+      // 500 orders for each of 100 customers: a page of 100 (sent as one string) of ~7.5 MB.
+      await client.query(
+        `insert into "Order" ("Guid", "Number", "Customer_Guid", "Status", "Title", "_Version")
+         select gen_random_uuid(), 1000 + row_number() over (), c."Guid", 'Open', repeat('t', 30), 1
+         from (select "Guid" from "Customer" where "Name" like 'Customer %' order by "Name" limit 100) c, generate_series(1, 500)`,
+      )
     } finally {
       await client.end()
     }
@@ -269,6 +277,31 @@ describe('a client that stops reading a streamed answer', () => {
       expect(again.status, again.text).toBe(200)
     } finally {
       stalled.destroy()
+    }
+  })
+
+  it('closes the connection of an answer sent whole that its client takes nothing of, for the memory it holds', async () => {
+    // A page of up to 128 entities is one string in the socket's buffer: left to it, each
+    // client that stopped reading held its answer (up to MaxResponseBytes) for as long as it
+    // kept its connection; sixty of them, half a gigabyte.
+    let cut: () => void = () => {}
+    const cutOff = new Promise<void>((resolve) => (cut = resolve))
+    const logger = pino({ level: 'warn' }, { write: (line: string) => (line.includes('the client took nothing') ? cut() : undefined) })
+    const watched = await startServer({ configPath: tenant.server.configPath, port: 0, logger })
+    const { port, hostname } = new URL(watched.url)
+    const stalled = connect(Number(port), hostname)
+    stalled.on('error', () => {})
+    try {
+      const page = `Customers?$top=100&$orderby=Name&$select=Name,Email,City&$expand=Orders($top=500;$select=Number,Title,Status)`
+      stalled.write(`GET /api/${page} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.token}\r\n\r\n`)
+      stalled.pause()
+      await cutOff
+      const again = await call(`${watched.url}/api/${page}`, { token: tenant.token })
+      expect(again.status).toBe(200)
+      expect(again.text.length).toBeGreaterThan(7_000_000)
+    } finally {
+      stalled.destroy()
+      await watched.stop()
     }
   })
 })

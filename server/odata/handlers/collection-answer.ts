@@ -7,11 +7,8 @@
 // up to BATCH_ROWS entities), the body is one string, as before. Otherwise the answer is
 // streamed: what the first batch gave, then each next batch as the socket takes it (the
 // statement waits on its portal meanwhile, so a slow client holds back PostgreSQL, not
-// memory), then the closing characters. The portal holds a connection of the tenant (and a
-// heavy read's slot), and no statement_timeout counts while it waits: a client that takes
-// nothing for `stallMs` (ApiOptions:QueryTimeoutSeconds, the time a statement may hold them)
-// is cut off as below, or three clients that stopped reading would keep every other heavy read
-// of their tenant waiting for as long as they kept their connections open.
+// memory), then the closing characters. A client that takes nothing for a while is cut off by
+// http/stalled-answer.ts, which closes the stream, and the statement with it.
 //
 // The budget counts the bytes PostgreSQL produces. Passed before anything was sent: 400
 // QueryLimitExceeded, and the statement stops. Passed (or a failure) after the 200 went out:
@@ -36,8 +33,6 @@ export interface CollectionShape {
   /** The 404 of a path whose parent entity does not exist (the statement's `missing` row). */
   parentMissing?(): Error
   readonly maxBytes: number
-  /** Longest a streamed answer waits for the client to take what was sent; 0: no limit. */
-  readonly stallMs: number
   /** The finished JSON of one entity (decrypted, virtual properties computed). */
   finish(body: string): string
   /** @odata.nextLink when the statement said `more`; undefined when nobody can follow it. */
@@ -64,34 +59,21 @@ export async function collectionAnswer(cursor: RowCursor, shape: CollectionShape
     throw tooLarge(shape.maxBytes, body.items)
   }
   if (batch.done) return body.take() + body.end()
-  return streamed(body, cursor, log, shape.stallMs)
+  return streamed(body, cursor, log)
 }
 
-function streamed(body: CollectionBody, cursor: RowCursor, log: Logger, stallMs: number): Readable {
+function streamed(body: CollectionBody, cursor: RowCursor, log: Logger): Readable {
   let first = body.take()
-  let stall: NodeJS.Timeout | undefined
-  // Armed with each text handed on, disarmed when the consumer asks for more: it fires only
-  // while the client takes nothing (Koa pipes into the response, which waits for the socket).
-  const waitForClient = (readable: Readable) => {
-    if (stallMs <= 0) return
-    stall = setTimeout(() => {
-      log.warn({ limit: 'ApiOptions:QueryTimeoutSeconds', items: body.items }, 'answer cut off: the client took nothing of it for ApiOptions:QueryTimeoutSeconds')
-      readable.destroy(stalled(stallMs))
-    }, stallMs)
-  }
   const stream = new Readable({
     read() {
-      clearTimeout(stall)
       if (first) {
         this.push(first)
         first = ''
-        waitForClient(this)
         return
       }
       void pump(this)
     },
     destroy(error, callback) {
-      clearTimeout(stall)
       cursor.close()
       callback(error)
     },
@@ -115,7 +97,6 @@ function streamed(body: CollectionBody, cursor: RowCursor, log: Logger, stallMs:
         }
         if (text) {
           readable.push(text)
-          waitForClient(readable)
           return
         }
       }
@@ -192,15 +173,6 @@ class CollectionBody {
     this.#bytes += head.length
     this.#parts.unshift(head)
   }
-}
-
-/** The reason a streamed answer was cut off (logged; the client sees its connection closed). */
-function stalled(stallMs: number): ServiceError {
-  return new ServiceError(
-    'QueryTimeout',
-    `The client took nothing of the answer for ${stallMs / 1000} s (ApiOptions:QueryTimeoutSeconds); it was cut off, its statement closed.`,
-    { target: 'ApiOptions:QueryTimeoutSeconds' },
-  )
 }
 
 export function tooLarge(maxBytes: number, items: number): ServiceError {

@@ -365,7 +365,6 @@ async function runCollectionRead(scope: RequestScope, plan: CollectionPlan, stat
     countAsText: scope.format.ieee754,
     parentMissing: () => parentNotFound(scope.target),
     maxBytes: services.config.ApiOptions.MaxResponseBytes,
-    stallMs: services.config.ApiOptions.QueryTimeoutSeconds * 1000,
     // Asked once per read, not per entity: most reads pass their rows through untouched.
     finish: needsFinishing(read) ? (body: string) => finishEntities(body, read, finishing(scope), true) : (body: string) => body,
     nextLink: () => (ctx && nextSkip !== undefined ? nextLink(ctx, services, nextSkip) : undefined),
