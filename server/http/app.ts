@@ -11,6 +11,7 @@ import { errorBoundary } from './error-boundary.ts'
 import { requestLog } from './request-log.ts'
 import { clientDisconnect } from './client-disconnect.ts'
 import { stalledAnswer } from './stalled-answer.ts'
+import { inTurn } from './pipelined-requests.ts'
 import { odataHeaders } from './odata-headers.ts'
 import { cors } from './cors.ts'
 import { BODY_METHODS, bodyReadError, readJsonBody } from './json-body.ts'
@@ -50,6 +51,7 @@ export function createApp(services: AppServices): Koa<ApiState> {
   workflowRoutes(routes, services)
   openApiRoute(routes, services)
 
+  app.use(inTurn)
   app.use(healthRoutes(new Readiness(services.tenants, services.schemaGate)))
   app.use(requestLog(services.logger, services.metrics, services.config.Server.LogQueryValues))
   app.use(clientDisconnect)

@@ -304,6 +304,39 @@ describe('a client that stops reading a streamed answer', () => {
       await watched.stop()
     }
   })
+
+  it('runs the requests pipelined on one connection one after the other, so a client that never reads holds one answer', async () => {
+    // Node reads pipelined requests a buffer at a time and Koa ran each at once, its answer
+    // kept until the ones before it went out: one connection that sent 500 and read nothing
+    // piled up answers by the hundred megabytes a second, before any stall could be noticed.
+    let cut: () => void = () => {}
+    const cutOff = new Promise<void>((resolve) => (cut = resolve))
+    const lines: { msg: string; url?: string }[] = []
+    const logger = pino({ level: 'info' }, {
+      write: (line: string) => {
+        lines.push(JSON.parse(line))
+        if (line.includes('the client took nothing')) cut()
+      },
+    })
+    const watched = await startServer({ configPath: tenant.server.configPath, port: 0, logger })
+    const { port, hostname } = new URL(watched.url)
+    const stalled = connect(Number(port), hostname)
+    stalled.on('error', () => {})
+    try {
+      const page = `/api/Customers?$top=100&$orderby=Name&$select=Name,Email,City&$expand=Orders($top=500;$select=Number,Title,Status)`
+      stalled.write(`GET ${page} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.token}\r\n\r\n`.repeat(20))
+      stalled.pause()
+      await cutOff
+      const answered = lines.filter((line) => line.msg === 'request' && line.url?.startsWith('/api/Customers'))
+      expect(answered).toHaveLength(1)
+      // The connection is still served in order when its client reads.
+      const again = await call(`${watched.url}${page.replace('$top=100', '$top=1')}`, { token: tenant.token })
+      expect(again.status).toBe(200)
+    } finally {
+      stalled.destroy()
+      await watched.stop()
+    }
+  })
 })
 
 describe('a protocol violation the server answers with an error', () => {
