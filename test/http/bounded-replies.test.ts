@@ -96,6 +96,21 @@ describe('bounded replies', () => {
     expect((await get('Customers?$top=1&$select=Name')).status).toBe(200)
   })
 
+  it('bounds the answers of a $batch together by MaxResponseBytes: the reads past it answer 400 in their place', async () => {
+    // Each read within the budget, ten of them far past it: the batch's answer was their sum,
+    // 100 page reads of 4.8 MB made one answer of 480 MB and held the event loop for 11 s.
+    const read = 'Customers?$top=50&$orderby=Name&$select=Name,Email,City,Title'
+    expect((await get(read)).text.length).toBeGreaterThan(MAX_BYTES / 3)
+    const requests = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, method: 'GET', url: read }))
+    const answer = await call(`${server.api}/$batch`, { method: 'POST', token, body: { requests } })
+    expect(answer.status).toBe(200)
+    expect(answer.text.length).toBeLessThan(MAX_BYTES + 10_000)
+    const statuses = answer.body.responses.map((response: { status: number }) => response.status)
+    expect(statuses.slice(0, 2)).toEqual([200, 200])
+    expect(statuses.slice(2)).toEqual(new Array(8).fill(400))
+    expect(answer.body.responses[9].body.error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxResponseBytes' })
+  })
+
   it('keeps an answer inside a workflow whole (it is stored), within the same budget', async () => {
     const started = await call(`${server.api}/workflow`, { method: 'POST', token })
     const headers = (index: number) => ({ 'Workflow-Id': started.body.workflowId, 'Workflow-Index': String(index) })
