@@ -186,10 +186,12 @@ it('names the user on the request line and on the line saying why it was refused
   for (const line of lines) expect(line).toMatchObject({ tenant, user: ADMIN.username })
 })
 
-it('counts the connections of all tenants against Database:MaxConnections, and the requests waiting for room', async () => {
+it('counts the connections of all tenants against Database:MaxConnections, and the requests waiting for room', { timeout: 60_000 }, async () => {
   const crowded = await startTestServer({
     tenants: ['busy', 'idle'],
-    config: { Server: { MetricsPort: await freePort() }, Database: { MaxConnections: 3, PoolSizePerTenant: 2, AcquireTimeoutSeconds: 5 } },
+    // The idle tenant's request waits for room until the lock is released, however long the
+    // machine takes to show it waiting: the acquire timeout is far beyond the wait for the gauge.
+    config: { Server: { MetricsPort: await freePort() }, Database: { MaxConnections: 3, PoolSizePerTenant: 2, AcquireTimeoutSeconds: 45 } },
   })
   const [busy, idle] = crowded.tenants
   const busyDatabase = loadConfig(crowded.configPath, {}).Tenants.get(busy)!.Database
@@ -216,7 +218,7 @@ it('counts the connections of all tenants against Database:MaxConnections, and t
     }
     await until(blocked, (n) => n === 2)
     const waiting = call(`${crowded.api}/Customers`, { token: idleToken })
-    const seen = await until(read, (metrics) => metrics.get('entityctl_database_connections_waiting') === 1, 40)
+    const seen = await until(read, (metrics) => metrics.get('entityctl_database_connections_waiting') === 1, 600)
     expect(seen.get('entityctl_database_connections_waiting')).toBe(1)
     expect(seen.get('entityctl_database_connections')).toBe(2)
     expect(seen.get('entityctl_database_connections_max')).toBe(2)
