@@ -98,6 +98,14 @@ export const INTERNAL_TABLES: readonly string[] = [
   `create table if not exists "_EncryptionCheck" (
      "Id" int primary key check ("Id" = 1),
      "Canary" text not null)`,
+  // The secret ETags hash the xmin with (entity-tag.ts), random, made once with the database
+  // and carried with its data (backup, restore, move). Made in SQL so that the statement stays
+  // idempotent: gen_random_uuid draws from PostgreSQL's cryptographic random source
+  // (pg_strong_random); two of them, 244 random bits.
+  `create table if not exists "_EntityTagKey" (
+     "Id" int primary key check ("Id" = 1),
+     "Secret" text not null default replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''))`,
+  `insert into "_EntityTagKey" ("Id") values (1) on conflict ("Id") do nothing`,
   // Workflows (workflows/workflow-store.ts): an open workflow is these rows and nothing else,
   // so any instance can serve its next request and a restart loses nothing. A request is kept
   // as its write plans and the rows they wrote (Body: `{ format, plans, rows }`, read by

@@ -206,6 +206,7 @@ export function openUnit(tenant: TenantDatabase, sql: Sql, options: Pick<UnitOpt
     cipher: tenant.cipher,
     plugins: { timeoutMs: tenant.pluginTimeoutMs ?? 0, signal },
     publicName: tenant.publicName,
+    entityTagKey: tenant.entityTagKey,
     ...unitOptions,
   })
 }

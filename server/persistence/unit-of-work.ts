@@ -35,6 +35,7 @@ import { newGuid } from './guid.ts'
 import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
+import { EntityTagKey } from './entity-tag.ts'
 import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, WRITTEN_XMIN, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
 import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
 import { matches, whereSql, type Where } from './where.ts'
@@ -163,6 +164,8 @@ export interface UnitOptions {
    * for the targets and messages of validation errors; absent: as declared.
    */
   readonly publicName?: (declared: string) => string
+  /** The tenant database's ETag secret, kept while it is open (entity-tag.ts); absent: the unit reads its own. */
+  readonly entityTagKey?: EntityTagKey
 }
 
 /**
@@ -248,17 +251,25 @@ export class UnitOfWork {
   /** Rows locked for the rules to find what reads them (lockForDependents). */
   readonly #lockedForDependents = new Set<Entry>()
 
+  readonly #tagKey: EntityTagKey
+
   constructor(options: UnitOptions) {
     this.#options = options
     this.model = options.model
     this.sql = options.sql
     this.#pins = options.pins
     this.#now = options.pins?.now ?? new Date()
+    this.#tagKey = options.entityTagKey ?? new EntityTagKey()
   }
 
   /** How long the unit waits for one call of plugin code (rules/plugin-call.ts). */
   get pluginLimits(): PluginLimits {
     return this.#options.plugins ?? NO_PLUGIN_LIMITS
+  }
+
+  /** The secret of the ETags the unit's writes answer and check (entity-tag.ts), read on the unit's connection when not yet known. */
+  entityTagSecret(): Promise<string> {
+    return this.#tagKey.secret(this.sql)
   }
 
   /** The clock of the unit's rules. */

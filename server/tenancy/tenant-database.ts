@@ -10,6 +10,7 @@ import type { PropertyCipher } from './property-encryption.ts'
 import { HeavyReadLane } from './heavy-read-lane.ts'
 import { PlanChoice } from '../persistence/plan-choice.ts'
 import type { RowCacheScope } from '../persistence/row-cache.ts'
+import { EntityTagKey } from '../persistence/entity-tag.ts'
 import { budgetedClient, underBudget, type ConnectionBudget } from './connection-budget.ts'
 
 export interface TenantDatabase {
@@ -25,6 +26,8 @@ export interface TenantDatabase {
   readonly heavyReads: HeavyReadLane
   /** Which read shapes run with plans made for their values (persistence/plan-choice.ts). */
   readonly plans: PlanChoice
+  /** The secret of the ETags writes answer and check (persistence/entity-tag.ts), read once while open. */
+  readonly entityTagKey: EntityTagKey
   /** Rows writes loaded or wrote, remembered for the next writes (persistence/row-cache.ts); absent: none. */
   readonly remembered?: RowCacheScope
   /** How long one call of plugin code may keep a request waiting (rules/plugin-call.ts); 0 or absent: no limit. */
@@ -112,6 +115,7 @@ export async function openTenantDatabase(
     acquireTimeoutMs,
     heavyReads: new HeavyReadLane(options.poolSize - 1),
     plans: new PlanChoice(options.planForValuesAfterMs ?? 0),
+    entityTagKey: new EntityTagKey(),
     remembered: options.remembered,
     pluginTimeoutMs: options.pluginTimeoutMs,
     publicName: options.publicName,

@@ -60,7 +60,7 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
     try {
       for (const plan of request.plans) {
         actor.authorizePlan(tenant.model, plan)
-        await applyPlan(unit, withTagsOfNow(unit, plan, pending), actor)
+        await applyPlan(unit, withTagsOfNow(unit, plan, pending, await unit.entityTagSecret()), actor)
         await unit.stage()
       }
     } catch (error) {
@@ -96,7 +96,7 @@ export async function rebuildWorkflow(tenant: TenantDatabase, sql: Sql, requests
  * another version than the row's, which it still has, so it matches neither now (apply-plan.ts
  * reads such a tag as this does, isTagOfVersion).
  */
-function withTagsOfNow(unit: UnitOfWork, plan: WritePlan, pending: ReadonlySet<string>): WritePlan {
+function withTagsOfNow(unit: UnitOfWork, plan: WritePlan, pending: ReadonlySet<string>, secret: string): WritePlan {
   const operations = plan.operations.map((operation) => {
     if (operation.kind === 'create' || !operation.ifMatch || !operation.key) return operation
     if (pending.has(`${operation.entity}(${operation.key})`)) return { ...operation, ifMatch: operation.ifMatch.map((tag) => tag.replace(/^(W\/)?"(\d+)"$/, '$1"-$2"')) }
@@ -104,7 +104,7 @@ function withTagsOfNow(unit: UnitOfWork, plan: WritePlan, pending: ReadonlySet<s
     const found = entity && unit.get(entity, operation.key)
     const version = found?.state === 'loaded' ? found.version : undefined
     if (version === undefined) return operation
-    const now = entityTag(version, found!.xmin)
+    const now = entityTag(version, found!.xmin, secret)
     const ifMatch = operation.ifMatch.map((tag) => (now !== undefined && isTagOfVersion(tag, version) ? now : tag))
     return { ...operation, ifMatch }
   })

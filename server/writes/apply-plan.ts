@@ -125,7 +125,7 @@ async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string,
   // Compared weakly, as RFC 9110 13.1.2 says for If-None-Match; our tags are weak anyway.
   // The version and the row's xmin: a tag of an entity deleted since, its key created again,
   // names another row and matches nothing (entity-tag.ts).
-  const current = entityTag(record.version!, record.xmin)
+  const current = entityTag(record.version!, record.xmin, await unit.entityTagSecret())
   const matches = (tags: readonly string[]) => current !== undefined && (tags.includes(current) || tags.includes(current.slice(2)))
   if (ifMatch && !matches(ifMatch)) throw RequestError.preconditionFailed()
   // If-None-Match is "do not write over this state": a tag from before ETags carried the xmin

@@ -15,13 +15,16 @@ import { isReadOnly, type PlanResult, type WritePlan } from './write-plan.ts'
  */
 export async function runPlan(session: Session, plan: WritePlan, actor: PlanActor, reply: Pick<WriteOptions<PlanResult>, 'within' | 'readBack'> = {}): Promise<PlanResult> {
   let applied: UnitOfWork | undefined
-  const apply = (unit: UnitOfWork) => {
+  /** Read while the unit has its connection: the ETags are made after the write, without it. */
+  let secret: string | undefined
+  const apply = async (unit: UnitOfWork) => {
     applied = unit
+    if (!isReadOnly(plan)) secret = await unit.entityTagSecret()
     return applyPlan(unit, plan, actor)
   }
   if (!isReadOnly(plan)) {
     const result = await session.write(apply, { plan, ...reply })
-    return { ...result, etags: applied ? etagsAfter(applied, plan, result) : [] }
+    return { ...result, etags: applied && secret !== undefined ? etagsAfter(applied, plan, result, secret) : [] }
   }
   const result = await session.read(apply)
   await reply.within?.(session, result)
@@ -32,12 +35,12 @@ export async function runPlan(session: Session, plan: WritePlan, actor: PlanActo
  * Per operation, the ETag its entity has once written (the created or changed one, a bound
  * method's binding entity): the new ETag a 204 answer carries. Undefined where there is none.
  */
-function etagsAfter(unit: UnitOfWork, plan: WritePlan, result: PlanResult): (string | undefined)[] {
+function etagsAfter(unit: UnitOfWork, plan: WritePlan, result: PlanResult, secret: string): (string | undefined)[] {
   return plan.operations.map((operation, index) => {
     const key = operation.kind === 'call' ? operation.key : operation.kind === 'delete' ? undefined : result.results[index]
     const entity = unit.model.entities.get(operation.entity)
     if (typeof key !== 'string' || !entity) return undefined
     const entry = unit.get(entity, key)
-    return entry && !entry.removed && entry.version !== undefined ? entityTag(entry.version, entry.xmin) : undefined
+    return entry && !entry.removed && entry.version !== undefined ? entityTag(entry.version, entry.xmin, secret) : undefined
   })
 }

@@ -361,7 +361,7 @@ function entityTags(text: string, header: string): readonly string[] {
   const tags = text.split(',').map((tag) => tag.trim())
   const wrong = tags.find((tag) => !/^(W\/)?"[^"]*"$/.test(tag))
   if (wrong !== undefined) {
-    throw RequestError.invalid(`${header} holds '${wrong}', which is not an entity tag: send the ETag the entity was read with (its @odata.etag, as W/"2.48121") or *.`, header)
+    throw RequestError.invalid(`${header} holds '${wrong}', which is not an entity tag: send the ETag the entity was read with (its @odata.etag, as W/"2.9f86d081884c") or *.`, header)
   }
   return tags
 }

@@ -20,7 +20,7 @@ const MAX_BYTES = 1000
 // Entity JSON as the compiler writes it, compact (json-rows.ts): '{"Name":' || <value> || … || '}'.
 const VALUE = (sql: string) => `coalesce(to_json(${sql})::text, 'null')`
 const OBJECT = (...members: [name: string, json: string][]) => `(${members.map(([name, json], i) => `'${i ? ',' : '{'}"${name}":' || ${json}`).join(' || ')} || '}')`
-const TAG = (t: string) => `'W/"' || ${t}."_Version" || case when ${t}."_Version" < 0 then '' else '.' || ${t}.xmin end || '"'`
+const TAG = (t: string) => `'W/"' || ${t}."_Version" || case when ${t}."_Version" < 0 then '' else '.' || substr(md5((select "Secret" from "_EntityTagKey") || ${t}.xmin::text), 1, 12) end || '"'`
 const ETAG = (t: string): [string, string] => ['@odata.etag', VALUE(TAG(t))]
 const COLUMN = (t: string, name: string): [string, string] => [name, VALUE(`${t}."${name}"`)]
 const ROWS = `select octet_length(j.body) as size, case when octet_length(j.body) <= ${MAX_BYTES} then j.body end as body`
