@@ -5,10 +5,12 @@
 //
 // Literals of the workload's URLs are written into the reads (the floor answers exactly those
 // URLs); keys and write values are parameters. Object shape follows OData's minimal metadata as
-// entityctl writes it: "@odata.etag" from "_Version" and the row's xmin (W/"3.48121", as
-// server/persistence/entity-tag.ts), then "Guid", then the selected properties.
+// entityctl writes it: "@odata.etag" from "_Version" and a keyed hash of the row's xmin
+// (W/"3.9f86d081884c", as server/persistence/entity-tag.ts; the floor's secret is a constant
+// of its own), then "Guid", then the selected properties.
 
-const etag = (alias: string) => `'W/"' || ${alias}."_Version" || '.' || ${alias}.xmin || '"'`
+const FLOOR_TAG_SECRET = 'floor-etag-secret-0123456789abcdef'
+const etag = (alias: string) => `'W/"' || ${alias}."_Version" || '.' || substr(md5('${FLOOR_TAG_SECRET}' || ${alias}.xmin::text), 1, 12) || '"'`
 
 /** Q1 `Customers(<guid>)?$select=Name,Email,City` */
 export const customerByKey = `

@@ -8,4 +8,4 @@ export function etagAt(version: number): RegExp {
 }
 
 /** The ETag of an entity at any version. */
-export const ANY_ETAG: RegExp = /^W\/"\d+\.\d+"$/
+export const ANY_ETAG: RegExp = /^W\/"\d+\.[0-9a-f]{12}"$/
