@@ -15,6 +15,7 @@ import { DEMO_PLUGINS, TEST_DATABASE_URL } from '../support/test-server.ts'
 import { dropDatabase } from '../../server/tenancy/database-server.ts'
 import { loadConfig, readConfigFile } from '../../server/config/load-config.ts'
 import { serveProcess } from '../support/serve-process.ts'
+import { freePort } from '../support/free-port.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'entityctl-doctor-'))
@@ -51,15 +52,6 @@ function writeConfig(name: string, content: Record<string, any>): string {
 }
 
 const healthy = join(dir, 'healthy.json')
-
-/** A port nothing listens on at the moment it is asked. */
-function freePort(): Promise<number> {
-  const probe = createServer()
-  return new Promise((resolve) => probe.listen(0, '127.0.0.1', () => {
-    const { port } = probe.address() as { port: number }
-    probe.close(() => resolve(port))
-  }))
-}
 
 beforeAll(async () => {
   writeConfig('healthy.json', {})

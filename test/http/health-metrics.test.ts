@@ -4,7 +4,6 @@
 // it through: the test PostgreSQL itself is shared and stays up.
 
 import { readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { loadConfig } from '../../server/config/load-config.ts'
@@ -12,6 +11,7 @@ import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { startWireProxy, type WireProxy } from '../bench/pg-wire-proxy.ts'
 import { sendRaw } from './send-raw.ts'
 import { adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
+import { freePort } from '../support/free-port.ts'
 
 /** Asks `probe` again until `done` holds of its answer (readyz keeps an answer for a second). */
 async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
@@ -23,17 +23,6 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, at
   return value
 }
 
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /** Prometheus' text format: every sample as `name{labels}` → value. */
 function samples(text: string): Map<string, number> {

@@ -3,13 +3,13 @@
 // and counted under the status that says what happened. A real `entityctl serve` process on
 // the test PostgreSQL, its stdout read as JSON lines, its metrics scraped from their port.
 
-import { createServer } from 'node:net'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { databaseUrl } from '../../server/tenancy/database-server.ts'
 import { ADMIN, adminSql, call, startTestServer, testDatabaseUrl, type TestServer } from '../support/test-server.ts'
 import { serveProcess, type ServeProcess } from '../support/serve-process.ts'
+import { freePort } from '../support/free-port.ts'
 
 const HEAVY_READ = "Customers?$filter=Name ne 'x'"
 
@@ -20,17 +20,6 @@ let tenant: string
 let database: string
 let token: string
 let locker: pg.Client | undefined
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /** Prometheus' text format: every sample as `name{labels}` → value. */
 async function scrape(): Promise<Map<string, number>> {

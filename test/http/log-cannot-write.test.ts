@@ -5,11 +5,11 @@
 
 import { spawn } from 'node:child_process'
 import { closeSync, openSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { freePort } from '../support/free-port.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 let server: TestServer
@@ -18,17 +18,6 @@ beforeAll(async () => {
   server = await startTestServer()
 })
 afterAll(async () => server?.stop())
-
-/** A port nobody listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-    probe.once('error', reject)
-  })
-}
 
 it('keeps serving with its stdout on a full device, and says so once on stderr', { timeout: 120_000 }, async () => {
   const port = await freePort()

@@ -12,22 +12,12 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { embeddedDataLocation, isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
 import type { EmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
+import { freePort } from '../support/free-port.ts'
 
 let root: string
 let dataDir: string
 let port: number
 const started: EmbeddedPostgres[] = []
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function query<T = Record<string, unknown>>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url })

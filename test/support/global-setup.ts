@@ -7,12 +7,12 @@
 // the tests spawn inherit it) and as inject('testDatabaseUrl'); teardown stops it and removes
 // the folder.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { EmbeddedPostgresError, embeddedDataLocation, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
+import { freePort } from './free-port.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -83,13 +83,3 @@ function redact(url: string): string {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
