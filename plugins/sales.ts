@@ -1,6 +1,6 @@
 // The demo: customers, products, their orders and order lines, and who may touch them.
 // It is the benchmark's model (shared/bench/WORKLOAD.md). Every entity also gets Guid and Title.
-import { entity, method, p, plugin, sum } from 'entityctl/plugin'
+import { entity, method, p, plugin, sum, sumOf } from 'entityctl/plugin'
 
 const Customer = entity('Customer', {
   properties: {
@@ -60,7 +60,7 @@ const Order = entity('Order', {
   },
   defaults: { Status: () => 'Open', OrderDate: (_order, { today }) => today },
   computed: {
-    Total: { from: ['Lines.LineTotal'], value: (order) => sum(order.Lines, (line) => line.LineTotal) },
+    Total: sumOf('Lines', 'LineTotal'),
     Title: { from: ['Number'], value: (order) => `Order ${order.Number}` },
   },
   methods: {

@@ -19,6 +19,7 @@
 
 import type {
   CollectionDecl,
+  ComputedRule,
   EntityData,
   EntityDecl,
   MethodDecl,
@@ -231,6 +232,25 @@ export const method = {
 /** Declares a plugin: its entities and the responsibilities that grant access to them. */
 export function plugin(decl: PluginDecl): PluginDecl {
   return decl
+}
+
+/**
+ * A computed property that is the sum of a number over a collection's members, none counting
+ * as 0: `computed: { Total: sumOf('Lines', 'LineTotal') }`. The value of
+ * `{ from: ['Lines.LineTotal'], value: (order) => sum(order.Lines, (line) => line.LineTotal) }`,
+ * kept more cheaply: a write that changes, adds, moves or removes members moves the stored sum
+ * by what it changed (a line's new total less its old one), without reading the other members.
+ */
+export function sumOf(collection: string, property: string): ComputedRule {
+  return {
+    from: [`${collection}.${property}`],
+    value: (entity) => {
+      let total = 0
+      for (const member of (entity[collection] as EntityData[] | undefined) ?? []) total += Number(member[property] ?? 0)
+      return total
+    },
+    sumOf: { collection, property },
+  }
 }
 
 /** Sums a number over a collection, as decimals are summed: in cents, without float drift. */

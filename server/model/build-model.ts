@@ -2,7 +2,7 @@
 // links references and collections, and checks everything a typo could break. A wrong
 // plugin stops the start with its file, entity and property named (PluginError).
 
-import type { EntityDecl, PluginDecl, PropertyDecl, ResponsibilityDecl, ScalarDecl } from './declarations.ts'
+import type { ComputedRule, EntityDecl, PluginDecl, PropertyDecl, ResponsibilityDecl, ScalarDecl } from './declarations.ts'
 import type {
   CollectionProperty,
   EntityModel,
@@ -290,6 +290,9 @@ function checkEntity(entity: EntityModel, entities: ReadonlyMap<string, EntityMo
       if (!property) throw fail(`.${kind}.${name}`, 'names no property of the entity')
       const isRule = kind === 'computed' ? typeof (rule as { value?: unknown })?.value === 'function' : typeof rule === 'function'
       if (!isRule) throw fail(`.${kind}.${name}`, kind === 'computed' ? 'must be { from: [...], value: (entity) => ... }' : 'must be a function')
+      const sum = kind === 'computed' ? (rule as ComputedRule).sumOf : undefined
+      const problem = sum && sumProblem(entity, property, sum)
+      if (problem) throw fail(`.${kind}.${name}`, problem)
     }
   }
   for (const [name, method] of entity.methods) {
@@ -309,6 +312,18 @@ function checkEntity(entity: EntityModel, entities: ReadonlyMap<string, EntityMo
     const problem = method.returns === undefined ? undefined : declarationProblem(method.returns, entities)
     if (problem) throw fail(`.methods.${name}.returns`, problem === 'not a declaration' ? 'not a type: use p.integer(), p.reference(...), p.many(...), ...' : problem)
   }
+}
+
+const NUMBERS: ReadonlySet<string> = new Set(['Integer', 'Decimal', 'Double'])
+
+/** What is wrong with a sumOf: it sums a number of a collection's members into a number. */
+function sumProblem(entity: EntityModel, property: PropertyModel, sum: NonNullable<ComputedRule['sumOf']>): string | undefined {
+  if (property.kind !== 'scalar' || !NUMBERS.has(property.decl.type)) return 'sumOf gives a number: declare the property as p.integer(), p.decimal() or p.double()'
+  const collection = entity.properties.get(sum.collection)
+  if (collection?.kind !== 'collection') return `sumOf('${sum.collection}', …) needs a collection of ${entity.name} (p.many(...))`
+  const member = collection.target.properties.get(sum.property)
+  if (member?.kind !== 'scalar' || !NUMBERS.has(member.decl.type)) return `sumOf('${sum.collection}', '${sum.property}') needs a number property of ${collection.target.name}`
+  return undefined
 }
 
 /** What is wrong with a method's parameter or result type, which no property binding checks. */

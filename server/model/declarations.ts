@@ -87,6 +87,12 @@ export interface ComputedRule {
   /** Property paths the value depends on: 'Quantity', 'Lines.LineTotal', 'Order.Title'. */
   readonly from: readonly string[]
   readonly value: (entity: EntityData, context: RuleContext) => unknown
+  /**
+   * Set by sumOf: the value is the sum of `property` over the members of `collection`, so a
+   * write moves the stored sum by what it changed of those members (rules/moved-sums.ts)
+   * instead of reading them all.
+   */
+  readonly sumOf?: { readonly collection: string; readonly property: string }
 }
 
 export type MethodKind = 'read' | 'modify'

@@ -70,6 +70,8 @@ export interface LoadRequest {
 export interface ParentPrefetch {
   readonly reference: ReferenceProperty
   readonly members: CollectionProperty
+  /** Whether its members are loaded too: not when the parent's rules only move sums over them (rules/moved-sums.ts). */
+  readonly withMembers: boolean
 }
 
 /** A row a flush updates or deletes, with the version it was loaded with. */
@@ -381,6 +383,11 @@ export class UnitOfWork {
     return [...this.#entries.values()]
   }
 
+  /** The entries of one entity type the unit holds, whatever their state. */
+  entriesOf(entity: EntityModel): Iterable<Entry> {
+    return this.#entriesOf(entity)
+  }
+
   /** Properties whose value differs from the loaded one (all set ones for a new entity). */
   changes(entry: Entry): string[] {
     if (entry.state === 'new') return Object.keys(entry.values).filter((name) => entry.values[name] !== undefined && entry.values[name] !== null)
@@ -419,16 +426,20 @@ export class UnitOfWork {
       if (entry.state === 'stub') this.#takeRemembered(entry, request.parents)
       if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(entry.key)) addTo(rowKeys, request.entity, entry.key)
       for (const collection of request.members ?? []) wanted(entry, collection)
-      for (const { reference, members } of request.parents ?? []) {
+      for (const { reference, members, withMembers } of request.parents ?? []) {
         const parentKey = entry.values[reference.name]
         if (entry.state !== 'stub') {
-          if (typeof parentKey === 'string') wanted(this.reference(members.entity, parentKey), members)
+          if (typeof parentKey !== 'string') continue
+          const parent = this.reference(members.entity, parentKey)
+          if (withMembers) wanted(parent, members)
+          else if (parent.state === 'stub' && !rowKeys.get(members.entity)?.includes(parent.key)) addTo(rowKeys, members.entity, parent.key)
           continue
         }
         // The parent's key is in the row being loaded: reach it (and its members) through it.
         const viaChild = (params: SqlParameters, column: string) =>
           `${column} = (select s.${quote(reference.column)} from ${quote(request.entity.table)} s where ${keyIn(params, `s.${quote(KEY)}`, [entry.key])})`
         parts.push({ entity: members.entity, sql: (p) => selectWhere(members.entity, viaChild(p, `t.${quote(KEY)}`)) })
+        if (!withMembers) continue
         parts.push({
           entity: members.target,
           sql: (p) => selectWhere(members.target, viaChild(p, `t.${quote(reference.column)}`)),
@@ -806,7 +817,7 @@ export class UnitOfWork {
     if (!row) return
     const rows: [EntityModel, string, RememberedRow][] = [[entry.entity, entry.key, row]]
     const sets: [EntityModel, string, CollectionProperty, RememberedMembers][] = []
-    for (const { reference, members } of parents) {
+    for (const { reference, members, withMembers } of parents) {
       const parentKey = row.values[reference.name]
       if (typeof parentKey !== 'string') continue
       const parent = this.get(members.entity, parentKey)
@@ -815,7 +826,7 @@ export class UnitOfWork {
         if (!parentRow) return
         rows.push([members.entity, parentKey, parentRow])
       }
-      if (parent && this.#members.get(parent)?.has(members.name)) continue
+      if (!withMembers || (parent && this.#members.get(parent)?.has(members.name))) continue
       const keys = remembered!.members(members, parentKey)
       // The row must be among its parent's members, as the statement would have found it.
       if (!keys?.includes(entry.key) || !this.#rememberedMembersOf(members, keys, rows)) return

@@ -19,7 +19,8 @@ import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
 import { awaitPlugin, callPlugin, pluginValue } from './plugin-call.ts'
 import { changesRoleTree, checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
-import { dependenciesOn, parentsReachedBy } from './dependencies.ts'
+import { dependenciesOn, parentsReachedBy, readsMembers } from './dependencies.ts'
+import { movedSum } from './moved-sums.ts'
 
 interface Pending {
   readonly entry: Entry
@@ -155,8 +156,15 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
       return item.navigations.has(head) || item.changed.has(head)
     })
     if (!stale) continue
-    await loadForComputed(unit, scope, entry, rule.from)
     const what = `computed ${meta.name}.${name}`
+    const moved = rule.sumOf && !item.replaced ? movedSum(unit, entry, name, rule.sumOf) : undefined
+    if (moved !== undefined) {
+      // Written even if the sum stays, as a parent computed from its members is (loadForComputed).
+      unit.touch(entry)
+      set(name, moved, what)
+      continue
+    }
+    await loadForComputed(unit, scope, entry, rule.from)
     set(name, callPlugin(what, () => rule.value(view, context)), what)
   }
   return changed
@@ -199,7 +207,8 @@ async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry
   if (!item) {
     if (entry.state === 'stub') {
       const collection = entry.entity.properties.get(navigation)
-      await unit.load([{ entity: entry.entity, key: entry.key, members: collection?.kind === 'collection' ? [collection] : [] }])
+      const members = collection?.kind === 'collection' && readsMembers(entry.entity, navigation) ? [collection] : []
+      await unit.load([{ entity: entry.entity, key: entry.key, members }])
       if (entry.state === 'stub') return
     }
     item = { entry, created: entry.state === 'new', replaced: false, changed: new Set(), navigations: new Set() }
@@ -223,7 +232,7 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
       if (property.kind !== 'reference' || (!item.created && !item.changed.has(property.name))) continue
       const key = item.entry.values[property.name]
       if (typeof key !== 'string') continue
-      const members = parents.filter((parent) => parent.reference === property).map((parent) => parent.members)
+      const members = parents.filter((parent) => parent.reference === property && parent.withMembers).map((parent) => parent.members)
       if (unit.reference(property.target, key).state === 'stub' || members.length > 0) {
         requests.push({ entity: property.target, key, members, referrer: property.name })
       }

@@ -15,6 +15,8 @@ export interface Dependency {
   readonly navigation: ReferenceProperty | CollectionProperty
   readonly head: string
   readonly tail: string
+  /** The rule is a sumOf, which a write moves without reading the other members (moved-sums.ts). */
+  readonly movable: boolean
 }
 
 const dependencyIndexes = new WeakMap<Model, Map<EntityModel, Dependency[]>>()
@@ -36,7 +38,7 @@ export function dependenciesOn(model: Model, target: EntityModel): readonly Depe
           // A bare reference is one of the dependent's own properties: its change is its own.
           if (!navigation || navigation.kind === 'scalar' || (navigation.kind === 'reference' && !tail)) continue
           const list = index.get(navigation.target) ?? []
-          list.push({ dependent, navigation, head, tail })
+          list.push({ dependent, navigation, head, tail, movable: rule.sumOf !== undefined })
           index.set(navigation.target, list)
         }
       }
@@ -74,13 +76,28 @@ const reachedParents = new WeakMap<EntityModel, Map<string, readonly ParentPrefe
 
 function findParentsReachedBy(model: Model, entity: EntityModel, changing?: Iterable<string>): readonly ParentPrefetch[] {
   const reached = changing ? ownClosure(entity, new Set(changing)) : undefined
-  const prefetch: ParentPrefetch[] = []
-  for (const { navigation, tail } of dependenciesOn(model, entity)) {
+  const prefetch = new Map<CollectionProperty, ParentPrefetch>()
+  for (const { navigation, tail, movable } of dependenciesOn(model, entity)) {
     if (navigation.kind !== 'collection') continue
     if (reached && !reached.has(tail) && !reached.has(navigation.inverse.name)) continue
-    if (!prefetch.some((p) => p.members === navigation)) prefetch.push({ reference: navigation.inverse, members: navigation })
+    // The members are loaded with the parent unless every rule the change reaches only moves a sum.
+    const withMembers = !movable || prefetch.get(navigation)?.withMembers === true
+    prefetch.set(navigation, { reference: navigation.inverse, members: navigation, withMembers })
   }
-  return prefetch
+  return [...prefetch.values()]
+}
+
+/**
+ * Whether a computed rule of `entity` reads the members of `navigation` one by one; false
+ * when every one that reads them is a sumOf, which moves the stored sum instead (moved-sums.ts).
+ */
+export function readsMembers(entity: EntityModel, navigation: string): boolean {
+  for (const [name, rule] of entity.rules.computed) {
+    const property = entity.properties.get(name)
+    if (property?.kind === 'scalar' && property.decl.virtual) continue
+    if (!rule.sumOf && rule.from.some((source) => source.split('.')[0] === navigation)) return true
+  }
+  return false
 }
 
 /** `names` and every own computed property that reads one of them, transitively. */

@@ -2,7 +2,7 @@
 // the workload would declare (workload/WORKLOAD.md §3a). The floor's tables get the same indexes
 // (schema.sql), each in its own system's null order. test/fixtures/demo-plugins.test.ts keeps
 // the model in step with the demo. OrderLine's index on Product is the foreign key's own.
-import { entity, method, p, plugin, sum } from 'entityctl/plugin'
+import { entity, method, p, plugin, sum, sumOf } from 'entityctl/plugin'
 
 const Customer = entity('Customer', {
   properties: {
@@ -67,7 +67,7 @@ const Order = entity('Order', {
   ],
   defaults: { Status: () => 'Open', OrderDate: (_order, { today }) => today },
   computed: {
-    Total: { from: ['Lines.LineTotal'], value: (order) => sum(order.Lines, (line) => line.LineTotal) },
+    Total: sumOf('Lines', 'LineTotal'),
     Title: { from: ['Number'], value: (order) => `Order ${order.Number}` },
   },
   methods: {
