@@ -523,7 +523,10 @@ export class UnitOfWork {
     const rows = this.#pendingRows()
     if (rows.length === 0) return this.checkRemembered()
     const remembering = this.#options.remembered !== undefined
-    const statement = writeStatement(rows, this.#options.cipher, this.#options.pending ? 'pending' : 'raised', readBack, { rows: [...this.#taken], members: this.#takenMembers, returnWritten: remembering }, this.#readRows())
+    // A taken row the statement updates or deletes is checked by that step, over its version and xmin.
+    const written = new Set(rows.map((row) => row.entry))
+    const taken = [...this.#taken].filter(([entry]) => !written.has(entry))
+    const statement = writeStatement(rows, this.#options.cipher, this.#options.pending ? 'pending' : 'raised', readBack, { rows: taken, members: this.#takenMembers, returnWritten: remembering }, this.#readRows())
     this.#options.onWrite?.(statement.written, statement.read)
     let result: Record<string, unknown> | undefined
     try {
