@@ -57,6 +57,15 @@ export interface Entry {
   removed: boolean
 }
 
+/**
+ * Why an entry the caller did not name is removed: a delete's cascade reached it through
+ * `navigation` of `from`, or the method `method` removed it. Refusals name such an entry by
+ * this, not by its key, which the caller may have no right to read (rules/system-rules.ts).
+ */
+export type RemovalCause =
+  | { readonly kind: 'cascade'; readonly from: Entry; readonly navigation: string }
+  | { readonly kind: 'method'; readonly method: string }
+
 /** An entity to load, with collections of it and parents of it, in one statement with the others. */
 export interface LoadRequest {
   readonly entity: EntityModel
@@ -234,6 +243,8 @@ export class UnitOfWork {
   readonly #recomputed = new Set<Entry>()
   /** Where in the request's body new entries were written (`Lines/1`), for the targets of their errors. */
   readonly #bodyPaths = new WeakMap<Entry, string>()
+  /** Why entries the caller did not name are removed (remove()). */
+  readonly #removalCauses = new WeakMap<Entry, RemovalCause>()
   /** Entries staged steps changed, as the database holds them (stage()). */
   readonly #stored = new Map<Entry, StoredRow>()
   /**
@@ -302,8 +313,11 @@ export class UnitOfWork {
     return this.#add(entry)
   }
 
-  remove(entry: Entry): void {
+  /** Removes `entry`; `cause` says how the caller reached it, when they did not name it. */
+  remove(entry: Entry, cause?: RemovalCause): void {
     entry.removed = true
+    if (cause) this.#removalCauses.set(entry, cause)
+    else this.#removalCauses.delete(entry)
     if (this.#watching) this.#dirty.add(entry)
   }
 
@@ -347,6 +361,11 @@ export class UnitOfWork {
   recomputeAll(entry: Entry): void {
     this.#recomputed.add(entry)
     if (this.#watching) this.#dirty.add(entry)
+  }
+
+  /** Why `entry` is removed, when the caller did not name it (remove()). */
+  removalCause(entry: Entry): RemovalCause | undefined {
+    return this.#removalCauses.get(entry)
   }
 
   recomputesAll(entry: Entry): boolean {

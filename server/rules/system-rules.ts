@@ -43,8 +43,35 @@ export async function checkRestrictedDeletes(unit: UnitOfWork, removed: Readonly
         // Named as the client navigates to them (Customers(k)/Orders); the set too when that name does not say it.
         const navigation = unit.publicName(property.name)
         const what = navigation.toLowerCase() === property.target.setName.toLowerCase() ? navigation : `${navigation} (${property.target.setName})`
-        throw RequestError.conflict(`${entry.entity.name} ${entry.key} still has ${what}, which keep it from being deleted; delete or move them first.`)
+        throw RequestError.conflict(keptFromDeletion(unit, entry, what))
       }
     }
   }
+}
+
+/**
+ * Why `entry` cannot go, naming only what the caller named: a row a cascade reached by its way
+ * from the deleted entity (`its Orders' Lines`), one a method removed by the method, never by
+ * its key: the caller may not read it, and its key is not theirs to learn.
+ */
+function keptFromDeletion(unit: UnitOfWork, entry: Entry, what: string): string {
+  const path: string[] = []
+  let root = entry
+  for (let cause = unit.removalCause(root); cause?.kind === 'cascade'; cause = unit.removalCause(root)) {
+    path.unshift(unit.publicName(cause.navigation))
+    root = cause.from
+  }
+  const cause = unit.removalCause(root)
+  const method = cause?.kind === 'method' ? cause.method : undefined
+  if (path.length === 0) {
+    const subject = method ? `${method} deletes an entity of ${root.entity.name} that` : `${root.entity.name} ${root.key}`
+    return `${subject} still has ${what}, which keep it from being deleted; delete or move them first.`
+  }
+  const members = path.map((navigation, index) => (index < path.length - 1 ? possessive(navigation) : navigation)).join(' ')
+  const subject = method ? `${method} deletes an entity of ${root.entity.name} whose ${members}` : `${root.entity.name} ${root.key} cannot be deleted: its ${members}`
+  return `${subject}, deleted with it, still have ${what}, which keep them from being deleted; delete or move those first.`
+}
+
+function possessive(noun: string): string {
+  return noun.endsWith('s') ? `${noun}'` : `${noun}'s`
 }

@@ -9,7 +9,7 @@ import type { Permission } from '../model/declarations.ts'
 import type { EntityModel, Model } from '../model/model.ts'
 import { RequestError, ServiceError } from '../errors.ts'
 import { entityTag, isTagOfVersion } from '../persistence/entity-tag.ts'
-import type { Entry, UnitOfWork } from '../persistence/unit-of-work.ts'
+import type { Entry, RemovalCause, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { runMethod } from '../rules/run-method.ts'
 import { WRITE_PLAN_FORMAT, type CallOperation, type CreateOperation, type PlanResult, type WriteOperation, type WritePlan } from './write-plan.ts'
 
@@ -57,7 +57,11 @@ async function applyOperation(unit: UnitOfWork, operation: WriteOperation, actor
       // The entity a bound method changes is loaded as any changed entity is, its ETag checked.
       if (operation.key && operation.ifMatch) await loadForChange(unit, entity, operation.key, operation, [])
       await requireNamedEntities(unit, entity, operation)
-      return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user }, (entry) => removeWithCascades(unit, entry, coveredByExecute))
+      return runMethod(unit, { entity, method: operation.method, key: operation.key, params: operation.params, user: actor.user }, (entry) => {
+        // The caller named the entity a method is bound to, not others the method removes.
+        const named = entry.entity === entity && entry.key === operation.key?.toLowerCase()
+        return removeWithCascades(unit, entry, coveredByExecute, named ? undefined : { kind: 'method', method: `${entity.name}.${operation.method}` })
+      })
   }
 }
 
@@ -145,9 +149,10 @@ interface Preconditions {
  * Removes an entity and, first, what its references' onDelete asks for: cascade removes
  * the members, setNull clears their reference (restrict is checked by the rules on flush).
  * Members are loaded so the rules see them go (a parent's totals, for instance). `demand`
- * checks the caller may delete or change each member reached.
+ * checks the caller may delete or change each member reached; `cause` says how the caller
+ * reached a record they did not name.
  */
-async function removeWithCascades(unit: UnitOfWork, record: Entry, demand: PlanActor['demand']): Promise<void> {
+async function removeWithCascades(unit: UnitOfWork, record: Entry, demand: PlanActor['demand'], cause?: RemovalCause): Promise<void> {
   for (const property of record.entity.properties.values()) {
     if (property.kind !== 'collection') continue
     const inverse = property.inverse
@@ -157,14 +162,14 @@ async function removeWithCascades(unit: UnitOfWork, record: Entry, demand: PlanA
       // Which members a delete reaches only the data says, so these are checked as they are found.
       if (inverse.onDelete === 'cascade') {
         demand(property.target, 'delete', `Deleting ${property.target.setName} by cascade from ${record.entity.setName}`)
-        await removeWithCascades(unit, member, demand)
+        await removeWithCascades(unit, member, demand, { kind: 'cascade', from: record, navigation: property.name })
       } else {
         demand(property.target, 'update', `Clearing ${property.target.setName}.${inverse.name} of a deleted ${record.entity.name}`)
         member.values[inverse.name] = null
       }
     }
   }
-  unit.remove(record)
+  unit.remove(record, cause)
 }
 
 /**

@@ -142,6 +142,51 @@ describe('a clerk who reads orders, not customers', () => {
   })
 })
 
+describe('a clerk deleting an order whose line a shipment keeps', () => {
+  // The line goes with the order by cascade; the clerk named the order, not the line, and may
+  // not read shipments: the refusal names the line by its way from the order, not by its key.
+  let kept: string
+  let line: string
+  beforeAll(async () => {
+    kept = (await api('Orders', { method: 'POST', token: admin, body: { Number: 5, Lines: [{ Text: 'shipped' }] } })).body.Guid
+    line = (await api(`Orders(${kept})/Lines`, { token: admin })).body.value[0].Guid
+    const shipped = await api('Shipments', { method: 'POST', token: admin, body: { Carrier: 'Post', 'Line@odata.bind': `Lines(${line})` } })
+    expect(shipped.status, shipped.text).toBe(200)
+  })
+  const REFUSED = () => `Order ${kept} cannot be deleted: its Lines, deleted with it, still have Shipments, which keep them from being deleted; delete or move those first.`
+
+  it('learns that shipments keep its lines, not which line', async () => {
+    const refused = await api(`Orders(${kept})`, { method: 'DELETE', token: clerk })
+    expect(refused.status, refused.text).toBe(409)
+    expect(refused.body.error.message).toBe(REFUSED())
+    expect(refused.text).not.toContain(line)
+  })
+
+  it('learns the same in a $batch and in a workflow', async () => {
+    const batch = await api('$batch', { method: 'POST', token: clerk, body: { requests: [{ id: '1', method: 'DELETE', url: `Orders(${kept})` }] } })
+    expect(batch.status, batch.text).toBe(200)
+    expect(batch.body.responses[0].status).toBe(409)
+    expect(batch.body.responses[0].body.error.message).toBe(REFUSED())
+    const workflow = await WorkflowClient.start(server.api, clerk)
+    try {
+      const refused = await workflow.send('DELETE', `Orders(${kept})`)
+      expect(refused.status, refused.text).toBe(409)
+      expect(refused.body.error.message).toBe(REFUSED())
+    } finally {
+      expect((await workflow.abort()).status).toBe(200)
+    }
+  })
+
+  it('learns, through a method that deletes an order it did not name, neither the order nor the line', async () => {
+    const refused = await api('Orders/Purge', { method: 'POST', token: clerk, body: { number: 5 } })
+    expect(refused.status, refused.text).toBe(409)
+    expect(refused.body.error.message).toBe('Order.Purge deletes an entity of Order whose Lines, deleted with it, still have Shipments, which keep them from being deleted; delete or move those first.')
+    expect(refused.text).not.toContain(kept)
+    expect(refused.text).not.toContain(line)
+    expect((await api(`Orders(${kept})/Lines/$count`, { token: admin })).text).toBe('1')
+  })
+})
+
 describe('a bookkeeper who changes customers and may not read them', () => {
   it('changes one, answered without it', async () => {
     const changed = await api(`Customers(${customer})`, { method: 'PATCH', token: bookkeeper, body: { CreditLimit: 6000 } })
