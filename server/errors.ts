@@ -218,6 +218,9 @@ export const PluginError = {
  */
 export const MethodError = {
   refused: (message: string, target?: string) => new ServiceError('MethodRefused', message, { target }),
+  /** A Guid the caller gave in `parameter` (as the caller names it) that no entity of `target` has. */
+  namesNoEntity: (parameter: string, target: string, key: string) =>
+    new ServiceError('InvalidParameter', `The parameter '${parameter}' names no ${target} with the Guid ${key}.`, { target: parameter }),
   /** A read method (function) changed, created or deleted an entity. */
   readOnly: () => new ServiceError('Forbidden', 'A read method cannot change data; declare it with method.modify to write.'),
 }

@@ -66,6 +66,16 @@ export type RemovalCause =
   | { readonly kind: 'cascade'; readonly from: Entry; readonly navigation: string }
   | { readonly kind: 'method'; readonly method: string }
 
+/**
+ * Plugin code that set a reference (`method Employee.MoveTo`), and the method's parameter the
+ * Guid came from when its caller gave it: a Guid of no entity is then the caller's mistake,
+ * otherwise the plugin's bug (rules/apply-rules.ts).
+ */
+export interface ReferenceSetter {
+  readonly what: string
+  readonly parameter?: string
+}
+
 /** An entity to load, with collections of it and parents of it, in one statement with the others. */
 export interface LoadRequest {
   readonly entity: EntityModel
@@ -245,6 +255,8 @@ export class UnitOfWork {
   readonly #bodyPaths = new WeakMap<Entry, string>()
   /** Why entries the caller did not name are removed (remove()). */
   readonly #removalCauses = new WeakMap<Entry, RemovalCause>()
+  /** References plugin code set, with the Guid it set (setReferenceBy). */
+  readonly #referenceSetters = new WeakMap<Entry, Map<string, { readonly key: string; readonly setter: ReferenceSetter }>>()
   /** Entries staged steps changed, as the database holds them (stage()). */
   readonly #stored = new Map<Entry, StoredRow>()
   /**
@@ -361,6 +373,21 @@ export class UnitOfWork {
   recomputeAll(entry: Entry): void {
     this.#recomputed.add(entry)
     if (this.#watching) this.#dirty.add(entry)
+  }
+
+  /** Plugin code `setter` gave `property` of `entry` the Guid it holds now. */
+  setReferenceBy(entry: Entry, property: string, setter: ReferenceSetter): void {
+    const key = entry.values[property]
+    if (typeof key !== 'string') return
+    let byProperty = this.#referenceSetters.get(entry)
+    if (!byProperty) this.#referenceSetters.set(entry, (byProperty = new Map()))
+    byProperty.set(property, { key, setter })
+  }
+
+  /** The plugin code that set the Guid `property` of `entry` holds, unless the client set it since. */
+  referenceSetter(entry: Entry, property: string): ReferenceSetter | undefined {
+    const set = this.#referenceSetters.get(entry)?.get(property)
+    return set && set.key === entry.values[property] ? set.setter : undefined
   }
 
   /** Why `entry` is removed, when the caller did not name it (remove()). */

@@ -8,7 +8,7 @@
 // A failure throws ValidationFailed before anything is written, so nothing of the unit of
 // work is stored.
 
-import { PluginError, validationFailed, type ErrorDetail } from '../errors.ts'
+import { MethodError, PluginError, validationFailed, type ErrorDetail, type ServiceError } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
 import type { CollectionProperty } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
@@ -223,7 +223,7 @@ async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry
  * added to an order brings the order's lines).
  */
 async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Promise<void> {
-  const requests: (LoadRequest & { referrer: string })[] = []
+  const requests: (LoadRequest & { referrer: string; from: Entry })[] = []
   for (const item of batch) {
     const parents = parentsReachedBy(unit.model, item.entry.entity, item.created ? undefined : item.changed)
     for (const property of item.entry.entity.properties.values()) {
@@ -234,7 +234,7 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
       if (typeof key !== 'string') continue
       const members = parents.filter((parent) => parent.reference === property && parent.withMembers).map((parent) => parent.members)
       if (unit.reference(property.target, key).state === 'stub' || members.length > 0) {
-        requests.push({ entity: property.target, key, members, referrer: property.name })
+        requests.push({ entity: property.target, key, members, referrer: property.name, from: item.entry })
       }
     }
   }
@@ -243,12 +243,21 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
   const missing = requests.filter((request) => ['stub', 'gone'].includes(unit.get(request.entity, request.key)?.state ?? 'stub'))
   const seen = new Set<string>()
   const failures: ErrorDetail[] = []
-  for (const { entity, key, referrer } of missing) {
-    if (seen.has(`${entity.name}(${key})`)) continue
+  let givenToMethod: ServiceError | undefined
+  let pluginFault: ServiceError | undefined
+  for (const { entity, key, referrer, from } of missing) {
+    // A Guid plugin code made up is its bug (500), not the client's; one the client gave a
+    // method is the client's, named by the parameter the client gave it in.
+    const setter = unit.referenceSetter(from, referrer)
+    if (setter?.parameter !== undefined) givenToMethod ??= MethodError.namesNoEntity(unit.publicName(setter.parameter), entity.name, key)
+    else if (setter) pluginFault ??= PluginError.fault(setter.what, `set ${from.entity.name}.${referrer} to ${key}, the Guid of no ${entity.name}`)
+    if (setter || seen.has(`${entity.name}(${key})`)) continue
     seen.add(`${entity.name}(${key})`)
     failures.push({ code: 'ValidationFailed', target: unit.publicName(referrer), message: `No ${entity.name} has the Guid ${key}.` })
   }
   if (failures.length > 0) throw validationFailed(failures)
+  if (givenToMethod) throw givenToMethod
+  if (pluginFault) throw pluginFault
 }
 
 /**

@@ -14,6 +14,15 @@ import { jsonExcerpt } from './json-excerpt.ts'
 
 const ENTRY = Symbol('entry')
 
+/**
+ * The plugin code writing through a scope's views (`method Order.Close`) and the parameters
+ * its caller gave it: a reference it sets to one of those Guids is set by the caller.
+ */
+export interface ViewWriter {
+  readonly what: string
+  readonly params: Readonly<Record<string, unknown>>
+}
+
 export type EntityView = Record<string, any>
 
 /**
@@ -23,11 +32,21 @@ export type EntityView = Record<string, any>
  */
 export class ViewScope {
   readonly unit: UnitOfWork
+  readonly #writer: ViewWriter | undefined
   readonly #views = new WeakMap<Entry, EntityView>()
   readonly #collections = new WeakMap<Entry, Map<string, readonly Entry[]>>()
 
-  constructor(unit: UnitOfWork) {
+  constructor(unit: UnitOfWork, writer?: ViewWriter) {
     this.unit = unit
+    this.#writer = writer
+  }
+
+  /** Records who set the reference `property` of `entry` through a view (`what`: as a fault would name the setting). */
+  setReference(entry: Entry, property: string, what: string): void {
+    const key = entry.values[property]
+    if (typeof key !== 'string') return
+    const given = this.#writer && Object.entries(this.#writer.params).find(([, value]) => typeof value === 'string' && value.toLowerCase() === key)
+    this.unit.setReferenceBy(entry, property, given ? { what: this.#writer!.what, parameter: given[0] } : { what: this.#writer?.what ?? what })
   }
 
   get model(): Model {
@@ -73,6 +92,7 @@ function viewOf(scope: ViewScope, entry: Entry): EntityView {
       const what = `code setting ${meta.name}.${String(key)}`
       if (property?.kind === 'reference') {
         entry.values[property.name] = referenceKey(what, property.target, value)
+        scope.setReference(entry, property.name, what)
         return true
       }
       if (property?.kind !== 'scalar' || property.decl.virtual) {

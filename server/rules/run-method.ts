@@ -26,8 +26,8 @@ export async function runMethod(unit: UnitOfWork, call: MethodCall, removeWithCa
   const { entity, key, params } = call
   const method = entity.methods.get(call.method)
   if (!method) throw RequestError.notFound(`${entity.setName} has no method '${call.method}'.`)
-  const views = new ViewScope(unit)
   const what = `method ${entity.name}.${call.method}`
+  const views = new ViewScope(unit, { what, params })
   const { context, settle } = methodContext({ unit, views, what, method, user: call.user }, removeWithCascades)
   const limits = unit.pluginLimits
   let result: unknown

@@ -7,7 +7,7 @@
 
 import type { Permission } from '../model/declarations.ts'
 import type { EntityModel, Model } from '../model/model.ts'
-import { RequestError, ServiceError } from '../errors.ts'
+import { MethodError, RequestError } from '../errors.ts'
 import { entityTag, isTagOfVersion } from '../persistence/entity-tag.ts'
 import type { Entry, RemovalCause, UnitOfWork } from '../persistence/unit-of-work.ts'
 import { runMethod } from '../rules/run-method.ts'
@@ -117,8 +117,7 @@ async function requireNamedEntities(unit: UnitOfWork, entity: EntityModel, opera
   const missing = named.findIndex((_, i) => (entries[i].state !== 'loaded' && entries[i].state !== 'new') || entries[i].removed)
   if (missing < 0) return
   const { parameter, target, key } = named[missing]
-  const publicName = unit.publicName(parameter)
-  throw new ServiceError('InvalidParameter', `The parameter '${publicName}' names no ${target.name} with the Guid ${key}.`, { target: publicName })
+  throw MethodError.namesNoEntity(unit.publicName(parameter), target.name, key)
 }
 
 /** The entity to change, with what its change will recompute (the flush hook says what), its ETag checked. */

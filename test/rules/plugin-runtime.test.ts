@@ -200,6 +200,28 @@ describe('a wrong value from plugin code', () => {
     expect((await call(`${api}/Depts?$filter=Name eq 'Sales'`, { token })).body.value).toEqual([])
   })
 
+  it('is a 500 naming the method and the reference when a method sets a Guid no entity has, and saves nothing', async () => {
+    const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Kim', DeptGuid: dept.Guid } })).body
+    const answer = await call(`${api}/Employees(${employee.Guid})/Misplace`, { method: 'POST', token, body: {} })
+    expect(answer.status, answer.text).toBe(500)
+    expect(answer.body.error).toEqual({
+      code: 'PluginFailed',
+      message: "The plugin's method Employee.Misplace set Employee.Dept to 0190c000-0000-7000-8000-00000000dead, the Guid of no Dept.",
+    })
+    expect((await call(`${api}/Employees(${employee.Guid})?$select=DeptGuid`, { token })).body.DeptGuid).toBe(dept.Guid)
+  })
+
+  it('is the client\'s 400, naming its parameter, when the Guid no entity has is one the client gave', async () => {
+    const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Lou' } })).body
+    const nobody = '0190c000-0000-7000-8000-00000000beef'
+    const answer = await call(`${api}/Employees(${employee.Guid})/MoveTo`, { method: 'POST', token, body: { dept: nobody } })
+    expect(answer.status, answer.text).toBe(400)
+    expect(answer.body.error).toEqual({ code: 'InvalidParameter', target: 'dept', message: `The parameter 'dept' names no Dept with the Guid ${nobody}.` })
+    const bound = await call(`${api}/Employees(${employee.Guid})`, { method: 'PATCH', token, body: { 'Dept@odata.bind': `Depts(${nobody})` } })
+    expect(bound.status, bound.text).toBe(400)
+    expect(bound.body.error).toMatchObject({ details: [{ code: 'ValidationFailed', target: 'Dept', message: `No Dept has the Guid ${nobody}.` }] })
+  })
+
   it('lets a method set a reference to a Guid, as the guide gives references', async () => {
     const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Gus' } })).body
     expect((await call(`${api}/Employees(${employee.Guid})/MoveTo`, { method: 'POST', token, body: { dept: dept.Guid } })).status).toBe(204)

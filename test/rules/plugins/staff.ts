@@ -44,6 +44,9 @@ async function colleagues(find: FindFunction): Promise<number> {
   return (await find('Employee')).length
 }
 
+/** A Guid no department has: a method's bug, not its caller's. */
+const NO_DEPT = '0190c000-0000-7000-8000-00000000dead'
+
 const Employee = entity('Employee', {
   properties: {
     Name: p.text(),
@@ -76,6 +79,9 @@ const Employee = entity('Employee', {
   methods: {
     MoveTo: method.modify('Moves the employee by setting Dept', { params: { dept: p.guid().required() } }, (employee, { dept }) => {
       employee.Dept = dept
+    }),
+    Misplace: method.modify('Moves the employee to a department of a Guid no department has', (employee) => {
+      employee.Dept = NO_DEPT
     }),
   },
 })
