@@ -88,13 +88,12 @@ class Measure {
     return { nodes, depth: measure.depth }
   }
 
-  /** A parameter alias's value; undefined when the query gives none (the binder says so). */
+  /** A parameter alias's value; undefined when the query gives none (null: one node) or only another alias (the binder refuses it). */
   #alias(name: string): QuerySize | undefined {
     const known = this.#aliasSizes.get(name)
     if (known === MEASURING) throw QueryError.invalid(`Parameter alias ${name} names itself in its value, directly or through other aliases; it has no value.`, name)
     if (known) return known
     const value = this.#aliases.get(name)
-    // No value, or only another alias as its value: the binder refuses both, saying so.
     if (!value || value.kind === 'alias') return undefined
     this.#aliasSizes.set(name, MEASURING)
     const size = this.#measured(value)

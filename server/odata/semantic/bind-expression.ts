@@ -6,7 +6,7 @@
 import { closestName, QueryError } from '../../errors.ts'
 import type { EntityModel, ReferenceProperty, ScalarProperty } from '../../model/model.ts'
 import { GUID_PATTERN } from '../../persistence/guid.ts'
-import type { CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
+import type { AliasSyntax, CallSyntax, ExpressionSyntax, LiteralSyntax, MemberSyntax } from '../parser/syntax.ts'
 import { aType, EDM_TYPE_OF, type BoundAggregateRef, type BoundExpression, type BoundLiteral, type BoundProperty, type BoundReferenceKey, type Range, type ValueType } from './bound.ts'
 import { resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
@@ -48,7 +48,7 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
     case 'literal':
       return bindLiteral(syntax)
     case 'alias':
-      return bindExpression(context, scope, aliasValue(context, scope, syntax.name))
+      return bindExpression(context, scope, aliasValue(context, syntax))
     case 'member':
       return bindMember(context, scope, syntax)
     case 'binary': {
@@ -93,12 +93,22 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
   }
 }
 
-/** An alias's value; one alias naming another could loop, so a value must be an expression. */
-function aliasValue(context: BindContext, scope: ExpressionScope, name: string): ExpressionSyntax {
-  const value = context.aliases.get(name)
-  if (!value) throw QueryError.invalid(`Parameter alias ${name} is used in ${scope.option} but has no value in the query.`, name)
-  if (value.kind === 'alias') throw QueryError.invalid(`Parameter alias ${name} has another alias (${value.name}) as its value; give it a value.`, name)
+/**
+ * An alias's value; one alias naming another could loop, so a value must be an expression.
+ * One the query gives no value is null: "If a parameter alias is not given a value in the
+ * query part of the request URL, the value MUST be assumed to be null" (OData 4.01 Part 1,
+ * Parameter Aliases), in $filter, $orderby and $compute as in a function's parameters.
+ */
+function aliasValue(context: BindContext, alias: AliasSyntax): ExpressionSyntax {
+  const value = context.aliases.get(alias.name)
+  if (!value) return { kind: 'literal', type: 'null', value: null, text: 'null', position: alias.position }
+  if (value.kind === 'alias') throw QueryError.invalid(`Parameter alias ${alias.name} has another alias (${value.name}) as its value; give it a value.`, alias.name)
   return value
+}
+
+/** Why a null stands where it cannot, when it stands for an alias given no value: the client may have forgotten it. */
+function unsetAliasNote(context: BindContext, syntax: ExpressionSyntax): string {
+  return syntax.kind === 'alias' && !context.aliases.has(syntax.name) ? ` Parameter alias ${syntax.name} has no value in the query, so it is null.` : ''
 }
 
 /** A $filter, or any option that selects rows: it must be a condition. */
@@ -204,9 +214,9 @@ const ARITHMETIC = new Set(['add', 'sub', 'mul', 'div', 'divby', 'mod'])
 
 /** `Status in ('Open','Closed')`, `Status in @states`: each item takes the type of the left side. */
 function bindIn(context: BindContext, scope: ExpressionScope, left: BoundExpression, syntax: ExpressionSyntax): BoundExpression {
-  const list = syntax.kind === 'alias' ? aliasValue(context, scope, syntax.name) : syntax
+  const list = syntax.kind === 'alias' ? aliasValue(context, syntax) : syntax
   if (list.kind !== 'list') {
-    throw QueryError.invalid(`In ${scope.option}, 'in' needs a list in parentheses on its right, as in Status in ('Open','Closed').`)
+    throw QueryError.invalid(`In ${scope.option}, 'in' needs a list in parentheses on its right, as in Status in ('Open','Closed').${unsetAliasNote(context, syntax)}`)
   }
   const items = list.items.map((item) => enumMember(left, coerceLiteral(bindExpression(context, scope, item), left.type, scope.option), scope.option))
   return { kind: 'binary', op: 'in', left, right: { kind: 'list', items, type: left.type }, type: 'boolean' }
@@ -456,7 +466,7 @@ function typedNull(type: ValueType): BoundLiteral {
  */
 export function bindValue(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
   const value = bindExpression(context, scope, syntax)
-  if (value.type === 'null') throw QueryError.invalid(`In ${scope.option}, null alone has no type to sort by or compute; cast it, as in cast(null,Edm.String).`)
+  if (value.type === 'null') throw QueryError.invalid(`In ${scope.option}, null alone has no type to sort by or compute; cast it, as in cast(null,Edm.String).${unsetAliasNote(context, syntax)}`)
   // No property is a duration, and no answer writes one (PostgreSQL's interval is '1 day', not P1D).
   if (value.type === 'duration') throw QueryError.invalid(`In ${scope.option}, duration values are not supported: no property has that type.`)
   return value

@@ -145,7 +145,10 @@ const options: ErrorCase[] = [
   // No property is a duration, so no answer can carry one (PostgreSQL would write '1 day', not P1D).
   ["Employees?$compute=duration'P1D' as D", q, ['duration values are not supported']],
   ["Employees?$apply=compute(duration'P1D' as D)", q, ['duration values are not supported']],
-  ['Employees?$filter=Age gt @x', q, ['Parameter alias @x', 'has no value']],
+  // An alias given no value is null (OData 4.01 Part 1, Parameter Aliases), where null is refused.
+  ['Employees?$orderby=@x', q, ['Parameter alias @x has no value in the query, so it is null']],
+  ['Employees?$compute=@x as X', q, ['Parameter alias @x has no value in the query, so it is null']],
+  ['Employees?$filter=Level in @l', q, ["'in' needs a list", 'Parameter alias @l has no value in the query, so it is null']],
   ['Employees?$filter=Age gt @x&@x=', q, ['@x has no value']],
   ["Employees?$filter=Age gt @x&@x='a'", q, ['"a" is not a valid Edm.Int32 value']],
   ['Employees?$filter=Age eq @a&@a=@a', q, ['Parameter alias @a has another alias']],

@@ -450,6 +450,9 @@ const aliasesAndOptionNames: QueryCase[] = [
   filterCase('Employees', E, 'contains(Name,@part)', (e) => e.Name.includes('an'), { '@part': "'an'" }),
   filterCase('Employees', E, 'Manager/Name eq @boss', (e) => e.Manager === ada, { '@boss': "'Ada Lovelace'" }),
   filterCase('Employees', E, 'Nickname eq @n', (e) => e.Nickname === null, { '@n': 'null' }),
+  // An alias the query gives no value is null (OData 4.01 Part 1, Parameter Aliases).
+  filterCase('Employees', E, 'Nickname eq @unset', (e) => e.Nickname === null),
+  filterCase('Employees', E, 'Age gt 60 or @unset', (e) => gt(e.Age, 60)),
   { path: `Employees?filter=${encodeURIComponent('Age gt 60')}`, expected: filterCase('Employees', E, 'x', (e) => gt(e.Age, 60)).expected },
   { path: `Employees?$FILTER=${encodeURIComponent('Age gt 60')}`, expected: filterCase('Employees', E, 'x', (e) => gt(e.Age, 60)).expected },
   { path: `Employees?$Filter=${encodeURIComponent('Age gt 60 or Active eq false')}`, expected: filterCase('Employees', E, 'x', (e) => gt(e.Age, 60) || !e.Active).expected },
