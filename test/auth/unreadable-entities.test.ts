@@ -185,6 +185,16 @@ describe('a clerk deleting an order whose line a shipment keeps', () => {
     expect(refused.text).not.toContain(line)
     expect((await api(`Orders(${kept})/Lines/$count`, { token: admin })).text).toBe('1')
   })
+
+  it('learns, when the kept row is further down, the way to it: its lines\' parts', async () => {
+    const deep = (await api('Orders', { method: 'POST', token: admin, body: { Number: 6, Lines: [{ Text: 'boxed', Parts: [{ Name: 'box' }] }] } })).body.Guid
+    const part = (await api(`Parts?$filter=Line/Order/Guid eq ${deep}`, { token: admin })).body.value[0].Guid
+    expect((await api('Reservations', { method: 'POST', token: admin, body: { 'Part@odata.bind': `Parts(${part})` } })).status).toBe(200)
+    const refused = await api(`Orders(${deep})`, { method: 'DELETE', token: clerk })
+    expect(refused.status, refused.text).toBe(409)
+    expect(refused.body.error.message).toBe(`Order ${deep} cannot be deleted: its Lines' Parts, deleted with it, still have Reservations, which keep them from being deleted; delete or move those first.`)
+    expect(refused.text).not.toContain(part)
+  })
 })
 
 describe('a bookkeeper who changes customers and may not read them', () => {
