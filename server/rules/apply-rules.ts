@@ -10,10 +10,10 @@
 
 import { MethodError, PluginError, validationFailed, type ErrorDetail, type ServiceError } from '../errors.ts'
 import type { RuleContext } from '../model/declarations.ts'
-import type { CollectionProperty } from '../model/model.ts'
+import type { CollectionProperty, EntityModel } from '../model/model.ts'
 import { computedOrder } from '../model/rule-order.ts'
 import { sameValue, type Entry, type FlushHook, type LoadRequest, type UnitOfWork } from '../persistence/unit-of-work.ts'
-import { ViewScope, type EntityView } from './entity-view.ts'
+import { referenceKey, ViewScope, type EntityView } from './entity-view.ts'
 import { checkFieldConstraints } from './field-constraints.ts'
 import { isEmpty, toRuleValue } from './values.ts'
 import { findViews } from './find.ts'
@@ -80,6 +80,7 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
     }
   }
 
+  await checkReferencesRulesSet(unit, touched.values())
   const failures: ErrorDetail[] = []
   for (const item of touched.values()) {
     if (item.entry.removed) continue
@@ -122,9 +123,13 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
   /** Sets what the rule `what` gave `name`, checked against the property's type. */
   const set = (name: string, given: unknown, what: string) => {
     const property = meta.properties.get(name)
-    const value = property?.kind === 'scalar' ? pluginValue(what, `${meta.name}.${name}`, property.decl, given) : given
+    const value =
+      property?.kind === 'scalar' ? pluginValue(what, `${meta.name}.${name}`, property.decl, given)
+      : property?.kind === 'reference' ? referenceKey(what, property.target, given)
+      : given
     if (sameValue(entry.values[name], value)) return
     entry.values[name] = value
+    if (property?.kind === 'reference') unit.setReferenceBy(entry, name, { what })
     changed.add(name)
     item.changed.add(name)
   }
@@ -223,7 +228,7 @@ async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry
  * added to an order brings the order's lines).
  */
 async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Promise<void> {
-  const requests: (LoadRequest & { referrer: string; from: Entry })[] = []
+  const requests: (LoadRequest & MissingReferenceCheck)[] = []
   for (const item of batch) {
     const parents = parentsReachedBy(unit.model, item.entry.entity, item.created ? undefined : item.changed)
     for (const property of item.entry.entity.properties.values()) {
@@ -240,7 +245,40 @@ async function loadReferences(unit: UnitOfWork, batch: readonly Pending[]): Prom
   }
   if (requests.length === 0) return
   await unit.load(requests)
-  const missing = requests.filter((request) => ['stub', 'gone'].includes(unit.get(request.entity, request.key)?.state ?? 'stub'))
+  refuseMissing(unit, requests)
+}
+
+/**
+ * A reference a rule set (a default's Guid) after the references of its round were loaded is
+ * checked here, as loadReferences checks the others, in one statement and only for targets
+ * the unit has not met; left to the database's foreign key it came back as a client's 400.
+ */
+async function checkReferencesRulesSet(unit: UnitOfWork, items: Iterable<Pending>): Promise<void> {
+  const requests: MissingReferenceCheck[] = []
+  for (const { entry } of items) {
+    if (entry.removed) continue
+    for (const property of entry.entity.properties.values()) {
+      if (property.kind !== 'reference' || !unit.referenceSetter(entry, property.name)) continue
+      const key = entry.values[property.name] as string
+      if (unit.reference(property.target, key).state === 'stub') requests.push({ entity: property.target, key, referrer: property.name, from: entry })
+    }
+  }
+  if (requests.length === 0) return
+  await unit.load(requests)
+  refuseMissing(unit, requests)
+}
+
+/** A reference to check: `referrer` of `from` holds the Guid `key` of an `entity`. */
+interface MissingReferenceCheck {
+  readonly entity: EntityModel
+  readonly key: string
+  readonly referrer: string
+  readonly from: Entry
+}
+
+/** Refuses the write if a checked reference names no entity, blaming whoever gave the Guid. */
+function refuseMissing(unit: UnitOfWork, checked: readonly MissingReferenceCheck[]): void {
+  const missing = checked.filter((request) => ['stub', 'gone'].includes(unit.get(request.entity, request.key)?.state ?? 'stub'))
   const seen = new Set<string>()
   const failures: ErrorDetail[] = []
   let givenToMethod: ServiceError | undefined

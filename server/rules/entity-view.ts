@@ -109,7 +109,7 @@ function viewOf(scope: ViewScope, entry: Entry): EntityView {
 }
 
 /** A reference set from code, as its Guid (or the entity, or null), the way find takes one. */
-function referenceKey(what: string, target: EntityModel, value: unknown): string | null {
+export function referenceKey(what: string, target: EntityModel, value: unknown): string | null {
   if (value === null || value === undefined) return null
   const related = typeof value === 'object' ? entryOf(value) : undefined
   if (related) {

@@ -211,6 +211,16 @@ describe('a wrong value from plugin code', () => {
     expect((await call(`${api}/Employees(${employee.Guid})?$select=DeptGuid`, { token })).body.DeptGuid).toBe(dept.Guid)
   })
 
+  it('is a 500 naming the rule when a default sets a reference to a Guid no entity has, not a 400 blaming the client', async () => {
+    const answer = await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Mo', Note: 'lost dept' } })
+    expect(answer.status, answer.text).toBe(500)
+    expect(answer.body.error).toEqual({
+      code: 'PluginFailed',
+      message: "The plugin's default Employee.Dept set Employee.Dept to 0190c000-0000-7000-8000-00000000dead, the Guid of no Dept.",
+    })
+    expect((await call(`${api}/Employees?$filter=Name eq 'Mo'`, { token })).body.value).toEqual([])
+  })
+
   it('is the client\'s 400, naming its parameter, when the Guid no entity has is one the client gave', async () => {
     const employee = (await call(`${api}/Employees`, { method: 'POST', token, body: { Name: 'Lou' } })).body
     const nobody = '0190c000-0000-7000-8000-00000000beef'

@@ -44,7 +44,7 @@ async function colleagues(find: FindFunction): Promise<number> {
   return (await find('Employee')).length
 }
 
-/** A Guid no department has: a method's bug, not its caller's. */
+/** A Guid no department has: a method's or rule's bug, not its caller's. */
 const NO_DEPT = '0190c000-0000-7000-8000-00000000dead'
 
 const Employee = entity('Employee', {
@@ -57,6 +57,8 @@ const Employee = entity('Employee', {
     DeptCode: p.text(),
     Badge: p.integer().virtual(),
   },
+  // A default that makes up a department's Guid, for one note: the rule's bug, not the client's.
+  defaults: { Dept: (employee) => (employee.Note === 'lost dept' ? NO_DEPT : null) },
   computed: {
     DeptName: { from: ['Dept.Name'], value: (employee) => employee.Dept?.Name ?? null },
     DeptCode: { from: ['Dept.Code'], value: (employee) => employee.Dept?.Code ?? null },
