@@ -671,6 +671,21 @@ export class UnitOfWork {
         if (property.kind === 'collection') sets.push([property, entry.key, current(entry, property, [])])
       }
     }
+    // A member that joined or left a parent whose members the unit did not load (a sumOf moved
+    // the parent's sum without them): a set remembered of that parent is no longer whole.
+    for (const { entry, kind } of rows) {
+      for (const collection of collectionsInto(this.model, entry.entity)) {
+        const inverse = collection.inverse.name
+        const now = kind === 'delete' ? undefined : entry.values[inverse]
+        const before = kind === 'insert' ? undefined : entry.original?.[inverse]
+        if (now === before) continue
+        for (const parentKey of [now, before]) {
+          if (typeof parentKey !== 'string') continue
+          const parent = this.get(collection.entity, parentKey)
+          if (!parent || (parent.state !== 'new' && !this.#members.get(parent)?.has(collection.name))) sets.push([collection, parentKey, undefined])
+        }
+      }
+    }
     return sets
   }
 
@@ -1004,6 +1019,21 @@ function flushedRow(row: PendingRow): FlushedRow {
 
 /** A parent's members through a collection as a write left them (undefined: the parent is gone). */
 type MemberSet = readonly [collection: CollectionProperty, parentKey: string, members: RememberedMembers | undefined]
+
+const collectionIndexes = new WeakMap<Model, Map<EntityModel, CollectionProperty[]>>()
+
+/** The collections `member` is a member of (Order.Lines for OrderLine), indexed once per model. */
+function collectionsInto(model: Model, member: EntityModel): readonly CollectionProperty[] {
+  let index = collectionIndexes.get(model)
+  if (!index) {
+    index = new Map()
+    for (const entity of model.entities.values()) {
+      for (const property of entity.properties.values()) if (property.kind === 'collection') addTo(index, property.target, property)
+    }
+    collectionIndexes.set(model, index)
+  }
+  return index.get(member) ?? []
+}
 
 /** The entity's columns (and version) from its table `t`, where `condition` holds. */
 function selectWhere(entity: EntityModel, condition: string): string {
