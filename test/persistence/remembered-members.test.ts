@@ -60,11 +60,7 @@ describe('a total computed from every member, with member sets remembered from e
 
   it("counts a line added by SQL that leaves the order alone in the next change's total", async () => {
     const { order, lines } = await postOrder()
-    await db.pool.query(
-      `insert into "OrderLine" ("Guid", "Order_Guid", "Product_Guid", "Quantity", "UnitPrice", "LineTotal", "Title", "_Version")
-       values ($1, $2, $3, 1, 100, 100, 'by SQL', 1)`,
-      [randomUUID(), order, products[0]],
-    )
+    await fixture!.addLineBySql(order)
     expect((await patchQuantity(lines[0], 7)).status).toBe(204)
     expect(await total(order)).toBe(400.12) // 300.12 and the line of 100
   })

@@ -137,11 +137,7 @@ describe('a write with rows remembered from earlier writes', () => {
 
   it('moves the total by the change alone when SQL changed lines behind the order\'s back; a PUT of the order sums every line', async () => {
     const { order, lines } = await postOrder()
-    await db.pool.query(
-      `insert into "OrderLine" ("Guid", "Order_Guid", "Product_Guid", "Quantity", "UnitPrice", "LineTotal", "Title", "_Version")
-       values ($1, $2, $3, 1, 100, 100, 'by SQL', 1)`,
-      [randomUUID(), order, products[0]],
-    )
+    await fixture!.addLineBySql(order)
     expect((await patchQuantity(lines[0], 7)).status).toBe(204)
     expect(await total(order)).toBe(300.12) // 235.17 moved by 5 × 12.99: the line of 100 is not the server's
     const stored = (await call(`${a.api}/Orders(${order})?$select=Number,CustomerGuid,OrderDate,Status`, { token })).body

@@ -3,6 +3,7 @@
 // statements, a token, and a customer with three products priced 12.99, 63.78 and 3.57 (an
 // order of 2, 3 and 5 of them totals 235.17).
 
+import { randomUUID } from 'node:crypto'
 import { loadConfig } from '../../server/config/load-config.ts'
 import { loadModel } from '../../server/model/load-plugins.ts'
 import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
@@ -16,6 +17,8 @@ export interface WriteFixture {
   readonly token: string
   readonly customer: string
   readonly products: readonly string[]
+  /** Adds a line of 100 (1 × 100) to `order` by SQL, leaving the order's row alone, as an admin's script might. */
+  addLineBySql(order: string): Promise<void>
   /** Stops recording and closes the registry (not the server). */
   close(): Promise<void>
 }
@@ -42,6 +45,13 @@ export async function writeFixture(server: TestServer): Promise<WriteFixture> {
     token,
     customer,
     products,
+    async addLineBySql(order) {
+      await db.pool.query(
+        `insert into "OrderLine" ("Guid", "Order_Guid", "Product_Guid", "Quantity", "UnitPrice", "LineTotal", "Title", "_Version")
+         values ($1, $2, $3, 1, 100, 100, 'by SQL', 1)`,
+        [randomUUID(), order, products[0]],
+      )
+    },
     async close() {
       recorder.restore()
       await registry.close()
