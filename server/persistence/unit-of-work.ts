@@ -578,9 +578,13 @@ export class UnitOfWork {
     try {
       ;[result] = await this.#write(statement.text, statement.params)
     } catch (error) {
+      if (!isWriteConflict(error)) throw error
+      // A taken row the statement writes is checked by its own step, not by the remembered-row
+      // check: its conflict is a remembered row found changed all the same (run again at once).
+      const tookWritten = rows.some((row) => this.#taken.has(row.entry))
       // The rows it took are remembered no more, nor are those it set out to write.
-      if (isWriteConflict(error)) this.#forgetRemembered(rows.map((row) => row.entry), isRememberedRowChanged(error))
-      throw error
+      this.#forgetRemembered(rows.map((row) => row.entry), tookWritten || isRememberedRowChanged(error))
+      throw tookWritten ? Object.assign(new Error(REMEMBERED_ROW_CHANGED, { cause: error }), { code: CONFLICT }) : error
     }
     if (statement.readsBack) readBack!.take(result!)
     this.#options.onFlush?.(rows.map(flushedRow))
