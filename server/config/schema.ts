@@ -110,6 +110,13 @@ export const SECTIONS = {
   Workflow: {
     IdleTimeoutMinutes: { type: 'number', default: 30, min: 0.01, max: 10080, doc: 'An idle workflow expires and is discarded after this long.' },
     MaxRequests: { type: 'integer', default: 200, min: 1, max: 100000, doc: 'Largest number of requests in one workflow (400 above).' },
+    MaxOpenPerUser: {
+      type: 'integer',
+      default: 20,
+      min: 1,
+      max: 100000,
+      doc: 'Largest number of open workflows one user holds in a tenant at once (committed, aborted and expired ones do not count); starting one more is 400 WorkflowLimitExceeded.',
+    },
   },
   Housekeeping: {
     Schedule: { type: 'string', default: '17 * * * *', doc: 'node-cron schedule of the purge of expired tokens and workflows.' },

@@ -2,6 +2,7 @@
 // so call sites read as the failure they report.
 
 import { ServiceError, type ErrorDetail } from '../errors.ts'
+import type { OpenWorkflow } from './workflow-store.ts'
 
 /** A stored request, as an error names it. */
 export interface RequestRef {
@@ -26,6 +27,22 @@ export const WorkflowError = {
     new ServiceError('WorkflowLimitExceeded', `A workflow holds at most ${max} requests (Workflow:MaxRequests); commit or abort this one.`, {
       target: 'Workflow-Index',
     }),
+  /** A start past Workflow:MaxOpenPerUser; the details name the open ones, since a client that lost their ids can end them only so. */
+  tooManyOpen: (max: number, open: readonly OpenWorkflow[], idleMinutes: number) =>
+    new ServiceError(
+      'WorkflowLimitExceeded',
+      `A user holds at most ${max} open workflows (Workflow:MaxOpenPerUser), and you hold ${open.length}: ` +
+        'commit or abort one of them (POST /api/workflow/commit or /api/workflow/abort with its Workflow-Id; the details name them), ' +
+        `or wait until one expires after ${idleMinutes} minutes without a request.`,
+      {
+        target: 'Workflow:MaxOpenPerUser',
+        details: open.map((workflow) => ({
+          code: 'WorkflowLimitExceeded',
+          target: workflow.id,
+          message: `Workflow ${workflow.id} is open: last used at ${workflow.lastUsedAt}, it expires at ${workflow.expiresAt} unless used again.`,
+        })),
+      },
+    ),
   notInWorkflow: (path: string) =>
     new ServiceError('InvalidRequest', `${path} cannot be part of a workflow; send it without Workflow-Id and Workflow-Index.`, {
       target: 'Workflow-Id',

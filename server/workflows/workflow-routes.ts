@@ -24,6 +24,9 @@
 // workflow holds (no HTTP, no reply read again); reads are stored (for the index and a safe
 // retry) but hold no plan. Workflow:MaxRequests (default 200) bounds n: above it, 400
 // WorkflowLimitExceeded. Row locks taken by the rebuild last one request, not the workflow.
+// Workflow:MaxOpenPerUser (default 20) bounds the open workflows of a user, so the rows one
+// client can leave in the tenant database are bounded too: past it a start is 400
+// WorkflowLimitExceeded naming them, until one is committed, aborted or expires.
 
 import type Router from '@koa/router'
 import type { Context, Middleware, Next } from 'koa'
@@ -68,14 +71,18 @@ interface WorkflowHeaders {
 }
 
 export function workflowRoutes(router: Router<ApiState>, services: Services): void {
-  const { IdleTimeoutMinutes: idleMinutes } = services.config.Workflow
+  const { IdleTimeoutMinutes: idleMinutes, MaxOpenPerUser: maxOpen } = services.config.Workflow
   const authenticated = authenticate(services)
 
   router.post('/workflow', authenticated, async (ctx) => {
     const { tenant, access } = signedIn(ctx as ApiContext)
     const id = newGuid()
+    await inTransaction(tenant, async (sql) => {
+      const started = await createWorkflow(sql, { id, userGuid: access.userGuid, idleMinutes, maxOpen })
+      if (!started.created) throw WorkflowError.tooManyOpen(maxOpen, started.open, idleMinutes)
+    })
+    // Named in the log line only once it exists.
     ctx.state.workflow = { id }
-    await createWorkflow(plainSql(tenant.pool), id, access.userGuid, idleMinutes)
     services.metrics.workflows('created')
     ctx.body = {
       message:

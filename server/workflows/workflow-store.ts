@@ -55,11 +55,52 @@ export interface AnsweredAccess {
 /** Requests that change nothing are kept for the index and a safe retry, never replayed. */
 const READ_METHODS = `('GET', 'HEAD')`
 
-export async function createWorkflow(sql: Sql, id: string, userGuid: string, idleMinutes: number): Promise<void> {
-  await sql(
-    `insert into "_Workflow" ("Id", "UserGuid", "ExpiresAt") values ($1, $2, now() + make_interval(secs => $3::double precision))`,
-    [id, userGuid, idleMinutes * 60],
+/** An open workflow, as a refused start names it so that its user can end it. */
+export interface OpenWorkflow {
+  readonly id: string
+  /** ISO 8601, UTC, to the second. */
+  readonly lastUsedAt: string
+  readonly expiresAt: string
+}
+
+/**
+ * pg_advisory_xact_lock(int, int) key space of workflow starts ("ecwf" as a number), the second
+ * key the user's Guid hashed; nothing else of entityctl takes locks in it. Two users whose
+ * Guids hash alike only take turns.
+ */
+const WORKFLOW_STARTS_LOCK = 0x6563_7766
+
+/** Selects the open workflows of the user whose Guid is the parameter `userParam`. */
+const openOfUser = (userParam: string) => `"UserGuid" = ${userParam}::uuid and "Status" = 'open' and "ExpiresAt" > now()`
+
+const isoTime = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+
+/**
+ * Creates the workflow unless its user already holds `maxOpen` open ones (expired ones do not
+ * count); then it creates nothing and returns those, stalest first. Run in a transaction: the
+ * user's starts take turns from the count to the commit, else two starts at the last slot would
+ * each count before the other's insert and both pass.
+ */
+export async function createWorkflow(
+  sql: Sql,
+  workflow: { readonly id: string; readonly userGuid: string; readonly idleMinutes: number; readonly maxOpen: number },
+): Promise<{ created: true } | { created: false; open: OpenWorkflow[] }> {
+  const { id, userGuid, idleMinutes, maxOpen } = workflow
+  await sql('select pg_advisory_xact_lock($1, hashtext($2))', [WORKFLOW_STARTS_LOCK, userGuid])
+  const inserted = await sql(
+    `insert into "_Workflow" ("Id", "UserGuid", "ExpiresAt")
+     select $1::uuid, $2::uuid, now() + make_interval(secs => $3::double precision)
+      where (select count(*) from "_Workflow" where ${openOfUser('$2')}) < $4::int
+     returning "Id"`,
+    [id, userGuid, idleMinutes * 60, maxOpen],
   )
+  if (inserted.length > 0) return { created: true }
+  const open = await sql<OpenWorkflow>(
+    `select "Id" as id, ${isoTime('"LastUsedAt"')} as "lastUsedAt", ${isoTime('"ExpiresAt"')} as "expiresAt"
+       from "_Workflow" where ${openOfUser('$1')} order by "LastUsedAt", "Id"`,
+    [userGuid],
+  )
+  return { created: false, open }
 }
 
 /** The workflow of this user, locked until the transaction ends: its requests run one at a time. */

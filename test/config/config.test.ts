@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     const config = loadConfig(file({}), {})
     expect(config.ApiOptions).toMatchObject({ EnableLowerCamelCase: false, MaxTop: 500, MaxNodeCount: 100, MaxExpansionDepth: 5 })
     expect(config.JWT).toMatchObject({ AccessTokenExpirationHours: 0.5, RefreshTokenExpirationDays: 14, Issuer: 'entityctl' })
-    expect(config.Workflow.IdleTimeoutMinutes).toBe(30)
+    expect(config.Workflow).toMatchObject({ IdleTimeoutMinutes: 30, MaxRequests: 200, MaxOpenPerUser: 20 })
     expect(config.Tenants.size).toBe(0)
   })
 
@@ -44,6 +44,7 @@ describe('loadConfig', () => {
   it.each([
     [{ ApiOptions: { MaxTop: 0 } }, {}, 'ApiOptions:MaxTop: must be between 1 and 100000, not 0'],
     [{ ApiOptions: { MaxTop: 'many' } }, {}, 'ApiOptions:MaxTop: must be an integer, not "many"'],
+    [{}, { Workflow__MaxOpenPerUser: '0' }, 'Workflow:MaxOpenPerUser: must be between 1 and 100000, not 0'],
     [{}, { ApiOptions__EnableLowerCamelCase: 'yes' }, 'ApiOptions:EnableLowerCamelCase: must be true or false, not "yes"'],
     [{ ApiOptions: { MaxTopp: 1 } }, {}, 'ApiOptions:MaxTopp: unknown key; known: EnableLowerCamelCase'],
     [{ Apioptions: {} }, {}, 'Apioptions: unknown section'],
