@@ -73,6 +73,12 @@ describe('the SAP Cloud SDK client generated from $metadata', () => {
     expect(selected.name).toBe('Ada Lovelace')
   })
 
+  it('counts with count(), which asks /$count for application/json and reads the text/plain answer', async () => {
+    const { customersApi } = service
+    await createCustomer('Counted Once')
+    expect(await customersApi.requestBuilder().getAll().filter(customersApi.schema.NAME.equals('Counted Once')).count().execute(destination)).toBe(1)
+  })
+
   it('surfaces 404 for a child of a customer that does not exist', async () => {
     const { customersApi, ordersApi } = service
     const ghost = customersApi.entityBuilder().guid('00000000-0000-4000-8000-000000000000').name('Nobody').build()

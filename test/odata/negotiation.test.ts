@@ -245,6 +245,23 @@ describe('406 Not Acceptable', () => {
   })
 })
 
+describe('a count (/$count)', () => {
+  // OData answers a count as text/plain and negotiates nothing for it (URL Conventions 4.01
+  // §4.8); RFC 9110 §12.5.1 lets a service send it to a client that asked for JSON, instead
+  // of 406, and clients rely on that: the SAP Cloud SDK's count() sends Accept: application/json.
+  it('is text/plain to a client that accepts only JSON, with or without JSON parameters', async () => {
+    for (const accept of ['application/json', 'application/json;odata.metadata=minimal;IEEE754Compatible=true']) {
+      const answer = await get('Customers/$count', { Accept: accept })
+      expect([answer.status, answer.headers.get('content-type'), answer.text], accept).toEqual([200, expect.stringMatching(/^text\/plain\b/), String(customers.length)])
+    }
+  })
+
+  it('is 406 to a client that accepts neither text nor JSON', async () => {
+    const answer = await get('Customers/$count', { Accept: 'application/xml' })
+    expect([answer.status, answer.body.error.code]).toEqual([406, 'NotAcceptable'])
+  })
+})
+
 describe('Prefer: odata.maxpagesize', () => {
   it('pages at the preferred size, says so, and the next link goes on', async () => {
     const first = await get('Customers?$select=Name&$orderby=Name', { Prefer: 'odata.maxpagesize=3' })

@@ -85,7 +85,9 @@ function isHeavyRead(method: string, target: Target, querystring: string): boole
 /** What a resource can be written as, in the service's order of preference. */
 function offeredMedia(target: Target): readonly Media[] {
   if (target.kind === 'metadata') return ['xml', 'json']
-  // A count is plain text; a client asking for JSON gets it too, as many send one Accept for all.
+  // A count is plain text; a client asking for JSON gets it too, as many send one Accept for all
+  // (the SAP Cloud SDK's count()): OData negotiates nothing for a count (URL Conventions §4.8),
+  // and RFC 9110 §12.5.1 lets a service answer so rather than 406.
   if (target.kind === 'collection' && target.count) return ['text', 'json']
   if (target.kind === 'property' && target.raw) return ['text']
   return ['json']
