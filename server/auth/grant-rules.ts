@@ -86,15 +86,17 @@ type References = Readonly<Record<string, string | null>>
 /** The role tree and its links as the unit leaves them: rows as committed, the unit's changes over them. */
 async function loadTree(unit: UnitOfWork, grants: readonly Entry[]) {
   const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : null)
-  const [roles, links, responsibilities, userRoles, administrators] = await Promise.all([
-    unit.sql<{ Guid: string; Name: string; Parent: string | null }>('select "Guid", "Name", "Parent_Guid" as "Parent" from "Role"'),
-    unit.sql<{ Guid: string; Role: string; Responsibility: string }>('select "Guid", "Role_Guid" as "Role", "Responsibility_Guid" as "Responsibility" from "RoleResponsibility"'),
-    unit.sql<{ Guid: string; Name: string }>('select "Guid", "Name" from "Responsibility"'),
-    unit.sql<{ Guid: string; Role: string; User: string }>('select "Guid", "Role_Guid" as "Role", "User_Guid" as "User" from "UserRole" where "Guid" = any($1::uuid[])', [
-      grants.filter((entry) => entry.entity.name === 'UserRole').map((entry) => entry.key),
-    ]),
-    unit.sql<{ Guid: string; Username: string }>('select "Guid", "Username" from "User" where "HasFullAccess"'),
+  // One after another: the unit's statements may share one connection (a transaction), on
+  // which pg queues queries sent at once, warns, and (from pg 9) refuses them.
+  const roles = await unit.sql<{ Guid: string; Name: string; Parent: string | null }>('select "Guid", "Name", "Parent_Guid" as "Parent" from "Role"')
+  const links = await unit.sql<{ Guid: string; Role: string; Responsibility: string }>(
+    'select "Guid", "Role_Guid" as "Role", "Responsibility_Guid" as "Responsibility" from "RoleResponsibility"',
+  )
+  const responsibilities = await unit.sql<{ Guid: string; Name: string }>('select "Guid", "Name" from "Responsibility"')
+  const userRoles = await unit.sql<{ Guid: string; Role: string; User: string }>('select "Guid", "Role_Guid" as "Role", "User_Guid" as "User" from "UserRole" where "Guid" = any($1::uuid[])', [
+    grants.filter((entry) => entry.entity.name === 'UserRole').map((entry) => entry.key),
   ])
+  const administrators = await unit.sql<{ Guid: string; Username: string }>('select "Guid", "Username" from "User" where "HasFullAccess"')
   const rows = new Map<string, Map<string, Record<string, unknown>>>([
     ['Role', new Map(roles.map((row) => [row.Guid, row]))],
     ['RoleResponsibility', new Map(links.map((row) => [row.Guid, row]))],

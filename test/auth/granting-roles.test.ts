@@ -3,7 +3,7 @@
 // themselves, counted through the role tree (a supervisor role gives every role below it), and
 // may not change or delete a full-access user. Each escalation is a 403 that writes nothing,
 // through a single request, a deep insert, a $batch change set and a workflow's commit.
-import type pg from 'pg'
+import pg from 'pg'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ADMIN, call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { tablesHash } from '../support/table-hash.ts'
@@ -36,6 +36,22 @@ const post = async (path: string, body: unknown, token = admin) => {
 const link = (role: string, responsibility: string) =>
   post('RoleResponsibilities', { 'Role@odata.bind': `Roles(${roles[role]})`, 'Responsibility@odata.bind': `Responsibilities(${responsibilities[responsibility]})` })
 const assign = (role: string, user: string, token = admin) => post('UserRoles', { 'Role@odata.bind': `Roles(${roles[role]})`, 'User@odata.bind': `Users(${users[user]})` }, token)
+
+/**
+ * Statements sent on a connection still running another (pg queues them, warns once per process
+ * and, from pg 9, refuses them): the role tree a grant reads is read on the write's connection.
+ */
+const queuedStatements: string[] = []
+const sendQuery = pg.Client.prototype.query
+beforeAll(() => {
+  pg.Client.prototype.query = function (this: pg.Client & { _activeQuery: unknown }, ...args: unknown[]) {
+    if (this._activeQuery) queuedStatements.push(String((args[0] as { text?: string })?.text ?? args[0]))
+    return (sendQuery as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof sendQuery
+})
+afterAll(() => {
+  pg.Client.prototype.query = sendQuery
+})
 
 beforeAll(async () => {
   server = await startTestServer({ pluginsDir: PLUGINS, users: [ADMIN, ACCESS_ADMIN, CLERK] })
@@ -176,4 +192,8 @@ describe('an access admin without full access', () => {
     const held = await api(`UserRoles?$filter=User/Username eq 'clerk'&$count=true`, { token: admin })
     expect(held.body['@odata.count']).toBe(0)
   })
+})
+
+it('reads the role tree one statement after another on the connection of the write', () => {
+  expect(queuedStatements).toEqual([])
 })
