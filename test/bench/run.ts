@@ -66,8 +66,17 @@ const results = new Map<string, OperationResult>(
 )
 
 try {
-  systems.push(await timed('floorDatabase', () => prepareFloor(options)))
-  if (!options.floorOnly) systems.push(await timed('entityctlDatabase', () => prepareEntityctlSystem(options)))
+  // The two databases are loaded side by side (two COPYs of the whole dataset, two databases):
+  // nothing is measured yet. Both settle before a failure is thrown, so the drops below find
+  // whatever either made.
+  const prepared = await Promise.allSettled([
+    timed('floorDatabase', () => prepareFloor(options)),
+    ...(options.floorOnly ? [] : [timed('entityctlDatabase', () => prepareEntityctlSystem(options))]),
+  ])
+  for (const result of prepared) {
+    if (result.status === 'rejected') throw result.reason
+    systems.push(result.value)
+  }
   for (const system of systems) {
     if (system.database) await cleanAndVacuum(databaseUrl(options.serverUrl, system.database), workload.firstWriteNumber)
   }
