@@ -12,6 +12,7 @@
 //   its connection and heavy-read slot given back.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import pg from 'pg'
 import pino from 'pino'
@@ -271,6 +272,18 @@ describe('a client that stops reading a streamed answer', () => {
   })
   afterAll(async () => tenant?.server.stop())
 
+  /**
+   * A second server of the tenant, logging to `logger`, whose page of 100 customers may take
+   * 3 s: on a loaded machine that statement ran past the 1 s of the tenant's server, and its
+   * 503 (a few bytes, taken whole by the socket) left nothing to cut off.
+   */
+  const watchedServer = (logger: pino.Logger) => {
+    const configPath = tenant.server.configPath.replace(/\.json$/, '-watched.json')
+    const config = JSON.parse(readFileSync(tenant.server.configPath, 'utf8'))
+    writeFileSync(configPath, JSON.stringify({ ...config, ApiOptions: { ...config.ApiOptions, QueryTimeoutSeconds: 3 } }))
+    return startServer({ configPath, port: 0, logger })
+  }
+
   it('is cut off once it takes nothing for ApiOptions:QueryTimeoutSeconds, giving back its connection and heavy-read slot', async () => {
     // The statement waits on its portal for the client: left to it, it held the tenant's heavy
     // slot (and a connection) for as long as the client kept the connection open, and every
@@ -300,7 +313,7 @@ describe('a client that stops reading a streamed answer', () => {
     let cut: () => void = () => {}
     const cutOff = new Promise<void>((resolve) => (cut = resolve))
     const logger = pino({ level: 'warn' }, { write: (line: string) => (line.includes('the client took nothing') ? cut() : undefined) })
-    const watched = await startServer({ configPath: tenant.server.configPath, port: 0, logger })
+    const watched = await watchedServer(logger)
     const { port, hostname } = new URL(watched.url)
     const stalled = connect(Number(port), hostname)
     stalled.on('error', () => {})
@@ -331,7 +344,7 @@ describe('a client that stops reading a streamed answer', () => {
         if (line.includes('the client took nothing')) cut()
       },
     })
-    const watched = await startServer({ configPath: tenant.server.configPath, port: 0, logger })
+    const watched = await watchedServer(logger)
     const { port, hostname } = new URL(watched.url)
     const stalled = connect(Number(port), hostname)
     stalled.on('error', () => {})
