@@ -121,6 +121,9 @@ export const INTERNAL_TABLES: readonly string[] = [
      "LastIndex" int not null default 0,
      "Status" text not null default 'open' check ("Status" in ('open', 'committed')))`,
   `create index if not exists "_Workflow_expires" on "_Workflow" ("ExpiresAt")`,
+  // A start counts its user's open workflows (Workflow:MaxOpenPerUser), and deleting a user
+  // finds theirs (the cascade): by this index, not a scan of every workflow of the tenant.
+  `create index if not exists "_Workflow_user" on "_Workflow" ("UserGuid")`,
   `create table if not exists "_WorkflowRequest" (
      "WorkflowId" uuid not null references "_Workflow" ("Id") on delete cascade,
      "Index" int not null,

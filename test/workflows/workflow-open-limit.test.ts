@@ -102,3 +102,18 @@ it('lets exactly one of simultaneous starts take the last slot', async () => {
   const { rows } = await pool.query(`select count(*)::int as n from "_Workflow" where "UserGuid" = $1`, [user])
   expect(rows[0].n).toBe(MAX_OPEN)
 })
+
+it("counts a user's open workflows by an index of their user, not a scan of the tenant's workflows", async () => {
+  const client = await pool.connect()
+  try {
+    // The table is a few rows here: what matters is that such an index exists for the count.
+    await client.query('set enable_seqscan = off')
+    const plan = await client.query(`explain select count(*) from "_Workflow" where "UserGuid" = $1::uuid and "Status" = 'open' and "ExpiresAt" > now()`, [
+      '00000000-0000-0000-0000-000000000000',
+    ])
+    expect(plan.rows.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/_Workflow_user/)
+  } finally {
+    await client.query('reset enable_seqscan')
+    client.release()
+  }
+})
