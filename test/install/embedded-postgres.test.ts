@@ -12,6 +12,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { embeddedDataLocation, isEmbeddedRunning, startEmbeddedPostgres, stopEmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
 import type { EmbeddedPostgres } from '../../server/persistence/embedded-postgres/start-embedded.ts'
+import { isOrphaned } from '../../server/persistence/embedded-postgres/postmaster.ts'
 import { freePort } from '../support/free-port.ts'
 
 let root: string
@@ -198,6 +199,23 @@ describe('embedded PostgreSQL', () => {
     } finally {
       delete process.env.ENTITYCTL_EMBEDDED_SHARED_DIR
       rmSync(closed, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('whether a running server was left by its owner', () => {
+  test("is unknown, not orphaned, when ps cannot say what the server's parent is", () => {
+    // A ps that gives the parent's pid, then is killed asking what that parent runs: taken for
+    // a parent gone, a live owner's server would be adopted, and stopped under it.
+    const bin = mkdtempSync(join(tmpdir(), 'entityctl-ps-'))
+    writeFileSync(join(bin, 'ps'), `#!/bin/sh\ncase "$*" in *ppid=*) echo ${process.pid} ;; *) kill -9 $$ ;; esac\n`, { mode: 0o755 })
+    const path = process.env.PATH
+    process.env.PATH = `${bin}:${path}`
+    try {
+      expect(isOrphaned(process.pid)).toBeUndefined()
+    } finally {
+      process.env.PATH = path
+      rmSync(bin, { recursive: true, force: true })
     }
   })
 })

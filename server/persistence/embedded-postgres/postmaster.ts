@@ -261,10 +261,6 @@ function newLog(dataDir: string, from: number): string {
 }
 
 /**
- * The owner's stop. If other processes are still connected (a server that started while our
- * CLI command held the database), the server is left running for them rather than pulled away.
- */
-/**
  * Whether the server `pid` was left running by the process that started it, which ended
  * without stopping it (killed, crashed, stopped by a signal before it served): its parent is
  * then no longer Node.js but whoever adopted it (init, a subreaper). Such a server is nobody's:
@@ -275,6 +271,9 @@ export function isOrphaned(pid: number): boolean | undefined {
   const ppid = Number(parent.stdout?.trim())
   if (parent.status !== 0 || !Number.isInteger(ppid) || ppid <= 0) return undefined
   const command = spawnSync('ps', ['-o', 'args=', '-p', String(ppid)], { encoding: 'utf8' })
+  // ps that did not run, or was killed, says nothing; one that ran and found no such process
+  // says the parent is gone. Taken for gone, a live owner's server would be adopted and stopped.
+  if (command.error || command.status === null) return undefined
   if (command.status !== 0) return true
   return !/^node/.test(basename(command.stdout.trim().split(/\s+/)[0] ?? ''))
 }
@@ -286,6 +285,10 @@ export function adopt(running: RunningEmbedded, dataDir: string, logger: Embedde
   return { ...running, owned: true, stop: () => (stopping ??= stopOwned(running.pid, running.connectionString, dataDir, logger)) }
 }
 
+/**
+ * The owner's stop. If other processes are still connected (a server that started while our
+ * CLI command held the database), the server is left running for them rather than pulled away.
+ */
 async function stopOwned(pid: number, url: string, dataDir: string, logger: EmbeddedLogger): Promise<void> {
   if (!isAlive(pid)) return
   const others = await otherClients(url)
