@@ -219,7 +219,13 @@ export async function launch(dataDir: string, port: number, binaries: Binaries, 
       throw new EmbeddedPostgresError(`the embedded PostgreSQL exited at start (code ${exited.code}, signal ${exited.signal}); its log ${join(dataDir, LOG_FILE)} says:\n${log || logTail(dataDir)}`)
     }
     const answer = await probe(url)
-    if (answer.ok) break
+    if (answer.ok) {
+      // Two starters that found the port free at once each spawn a server. The second's exits
+      // on the first's lock file, but its probe can reach the first's server before that exit
+      // is seen: the server that answered is ours only if the lock file names our child.
+      if (readPidFile(dataDir)?.pid !== child.pid) throw new LockTaken()
+      break
+    }
     if (answer.code === '28P01') {
       await shutdown(child.pid!, dataDir, 30_000)
       throw new EmbeddedPostgresError(`the password in ${join(dataDir, PASSWORD_FILE)} is refused by the embedded PostgreSQL`)
