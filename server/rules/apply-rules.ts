@@ -212,7 +212,7 @@ async function mark(unit: UnitOfWork, pending: Map<Entry, Pending>, entry: Entry
   if (!item) {
     if (entry.state === 'stub') {
       const collection = entry.entity.properties.get(navigation)
-      const members = collection?.kind === 'collection' && readsMembers(entry.entity, navigation) ? [collection] : []
+      const members = collection?.kind === 'collection' && readsMembers(unit.model, collection) ? [collection] : []
       await unit.load([{ entity: entry.entity, key: entry.key, members }])
       if (entry.state === 'stub') return
     }

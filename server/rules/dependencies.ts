@@ -88,16 +88,11 @@ function findParentsReachedBy(model: Model, entity: EntityModel, changing?: Iter
 }
 
 /**
- * Whether a computed rule of `entity` reads the members of `navigation` one by one; false
- * when every one that reads them is a sumOf, which moves the stored sum instead (moved-sums.ts).
+ * Whether a computed rule of `collection`'s entity reads its members one by one; false when
+ * every one that reads them is a sumOf, which moves the stored sum instead (moved-sums.ts).
  */
-export function readsMembers(entity: EntityModel, navigation: string): boolean {
-  for (const [name, rule] of entity.rules.computed) {
-    const property = entity.properties.get(name)
-    if (property?.kind === 'scalar' && property.decl.virtual) continue
-    if (!rule.sumOf && rule.from.some((source) => source.split('.')[0] === navigation)) return true
-  }
-  return false
+export function readsMembers(model: Model, collection: CollectionProperty): boolean {
+  return dependenciesOn(model, collection.target).some(({ navigation, movable }) => navigation === collection && !movable)
 }
 
 /** `names` and every own computed property that reads one of them, transitively. */
