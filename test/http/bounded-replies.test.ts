@@ -111,6 +111,27 @@ describe('bounded replies', () => {
     expect(answer.body.responses[9].body.error).toMatchObject({ code: 'QueryLimitExceeded', target: 'MaxResponseBytes' })
   })
 
+  it("counts a $batch's answers in bytes, as a read alone is counted, not in characters", async () => {
+    // 100 names of 95 'Ü', two bytes each: a read of them is about 17,000 characters and 26,000
+    // bytes, so three fit MaxResponseBytes counted in characters and not in bytes.
+    await withClient((client) =>
+      client.query(`insert into "Customer" ("Guid", "Name", "_Version") select gen_random_uuid(), repeat('Ü', 95), 1 from generate_series(1, 100)`),
+    )
+    try {
+      const read = `Customers?$top=100&$select=Name&$filter=${encodeURIComponent("startswith(Name,'Ü')")}`
+      const alone = await get(read)
+      expect(alone.body.value).toHaveLength(100)
+      expect(alone.text.length * 3).toBeLessThan(MAX_BYTES)
+      expect(Buffer.byteLength(alone.text) * 3).toBeGreaterThan(MAX_BYTES)
+      const requests = Array.from({ length: 3 }, (_, i) => ({ id: `u${i}`, method: 'GET', url: read }))
+      const answer = await call(`${server.api}/$batch`, { method: 'POST', token, body: { requests } })
+      expect(answer.status).toBe(200)
+      expect(answer.body.responses.map((response: { status: number }) => response.status)).toEqual([200, 200, 400])
+    } finally {
+      await withClient((client) => client.query(`delete from "Customer" where "Name" = repeat('Ü', 95)`))
+    }
+  })
+
   it('keeps an answer inside a workflow whole (it is stored), within the same budget', async () => {
     const started = await call(`${server.api}/workflow`, { method: 'POST', token })
     const headers = (index: number) => ({ 'Workflow-Id': started.body.workflowId, 'Workflow-Index': String(index) })

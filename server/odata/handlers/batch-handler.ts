@@ -338,11 +338,11 @@ class BatchRun {
     const type = exchange.type || (text ? 'application/json' : '')
     // As HTTP answers a HEAD alone: the GET's status and headers, no body.
     const body = part.method === 'HEAD' ? '' : text
-    this.#answerBytes += body.length
+    // Bytes, as a read alone counts them (PostgreSQL's octet_length), not UTF-16 code units.
+    const answerBytes = this.#answerBytes + Buffer.byteLength(body)
     const maxBytes = this.#services.config.ApiOptions.MaxResponseBytes
     // A write's answer stays (what it did is done, and says so); a read's is dropped.
-    if (this.#answerBytes > maxBytes && (part.method === 'GET' || part.method === 'HEAD')) {
-      this.#answerBytes -= body.length
+    if (answerBytes > maxBytes && (part.method === 'GET' || part.method === 'HEAD')) {
       this.#etags.delete(part.id)
       const error = new ServiceError(
         'QueryLimitExceeded',
@@ -353,6 +353,7 @@ class BatchRun {
       this.#failed.add(part.id)
       return this.#failure(part, error)
     }
+    this.#answerBytes = answerBytes
     return { part, status: exchange.status, headers: exchange.headers, type, body }
   }
 
