@@ -5,7 +5,12 @@
 // OData server), and it reads request bodies only where the values are needed (W1, W2).
 // No authentication: checking a token is part of what entityctl's figures include.
 //
-// Run as its own process: node test/bench/floor-server.ts --port 8081 --database-url postgres://…
+// With `--stack koa` the same handlers answer through entityctl's HTTP stack instead: Koa,
+// @koa/router and koa-body, nothing else (the "stack floor", `npm run bench -- --stack-floor`).
+// What separates it from the floor is what the mandated framework costs before entityctl
+// does anything of its own.
+//
+// Run as its own process: node test/bench/floor-server.ts --port 8081 --database-url postgres://… [--stack koa]
 import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { parseArgs } from 'node:util'
@@ -17,9 +22,11 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '8081' },
     'database-url': { type: 'string' },
     'pool-size': { type: 'string', default: '8' },
+    stack: { type: 'string', default: 'node:http' },
   },
 })
 if (!args['database-url']) throw new Error('floor-server: --database-url is required')
+if (args.stack !== 'node:http' && args.stack !== 'koa') throw new Error('floor-server: --stack is node:http or koa')
 
 const port = Number(args.port)
 const pool = new pg.Pool({ connectionString: args['database-url'], max: Number(args['pool-size']) })
@@ -56,43 +63,64 @@ class HttpError extends Error {
   }
 }
 
-createServer((request, response) => {
-  route(request, response).catch((error: Error & { status?: number; code?: string }) => {
+/** What a handler answers: a status and, but for 204, the JSON text. */
+type Answer = { status: number; body?: string }
+
+/** The request as the handlers need it, whichever stack received it. */
+type Request = { method: string; url: string; json<T>(): Promise<T> }
+
+if (args.stack === 'koa') await serveThroughKoa()
+else {
+  createServer((request, response) => {
+    const json = <T>() => readJson<T>(request)
+    void answer({ method: request.method ?? '', url: request.url ?? '', json }).then((answered) => send(response, answered))
+  }).listen(port, '127.0.0.1', listening)
+}
+
+function listening(): void {
+  process.stdout.write(`floor (${args.stack}) listening on ${root}\n`)
+}
+
+async function answer(request: Request): Promise<Answer> {
+  try {
+    return await route(request)
+  } catch (caught) {
+    const error = caught as Error & { status?: number; code?: string }
     // Constraint violations and malformed values are the client's fault (SQLSTATE 22…, 23…).
     const status = error.status ?? (/^2[23]/.test(error.code ?? '') ? 400 : 500)
-    send(response, status, JSON.stringify({ error: { code: String(status), message: error.message } }))
-  })
-}).listen(port, '127.0.0.1', () => process.stdout.write(`floor listening on ${root}\n`))
+    return { status, body: JSON.stringify({ error: { code: String(status), message: error.message } }) }
+  }
+}
 
-async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const url = request.url ?? ''
+async function route(request: Request): Promise<Answer> {
+  const url = request.url
   if (!url.startsWith('/api/')) throw new HttpError(404, 'not found')
   const path = url.slice(5)
   switch (request.method) {
     case 'GET': {
-      if (path.startsWith('Customers(')) return answerRead(response, customerByKey, [keyOf(path, 'Customers(')])
-      if (path.startsWith('Orders(')) return answerRead(response, orderTotalByKey, [keyOf(path, 'Orders(')])
+      if (path.startsWith('Customers(')) return answerRead(customerByKey, [keyOf(path, 'Customers(')])
+      if (path.startsWith('Orders(')) return answerRead(orderTotalByKey, [keyOf(path, 'Orders(')])
       const match = collectionReads.find(([prefix]) => path.startsWith(prefix))
-      if (match) return answerRead(response, match[1], [])
+      if (match) return answerRead(match[1], [])
       throw new HttpError(404, 'not a workload URL')
     }
     case 'POST':
-      if (path === 'Orders' || path.startsWith('Orders?')) return createOrder(response, await readJson(request))
+      if (path === 'Orders' || path.startsWith('Orders?')) return createOrder(await request.json())
       break
     case 'PATCH':
-      if (path.startsWith('OrderLines(')) return patchLine(response, keyOf(path, 'OrderLines('), await readJson(request))
+      if (path.startsWith('OrderLines(')) return patchLine(keyOf(path, 'OrderLines('), await request.json())
       break
     case 'DELETE':
-      if (path.startsWith('Orders(')) return deleteOrder(response, keyOf(path, 'Orders('))
+      if (path.startsWith('Orders(')) return deleteOrder(keyOf(path, 'Orders('))
       break
   }
   throw new HttpError(405, 'not a workload operation')
 }
 
-async function answerRead(response: ServerResponse, statement: Read, values: unknown[]): Promise<void> {
+async function answerRead(statement: Read, values: unknown[]): Promise<Answer> {
   const { rows } = await pool.query<[string]>({ name: statement.name, text: statement.text, values, rowMode: 'array' })
   if (rows.length === 0) throw new HttpError(404, 'no entity with this key')
-  send(response, 200, withContext(rows[0][0], statement.context))
+  return { status: 200, body: withContext(rows[0][0], statement.context) }
 }
 
 type OrderBody = {
@@ -104,7 +132,7 @@ type OrderBody = {
   Lines: { Guid: string; 'Product@odata.bind': string; Quantity: number }[]
 }
 
-async function createOrder(response: ServerResponse, body: OrderBody): Promise<void> {
+async function createOrder(body: OrderBody): Promise<Answer> {
   const lines = body.Lines ?? []
   const values = [
     body.Guid, body.Number, keyOf(body['Customer@odata.bind'], 'Customers('), body.OrderDate, body.Status,
@@ -114,19 +142,19 @@ async function createOrder(response: ServerResponse, body: OrderBody): Promise<v
   ]
   const { rows } = await pool.query<[string]>({ name: createdOrder.name, text: createdOrder.text, values, rowMode: 'array' })
   if (rows.length === 0) throw new HttpError(400, 'a line names an unknown product')
-  send(response, 200, withContext(rows[0][0], createdOrder.context))
+  return { status: 200, body: withContext(rows[0][0], createdOrder.context) }
 }
 
-async function patchLine(response: ServerResponse, key: string, body: { Quantity: number }): Promise<void> {
+async function patchLine(key: string, body: { Quantity: number }): Promise<Answer> {
   const result = await pool.query({ name: 'w2', text: sql.patchLineQuantity, values: [key, body.Quantity] })
   if (result.rowCount === 0) throw new HttpError(404, 'no order line with this key')
-  send(response, 204)
+  return { status: 204 }
 }
 
-async function deleteOrder(response: ServerResponse, key: string): Promise<void> {
+async function deleteOrder(key: string): Promise<Answer> {
   const result = await pool.query({ name: 'delete-order', text: sql.deleteOrder, values: [key] })
   if (result.rowCount === 0) throw new HttpError(404, 'no order with this key')
-  send(response, 204)
+  return { status: 204 }
 }
 
 /** `Customers(79eb…)?$select=…` → `79eb…` (also for `…@odata.bind` values). */
@@ -151,10 +179,37 @@ async function readJson<T>(request: IncomingMessage): Promise<T> {
   }
 }
 
-function send(response: ServerResponse, status: number, body?: string): void {
+function send(response: ServerResponse, { status, body }: Answer): void {
   if (body === undefined) {
     response.writeHead(status, { 'odata-version': '4.0' }).end()
     return
   }
   response.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) }).end(body)
+}
+
+/**
+ * The same handlers behind Koa, @koa/router and koa-body, as entityctl's app.ts uses them
+ * (a router with the service's routes mounted under /api, bodies parsed by koa-body), with
+ * none of entityctl's middleware: its request log, authentication, OData headers and so on
+ * are entityctl's own cost, not the stack's.
+ */
+async function serveThroughKoa(): Promise<void> {
+  const { default: Koa } = await import('koa')
+  const { default: Router } = await import('@koa/router')
+  const { koaBody } = await import('koa-body')
+  const app = new Koa()
+  const router = new Router()
+  router.all(/^\/api\//, async (ctx) => {
+    const body: unknown = ctx.request.body
+    const answered = await answer({ method: ctx.method, url: ctx.url, json: async <T>() => body as T })
+    ctx.status = answered.status
+    if (answered.body === undefined) ctx.set('OData-Version', '4.0')
+    else {
+      ctx.set(JSON_HEADERS)
+      ctx.body = answered.body
+    }
+  })
+  app.use(koaBody({ parsedMethods: ['POST', 'PATCH'] as never }))
+  app.use(router.routes())
+  app.listen(port, '127.0.0.1', listening)
 }

@@ -12,6 +12,8 @@ export type Options = {
   warmupSeconds: number
   durationSeconds: number
   floorOnly: boolean
+  /** Also measure the stack floor: the floor's handlers served through Koa (floor-server.ts). */
+  stackFloor: boolean
   entityctlUrl: string | undefined
   entityctlDatabase: string | undefined
   tenant: string
@@ -61,6 +63,9 @@ const USAGE = `npm run bench -- [options]
   --warmup <s>             discarded warm-up seconds (default 2; smoke 0.5)
   --connections <n>        autocannon connections (default 16)
   --floor-only             measure only the floor
+  --stack-floor            also measure the floor's handlers served through Koa, @koa/router and
+                           koa-body (entityctl's HTTP stack, none of its middleware): what the
+                           framework alone costs against the floor
   --entityctl-url <url>    use an entityctl already running there (tenant, user and data are yours)
   --entityctl-database <d> that server's tenant database: cleaned, vacuumed, statements counted
   --tenant --username --password   its credentials (default bench / bench / bench-password); the
@@ -110,6 +115,7 @@ export function parseOptions(argv: string[]): Options {
       warmup: { type: 'string' },
       connections: { type: 'string', default: '16' },
       'floor-only': { type: 'boolean', default: false },
+      'stack-floor': { type: 'boolean', default: false },
       'entityctl-url': { type: 'string' },
       'entityctl-database': { type: 'string' },
       tenant: { type: 'string', default: 'bench' },
@@ -152,6 +158,7 @@ export function parseOptions(argv: string[]): Options {
     warmupSeconds: values.warmup !== undefined ? nonNegative(values.warmup, 'warmup') : smoke ? 0.5 : 2,
     durationSeconds: values.duration !== undefined ? positive(values.duration, 'duration') : defaultDuration,
     floorOnly: values['floor-only'],
+    stackFloor: values['stack-floor'],
     entityctlUrl: values['entityctl-url'],
     entityctlDatabase: values['entityctl-database'],
     tenant: values.tenant,

@@ -25,6 +25,8 @@ export type OperationResult = {
   systems: Partial<Record<SystemName, SystemResult>>
   /** entityctl requests/s divided by the floor's. */
   ratio: number | null
+  /** The stack floor's requests/s divided by the floor's, when it was measured (--stack-floor). */
+  stackRatio?: number | null
 }
 
 export type RunResults = {
@@ -37,13 +39,14 @@ export type RunResults = {
   operations: OperationResult[]
 }
 
-export function ratioOf(operation: OperationResult): number | null {
+/** `system`'s requests/s divided by the floor's. */
+export function ratioOf(operation: OperationResult, system: Exclude<SystemName, 'floor'>): number | null {
   const floor = operation.systems.floor?.load?.requestsPerSecond
-  const entityctl = operation.systems.entityctl?.load?.requestsPerSecond
-  return floor && entityctl !== undefined ? Math.round((entityctl / floor) * 1000) / 1000 : null
+  const measured = operation.systems[system]?.load?.requestsPerSecond
+  return floor && measured !== undefined ? Math.round((measured / floor) * 1000) / 1000 : null
 }
 
-const COLUMNS = ['op', 'system', 'check', 'req/s', 'p50 ms', 'p99 ms', 'err+to', 'non2xx', 'stmts/req', 'sql ms/req', 'entityctl/floor']
+const COLUMNS = ['op', 'system', 'check', 'req/s', 'p50 ms', 'p99 ms', 'err+to', 'non2xx', 'stmts/req', 'sql ms/req', '÷ floor']
 
 export function formatTable(results: RunResults): string {
   const rows: string[][] = [COLUMNS]
@@ -61,7 +64,7 @@ export function formatTable(results: RunResults): string {
         load ? String(load.non2xx) : '-',
         result.statements ? result.statements.statements.toFixed(2) : 'n/a',
         result.statements ? result.statements.sqlMs.toFixed(3) : 'n/a',
-        name === 'entityctl' && operation.ratio !== null ? operation.ratio.toFixed(3) : '',
+        ratioCell(name === 'entityctl' ? operation.ratio : name === 'stack floor' ? operation.stackRatio : null),
       ])
     }
   }
@@ -69,6 +72,10 @@ export function formatTable(results: RunResults): string {
   const lines = rows.map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '))
   lines.splice(1, 0, widths.map((width) => '-'.repeat(width)).join('  '))
   return lines.join('\n')
+}
+
+function ratioCell(ratio: number | null | undefined): string {
+  return ratio === null || ratio === undefined ? '' : ratio.toFixed(3)
 }
 
 /** The problems the checks found, one line each, under the table. */

@@ -75,7 +75,7 @@ try {
   ])
   for (const result of prepared) {
     if (result.status === 'rejected') throw result.reason
-    systems.push(result.value)
+    systems.push(...result.value)
   }
   for (const system of systems) {
     if (system.database) await cleanAndVacuum(databaseUrl(options.serverUrl, system.database), workload.firstWriteNumber)
@@ -119,7 +119,8 @@ try {
   if (!options.keepDatabases) for (const database of dropAtEnd) await dropDatabase(options.serverUrl, database)
 }
 
-async function prepareFloor(options: Options): Promise<System> {
+/** The floor, and the stack floor on the same database when asked for (the ledger keeps their orders apart). */
+async function prepareFloor(options: Options): Promise<System[]> {
   // Named after the tenant, so runs with other tenants (the test suite's smoke) never share it.
   const floorDatabase = `${options.tenant}_floor`
   const url = databaseUrl(options.serverUrl, floorDatabase)
@@ -127,10 +128,11 @@ async function prepareFloor(options: Options): Promise<System> {
   dropAtEnd.push(floorDatabase)
   await applySqlFile(url, join(BENCH_DIR, 'schema.sql'))
   log(`floor database ${floorDatabase}: loaded ${JSON.stringify(await loadDataset(url, dataDir))}`)
-  return floorSystem(options.serverUrl, floorDatabase, options.poolSize)
+  const floor = floorSystem(options.serverUrl, floorDatabase, options.poolSize)
+  return options.stackFloor ? [floor, floorSystem(options.serverUrl, floorDatabase, options.poolSize, 'koa')] : [floor]
 }
 
-async function prepareEntityctlSystem(options: Options): Promise<System> {
+async function prepareEntityctlSystem(options: Options): Promise<System[]> {
   // A smoke run (the test suite's) keeps its configuration and tenant record apart, so it never
   // drops the databases a benchmark run kept (--keep-databases) for write-cpu.ts and the like.
   const workDir = options.smoke ? join(WORK_DIR, 'smoke') : WORK_DIR
@@ -144,12 +146,12 @@ async function prepareEntityctlSystem(options: Options): Promise<System> {
     const database = options.entityctlDatabase
     if (database) log(`entityctl database ${database}: loaded ${JSON.stringify(await loadDataset(databaseUrl(options.serverUrl, database), dataDir))}`)
     // Its connections cannot be routed through a proxy: only pg_stat_statements can count them.
-    return externalEntityctl(setup, options.entityctlUrl, database, counter.method === 'pg_stat_statements')
+    return [externalEntityctl(setup, options.entityctlUrl, database, counter.method === 'pg_stat_statements')]
   }
   const database = await prepareEntityctl(setup)
   dropAtEnd.push(database)
   log(`entityctl database ${database}: loaded ${JSON.stringify(await loadDataset(databaseUrl(options.serverUrl, database), dataDir))}`)
-  return managedEntityctl(setup, database)
+  return [managedEntityctl(setup, database)]
 }
 
 /** Removes the orders the writes created: by SQL where the database is known, else through the API. */
@@ -165,7 +167,10 @@ async function cleanUp(systems: System[]): Promise<void> {
 
 async function runResults(): Promise<RunResults> {
   const operations = [...results.values()]
-  for (const operation of operations) operation.ratio = ratioOf(operation)
+  for (const operation of operations) {
+    operation.ratio = ratioOf(operation, 'entityctl')
+    operation.stackRatio = ratioOf(operation, 'stack floor')
+  }
   return {
     startedAt: new Date(started).toISOString(),
     finishedAt: new Date().toISOString(),

@@ -8,7 +8,8 @@ import { BENCH_DIR, WORK_DIR } from './options.ts'
 import { freePort, startServer } from './server-process.ts'
 import type { ServerProcess } from './server-process.ts'
 
-export type SystemName = 'floor' | 'entityctl'
+/** `stack floor`: the floor's handlers served through Koa (floor-server.ts `--stack koa`). */
+export type SystemName = 'floor' | 'stack floor' | 'entityctl'
 
 /** Maps a PostgreSQL URL to the one a server must use (direct, or through the statement counter). */
 export type Route = (connectionString: string) => string
@@ -31,17 +32,18 @@ export type System = {
   authenticate(): Promise<void>
 }
 
-export function floorSystem(serverUrl: string, database: string, poolSize: number): System {
+export function floorSystem(serverUrl: string, database: string, poolSize: number, stack: 'node:http' | 'koa' = 'node:http'): System {
   let server: ServerProcess | undefined
+  const name = stack === 'koa' ? 'stack floor' : 'floor'
   const system: System = {
-    name: 'floor', root: '/api/', origin: '', database, routed: true, headers: {},
+    name, root: '/api/', origin: '', database, routed: true, headers: {},
     async start(route) {
       const port = await freePort()
       server = await startServer({
         command: process.execPath,
         args: [join(BENCH_DIR, 'floor-server.ts'), '--port', String(port),
-          '--database-url', databaseUrl(route(serverUrl), database), '--pool-size', String(poolSize)],
-        cwd: BENCH_DIR, port, logFile: join(WORK_DIR, 'floor.log'), readyPath: '/api/',
+          '--database-url', databaseUrl(route(serverUrl), database), '--pool-size', String(poolSize), '--stack', stack],
+        cwd: BENCH_DIR, port, logFile: join(WORK_DIR, `${name.replace(' ', '-')}.log`), readyPath: '/api/',
       })
       system.origin = server.origin
     },
