@@ -8,7 +8,8 @@
 // written, so two writes feeding it are ordered on its row. A stale version aborts the whole
 // statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. Rows
 // and members earlier writes loaded or wrote may be taken from what the server remembers
-// instead (row-cache.ts); the flush's statement checks them too, with the same outcome.
+// instead (row-cache.ts; what a unit takes and leaves there: remembered-rows.ts); the flush's
+// statement checks them too, with the same outcome.
 // A row a computed value reads through a reference (the product of a line's Title) is not
 // written: the statement checks its version and xmin and holds it (readFrom), and a change
 // of it that the rules carry to its readers locks it before they are looked for
@@ -32,11 +33,12 @@ import type { PropertyCipher } from '../tenancy/property-encryption.ts'
 import { columnsOf, decodeRow, selectList, XMIN } from './entity-columns.ts'
 import { naturalKeyTaken } from './database-errors.ts'
 import { newGuid } from './guid.ts'
-import type { RememberedMembers, RememberedRow, RowCacheScope } from './row-cache.ts'
+import { RememberedRows } from './remembered-rows.ts'
+import type { RowCacheScope } from './row-cache.ts'
 import { SqlParameters } from './sql-parameters.ts'
 import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { EntityTagKey } from './entity-tag.ts'
-import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, rememberedCheck, withSteps, writeStatement, WRITTEN_XMIN, type PendingRow, type ReadRow, type ReturnedRows, type TakenMembers } from './write-statement.ts'
+import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, writeStatement, WRITTEN_XMIN, type PendingRow, type ReadRow } from './write-statement.ts'
 import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
@@ -267,10 +269,8 @@ export class UnitOfWork {
   #watching = false
   readonly #fresh = new Set<Entry>()
   readonly #dirty = new Set<Entry>()
-  /** Entries taken from the remembered rows, with what the flush checks they still are. */
-  readonly #taken = new Map<Entry, RememberedRow>()
-  /** Members taken from the remembered ones: the flush checks each parent has no more and no fewer. */
-  readonly #takenMembers: TakenMembers[] = []
+  /** What the unit took from the rows earlier writes remembered, and what it leaves there (remembered-rows.ts). */
+  readonly #remembered: RememberedRows
   /** Stored rows the rules computed values from, with the version and xmin read (readFrom). */
   readonly #readFrom = new Map<Entry, { readonly version: number; readonly xmin: string | undefined }>()
   /** Rows locked for the rules to find what reads them (lockForDependents). */
@@ -285,6 +285,12 @@ export class UnitOfWork {
     this.#pins = options.pins
     this.#now = options.pins?.now ?? new Date()
     this.#tagKey = options.entityTagKey ?? new EntityTagKey()
+    this.#remembered = new RememberedRows(this, options.remembered, {
+      fill: (entry, row) => this.#fill(entry, row.values, row.version, row.xmin),
+      members: this.#members,
+      setMembers: (parent, collection, entries) => this.#setMembers(parent, collection, entries),
+      cipher: options.cipher,
+    })
   }
 
   /** How long the unit waits for one call of plugin code (rules/plugin-call.ts). */
@@ -461,7 +467,7 @@ export class UnitOfWork {
     const memberParents = new Map<CollectionProperty, Entry[]>()
     const wanted = (entry: Entry, collection: CollectionProperty) => {
       if (entry.state === 'new' || this.#members.get(entry)?.has(collection.name)) return
-      if (this.#takeRememberedMembers(entry, collection)) return
+      if (this.#remembered.takeMembers(entry, collection)) return
       const parents = memberParents.get(collection) ?? []
       if (!parents.includes(entry)) parents.push(entry)
       memberParents.set(collection, parents)
@@ -469,7 +475,7 @@ export class UnitOfWork {
     const parts: Part[] = []
     for (const request of requests) {
       const entry = this.reference(request.entity, request.key)
-      if (entry.state === 'stub') this.#takeRemembered(entry, request.parents)
+      if (entry.state === 'stub') this.#remembered.takeRow(entry, request.parents)
       if (entry.state === 'stub' && !rowKeys.get(request.entity)?.includes(entry.key)) addTo(rowKeys, request.entity, entry.key)
       for (const collection of request.members ?? []) wanted(entry, collection)
       for (const { reference, members, withMembers } of request.parents ?? []) {
@@ -568,11 +574,7 @@ export class UnitOfWork {
     await this.#beforeWrite()
     const rows = this.#pendingRows()
     if (rows.length === 0) return this.checkRemembered()
-    const remembering = this.#options.remembered !== undefined
-    // A taken row the statement updates or deletes is checked by that step, over its version and xmin.
-    const written = new Set(rows.map((row) => row.entry))
-    const taken = [...this.#taken].filter(([entry]) => !written.has(entry))
-    const statement = writeStatement(rows, this.#options.cipher, this.#options.pending ? 'pending' : 'raised', readBack, { rows: taken, members: this.#takenMembers, returnWritten: remembering }, this.#readRows())
+    const statement = writeStatement(rows, this.#options.cipher, this.#options.pending ? 'pending' : 'raised', readBack, this.#remembered.checkedBy(rows), this.#readRows())
     this.#options.onWrite?.(statement.written, statement.read)
     let result: Record<string, unknown> | undefined
     try {
@@ -581,16 +583,17 @@ export class UnitOfWork {
       if (!isWriteConflict(error)) throw error
       // A taken row the statement writes is checked by its own step, not by the remembered-row
       // check: its conflict is a remembered row found changed all the same (run again at once).
-      const tookWritten = rows.some((row) => this.#taken.has(row.entry))
+      const tookWritten = rows.some((row) => this.#remembered.wasTaken(row.entry))
       // The rows it took are remembered no more, nor are those it set out to write.
-      this.#forgetRemembered(rows.map((row) => row.entry), tookWritten || isRememberedRowChanged(error))
+      this.#remembered.forget(rows.map((row) => row.entry), tookWritten || isRememberedRowChanged(error))
       throw tookWritten ? Object.assign(new Error(REMEMBERED_ROW_CHANGED, { cause: error }), { code: CONFLICT }) : error
     }
     if (statement.readsBack) readBack!.take(result!)
     this.#options.onFlush?.(rows.map(flushedRow))
-    const memberSets = remembering ? this.#memberSets(rows) : []
+    // Read before #settle, which forgets the members the unit knows.
+    const memberSets = this.#remembered.memberSets(rows)
     this.#settle(rows.map((row) => row.entry), result![WRITTEN_XMIN] as string | undefined)
-    if (remembering) this.#rememberWritten(rows, statement.returned, result!, memberSets)
+    this.#remembered.rememberWritten(rows, statement.returned, result!, memberSets)
   }
 
   /** Runs a statement that writes rows; a natural key another row has is 409 naming its properties as clients do. */
@@ -609,14 +612,10 @@ export class UnitOfWork {
    * is for a unit that writes nothing, or whose rules refused the write on what it took.
    */
   async checkRemembered(): Promise<void> {
-    if (!this.tookRemembered) return
-    const params = new SqlParameters()
-    const steps: string[] = []
-    const check = rememberedCheck(params, { rows: [...this.#taken], members: this.#takenMembers }, steps, '0')
     try {
-      await this.sql(`${withSteps(steps)} select ${check} as "ok"`, params.values)
+      await this.#remembered.check(this.sql)
     } catch (error) {
-      if (isWriteConflict(error)) this.#forgetRemembered([], true)
+      if (isWriteConflict(error)) this.#remembered.forget([], true)
       throw error
     }
   }
@@ -628,90 +627,7 @@ export class UnitOfWork {
 
   /** Whether this unit took rows from the remembered ones (its answer then rests on them). */
   get tookRemembered(): boolean {
-    return this.#taken.size > 0 || this.#takenMembers.length > 0
-  }
-
-  /**
-   * Forgets what the unit took from the remembered rows, and the rows of `entries`; nothing is
-   * left to check. `changed`: because something taken was found changed.
-   */
-  #forgetRemembered(entries: Iterable<Entry>, changed = false): void {
-    const remembered = this.#options.remembered
-    if (remembered) {
-      if (changed) remembered.noteChanged()
-      for (const entry of [...this.#taken.keys(), ...entries]) remembered.forget(entry.entity, entry.key)
-      for (const { collection, parentKey } of this.#takenMembers) remembered.forgetMembers(collection, parentKey)
-    }
-    this.#dropTaken()
-  }
-
-  /** Nothing taken is left to check: forgotten, or written and remembered anew. */
-  #dropTaken(): void {
-    this.#taken.clear()
-    this.#takenMembers.length = 0
-  }
-
-  /**
-   * The members of every parent whose members this unit knows whole, as its write leaves them
-   * (read before #settle, which forgets them): those it loaded or took still pointing to the
-   * parent, and those it created or moved there; a new parent's are all in the unit.
-   */
-  #memberSets(rows: readonly PendingRow[]): MemberSet[] {
-    const sets: MemberSet[] = []
-    const current = (parent: Entry, collection: CollectionProperty, known: readonly Entry[]) => {
-      const inverse = collection.inverse.name
-      const members = new Set([...known, ...this.#entriesOf(collection.target)])
-      return [...members].filter((e) => !e.removed && e.state !== 'stub' && e.values[inverse] === parent.key).map((e) => e.key)
-    }
-    for (const [parent, byName] of this.#members) {
-      for (const [name, known] of byName) {
-        const collection = parent.entity.properties.get(name) as CollectionProperty
-        sets.push([collection, parent.key, parent.removed ? undefined : current(parent, collection, known)])
-      }
-    }
-    for (const { entry, kind } of rows) {
-      if (kind !== 'insert' || this.#members.has(entry)) continue
-      for (const property of entry.entity.properties.values()) {
-        if (property.kind === 'collection') sets.push([property, entry.key, current(entry, property, [])])
-      }
-    }
-    // A member that joined or left a parent whose members the unit did not load (a sumOf moved
-    // the parent's sum without them): a set remembered of that parent is no longer whole.
-    for (const { entry, kind } of rows) {
-      for (const collection of collectionsInto(this.model, entry.entity)) {
-        const inverse = collection.inverse.name
-        const now = kind === 'delete' ? undefined : entry.values[inverse]
-        const before = kind === 'insert' ? undefined : entry.original?.[inverse]
-        if (now === before) continue
-        for (const parentKey of [now, before]) {
-          if (typeof parentKey !== 'string') continue
-          const parent = this.get(collection.entity, parentKey)
-          if (!parent || (parent.state !== 'new' && !this.#members.get(parent)?.has(collection.name))) sets.push([collection, parentKey, undefined])
-        }
-      }
-    }
-    return sets
-  }
-
-  /**
-   * After a write, the rows it wrote as the statement returned them (stored values, new
-   * version and xmin), and the member sets it left: the next write takes them as it would
-   * have loaded them. What it took and did not write stays remembered as it was.
-   */
-  #rememberWritten(rows: readonly PendingRow[], returned: readonly ReturnedRows[], result: Record<string, unknown>, sets: readonly MemberSet[]): void {
-    const remembered = this.#options.remembered!
-    for (const { entry, kind } of rows) if (kind === 'delete') remembered.forget(entry.entity, entry.key)
-    for (const { entity, column } of returned) {
-      for (const row of (result[column] as Record<string, unknown>[] | null) ?? []) {
-        const { values, version } = decodeRow(entity, row, this.#options.cipher)
-        remembered.remember(entity, values[KEY] as string, { values: Object.freeze(values), version, xmin: row[XMIN] as string })
-      }
-    }
-    for (const [collection, parentKey, members] of sets) {
-      if (members) remembered.rememberMembers(collection, parentKey, members)
-      else remembered.forgetMembers(collection, parentKey)
-    }
-    this.#dropTaken()
+    return this.#remembered.took
   }
 
   /**
@@ -837,11 +753,9 @@ export class UnitOfWork {
       if (!part.collection) continue
       for (const parentKey of part.parentKeys!()) {
         const parent = this.reference(part.collection.entity, parentKey)
-        let byName = this.#members.get(parent)
-        if (!byName) this.#members.set(parent, (byName = new Map()))
         const found = members.get(part)?.get(parentKey) ?? []
-        byName.set(part.collection.name, found)
-        this.#options.remembered?.rememberMembers(part.collection, parentKey, found.map((entry) => entry.key))
+        this.#setMembers(parent, part.collection, found)
+        this.#remembered.rememberLoadedMembers(part.collection, parentKey, found.map((entry) => entry.key))
       }
     }
     return found
@@ -853,7 +767,7 @@ export class UnitOfWork {
     const key = values[KEY] as string
     // Shared with the remembered rows from here on: replaced, never changed.
     Object.freeze(values)
-    this.#options.remembered?.remember(entity, key, { values, version, xmin: row[XMIN] as string })
+    this.#remembered.rememberLoaded(entity, key, { values, version, xmin: row[XMIN] as string })
     const entry = this.get(entity, key)
     if (entry && entry.state !== 'stub') return entry
     const xmin = row[XMIN] as string
@@ -874,69 +788,11 @@ export class UnitOfWork {
     entry.state = 'loaded'
   }
 
-  /**
-   * Fills a stub from the remembered rows when its row is there; with `parents`, only when
-   * each parent's row and all its members are there too (otherwise one statement loads them
-   * all, reaching the parents through the row). The flush checks what was taken.
-   */
-  #takeRemembered(entry: Entry, parents: readonly ParentPrefetch[] = []): void {
-    const remembered = this.#options.remembered
-    const row = remembered?.get(entry.entity, entry.key)
-    if (!row) return
-    const rows: [EntityModel, string, RememberedRow][] = [[entry.entity, entry.key, row]]
-    const sets: [EntityModel, string, CollectionProperty, RememberedMembers][] = []
-    for (const { reference, members, withMembers } of parents) {
-      const parentKey = row.values[reference.name]
-      if (typeof parentKey !== 'string') continue
-      const parent = this.get(members.entity, parentKey)
-      if (!parent || parent.state === 'stub') {
-        const parentRow = remembered!.get(members.entity, parentKey)
-        if (!parentRow) return
-        rows.push([members.entity, parentKey, parentRow])
-      }
-      if (!withMembers || (parent && this.#members.get(parent)?.has(members.name))) continue
-      const keys = remembered!.members(members, parentKey)
-      // The row must be among its parent's members, as the statement would have found it.
-      if (!keys?.includes(entry.key) || !this.#rememberedMembersOf(members, keys, rows)) return
-      sets.push([members.entity, parentKey, members, keys])
-    }
-    for (const [entity, key, taken] of rows) this.#take(this.reference(entity, key), taken)
-    for (const [entity, key, collection, keys] of sets) this.#takeMembers(this.reference(entity, key), collection, keys)
-  }
-
-  /** Takes all members of `collection` of `parent` from the remembered ones, when every one is there. */
-  #takeRememberedMembers(parent: Entry, collection: CollectionProperty): boolean {
-    const keys = this.#options.remembered?.members(collection, parent.key)
-    const rows: [EntityModel, string, RememberedRow][] = []
-    if (!keys || !this.#rememberedMembersOf(collection, keys, rows)) return false
-    for (const [entity, key, taken] of rows) this.#take(this.reference(entity, key), taken)
-    this.#takeMembers(parent, collection, keys)
-    return true
-  }
-
-  /** Adds to `rows` the remembered rows of the members the unit has not met; false when one is not remembered. */
-  #rememberedMembersOf(collection: CollectionProperty, keys: RememberedMembers, rows: [EntityModel, string, RememberedRow][]): boolean {
-    for (const key of keys) {
-      const member = this.get(collection.target, key)
-      if (member && member.state !== 'stub') continue
-      const row = this.#options.remembered!.get(collection.target, key)
-      if (!row) return false
-      rows.push([collection.target, key, row])
-    }
-    return true
-  }
-
-  #take(entry: Entry, row: RememberedRow): void {
-    if (entry.state !== 'stub') return
-    this.#fill(entry, row.values, row.version, row.xmin)
-    this.#taken.set(entry, row)
-  }
-
-  #takeMembers(parent: Entry, collection: CollectionProperty, keys: RememberedMembers): void {
+  /** `entries` are all the stored members of `collection` of `parent` (loaded, or taken from the remembered ones). */
+  #setMembers(parent: Entry, collection: CollectionProperty, entries: Entry[]): void {
     let byName = this.#members.get(parent)
     if (!byName) this.#members.set(parent, (byName = new Map()))
-    byName.set(collection.name, keys.map((key) => this.get(collection.target, key)!))
-    this.#takenMembers.push({ collection, parentKey: parent.key, count: keys.length })
+    byName.set(collection.name, entries)
   }
 
   /** The rows the pending changes write: new entities, changed (or touched) loaded ones, removed ones. */
@@ -1019,24 +875,6 @@ function flushedRow(row: PendingRow): FlushedRow {
     ...(row.expectedXmin !== undefined ? { expectedXmin: row.expectedXmin } : {}),
     ...(values ? { values } : {}),
   }
-}
-
-/** A parent's members through a collection as a write left them (undefined: the parent is gone). */
-type MemberSet = readonly [collection: CollectionProperty, parentKey: string, members: RememberedMembers | undefined]
-
-const collectionIndexes = new WeakMap<Model, Map<EntityModel, CollectionProperty[]>>()
-
-/** The collections `member` is a member of (Order.Lines for OrderLine), indexed once per model. */
-function collectionsInto(model: Model, member: EntityModel): readonly CollectionProperty[] {
-  let index = collectionIndexes.get(model)
-  if (!index) {
-    index = new Map()
-    for (const entity of model.entities.values()) {
-      for (const property of entity.properties.values()) if (property.kind === 'collection') addTo(index, property.target, property)
-    }
-    collectionIndexes.set(model, index)
-  }
-  return index.get(member) ?? []
 }
 
 /** The entity's columns (and version) from its table `t`, where `condition` holds. */
