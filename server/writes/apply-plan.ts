@@ -125,6 +125,7 @@ async function loadForChange(unit: UnitOfWork, entity: EntityModel, key: string,
   const record = await unit.loadForChange(entity, key, changing)
   if (!record) throw RequestError.notFound(`${entity.setName}(${key}) does not exist.`)
   const { ifMatch, ifNoneMatch } = preconditions
+  if (!ifMatch && !ifNoneMatch) return record
   // Compared weakly, as RFC 9110 13.1.2 says for If-None-Match; our tags are weak anyway.
   // The version and the row's xmin: a tag of an entity deleted since, its key created again,
   // names another row and matches nothing (entity-tag.ts).
