@@ -322,7 +322,7 @@ export class Lexer {
     const { value, end } = this.quotedEnd(quote)
     const lower = prefix.toLowerCase()
     if (lower === 'duration') {
-      if (!isDuration(value)) this.fail(quote + 1, `invalid duration '${value}' (expected e.g. P1DT2H30M)`)
+      if (!isDuration(value)) this.fail(quote + 1, `invalid duration '${value}' (days, hours, minutes and seconds, no years or months: e.g. P1DT2H30M)`)
       this.setLiteral('duration', value, end)
     } else if (lower === 'binary') {
       if (!isBase64Url(value)) this.fail(quote + 1, `invalid binary literal '${value}' (expected base64url)`)

@@ -11,6 +11,7 @@ import { aType, EDM_TYPE_OF, type BoundAggregateRef, type BoundExpression, type 
 import { resolveProperty, withoutTypeCasts, type BindContext } from './bind-context.ts'
 import { DEFAULT_NAMESPACE } from '../metadata/build-csdl.ts'
 import { bindPattern } from './bind-pattern.ts'
+import { bindTemporal, durationLiteral } from './bind-temporal.ts'
 
 export interface ExpressionScope {
   /** The entity the expression is about, where unqualified names and `$this` start. */
@@ -46,7 +47,7 @@ export function valueTypeOf(property: ScalarProperty): ValueType {
 export function bindExpression(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
   switch (syntax.kind) {
     case 'literal':
-      return bindLiteral(syntax)
+      return bindLiteral(syntax, scope.option)
     case 'alias':
       return bindExpression(context, scope, aliasValue(context, syntax))
     case 'member':
@@ -64,7 +65,8 @@ export function bindExpression(context: BindContext, scope: ExpressionScope, syn
         expectType(operand, 'boolean', 'not', scope.option)
         return { kind: 'not', operand, type: 'boolean' }
       }
-      if (!NUMERIC.has(operand.type)) throw QueryError.invalid(`In ${scope.option}, '-' needs a number, not ${aType(operand.type)}.`)
+      // A duration changes its sign too (URL Conventions 4.01 §5.1.1.2.3).
+      if (!NUMERIC.has(operand.type) && operand.type !== 'duration') throw QueryError.invalid(`In ${scope.option}, '-' needs a number or a duration, not ${aType(operand.type)}.`)
       return { kind: 'negate', operand, type: operand.type }
     }
     case 'call':
@@ -120,7 +122,7 @@ export function bindCondition(context: BindContext, scope: ExpressionScope, synt
   return condition
 }
 
-export function bindLiteral(syntax: LiteralSyntax): BoundLiteral {
+export function bindLiteral(syntax: LiteralSyntax, option: string): BoundLiteral {
   switch (syntax.type) {
     case 'int':
       return { kind: 'literal', type: 'int', value: typeof syntax.value === 'bigint' ? syntax.value.toString() : syntax.value }
@@ -128,6 +130,8 @@ export function bindLiteral(syntax: LiteralSyntax): BoundLiteral {
       return { kind: 'literal', type: 'string', value: syntax.value, enumType: syntax.enumType }
     case 'binary':
       throw QueryError.invalid(`Binary literals are not supported (at position ${syntax.position}).`)
+    case 'duration':
+      return durationLiteral(syntax.value, option)
     default:
       return { kind: 'literal', type: syntax.type, value: syntax.value }
   }
@@ -271,6 +275,8 @@ function bindBinary(op: string, left: BoundExpression, right: BoundExpression, o
     return { kind: 'binary', op: op === 'has' ? 'eq' : (op as 'eq'), left: l, right: r, type: 'boolean' }
   }
   if (ARITHMETIC.has(op)) {
+    const temporal = bindTemporal(op, left, right, option)
+    if (temporal) return temporal
     for (const side of [left, right]) {
       if (!NUMERIC.has(side.type)) throw QueryError.invalid(`In ${option}, '${op}' needs numbers, not ${aType(side.type)}.`)
     }
@@ -295,6 +301,7 @@ export function coerceLiteral(literal: BoundExpression, type: ValueType, option:
   if (literal.kind !== 'literal') throw QueryError.invalid(`In ${option}, only literal values are allowed in this list.`)
   if (literal.type === 'null' || literal.type === type) return literal
   const value = literal.value
+  if (literal.type === 'duration') throw QueryError.invalid(`In ${option}, duration'${String(value)}' cannot be compared with ${aType(type)}.`)
   const fail = () => QueryError.invalid(`In ${option}, ${JSON.stringify(value)} is not a valid ${EDM_TYPE_OF[type] ?? type} value.`)
   switch (type) {
     case 'decimal':
@@ -318,8 +325,10 @@ export function coerceLiteral(literal: BoundExpression, type: ValueType, option:
     case 'timeOfDay':
       if (literal.type === 'string' && /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(String(value))) return { kind: 'literal', type, value }
       throw fail()
+    case 'duration':
+      if (literal.type === 'string') return durationLiteral(String(value), option)
+      throw fail()
     case 'string':
-      if (literal.type === 'duration') throw QueryError.invalid(`In ${option}, duration values are not supported: no property has that type.`)
       throw QueryError.invalid(`In ${option}, ${JSON.stringify(value)} (${literal.type}) cannot be compared with a string; quote it: '${String(value)}'.`)
     case 'boolean':
       throw fail()
@@ -467,7 +476,5 @@ function typedNull(type: ValueType): BoundLiteral {
 export function bindValue(context: BindContext, scope: ExpressionScope, syntax: ExpressionSyntax): BoundExpression {
   const value = bindExpression(context, scope, syntax)
   if (value.type === 'null') throw QueryError.invalid(`In ${scope.option}, null alone has no type to sort by or compute; cast it, as in cast(null,Edm.String).${unsetAliasNote(context, syntax)}`)
-  // No property is a duration, and no answer writes one (PostgreSQL's interval is '1 day', not P1D).
-  if (value.type === 'duration') throw QueryError.invalid(`In ${scope.option}, duration values are not supported: no property has that type.`)
   return value
 }

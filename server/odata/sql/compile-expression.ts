@@ -13,6 +13,7 @@ import { SEARCH_COLUMN, SEARCH_SEPARATORS, type ReferenceProperty } from '../../
 import type { SearchSyntax } from '../parser/syntax.ts'
 import type { BoundExpression, BoundLiteral, Range, ValueType } from '../semantic/bound.ts'
 import { ident, jsonValue, sqlType, type SqlBuilder } from './sql-builder.ts'
+import { compileTemporal, intervalInput } from './compile-temporal.ts'
 
 /** The LEFT JOINs that reference paths of one query level need, deduplicated by path. */
 export class JoinSet {
@@ -57,6 +58,7 @@ export function compileExpression(target: ExpressionTarget, node: BoundExpressio
   const compile = (n: BoundExpression) => compileExpression(target, n)
   switch (node.kind) {
     case 'literal':
+      if (node.type === 'duration' && node.value !== null) return builder.param(intervalInput(String(node.value)), 'duration')
       return node.type === 'null' ? 'null' : builder.param(node.value, node.type)
     case 'property':
       return `${joins.aliasOf(node.range, node.via)}.${ident(node.property.column!)}`
@@ -177,8 +179,14 @@ function compileBinary(target: ExpressionTarget, node: Extract<BoundExpression, 
       return node.type === 'double'
         ? `mod((${left})::numeric, nullif(${compileRight()}, 0)::numeric)::float8`
         : `(${left} % nullif(${compileRight()}, 0))`
-    default:
-      return `(${left} ${ARITHMETIC[node.op]} ${compileRight()})`
+    default: {
+      const right = compileRight()
+      if (node.op === 'add' || node.op === 'sub') {
+        const temporal = compileTemporal(node.op, [node.left.type, node.right.type], left, right)
+        if (temporal) return temporal
+      }
+      return `(${left} ${ARITHMETIC[node.op]} ${right})`
+    }
   }
 }
 

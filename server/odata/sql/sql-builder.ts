@@ -7,6 +7,7 @@ import { SqlParameters } from '../../persistence/sql-parameters.ts'
 import type { Range, ValueType } from '../semantic/bound.ts'
 import type { ScalarProperty } from '../../model/model.ts'
 import { DEFAULT_FORMAT, type JsonFormat } from '../handlers/negotiate.ts'
+import { durationJson } from './compile-temporal.ts'
 
 export interface CompiledQuery {
   readonly sql: string
@@ -35,9 +36,11 @@ export { quoteIdentifier as ident } from '../../persistence/sql.ts'
 
 /**
  * A value as the JSON body writes it. Timestamps are written in UTC with a Z, whatever the
- * session's time zone, with the milliseconds that $metadata declares (Precision 3).
+ * session's time zone, with the milliseconds that $metadata declares (Precision 3); durations
+ * as ISO 8601 (P1DT2H).
  */
 export function jsonValue(sql: string, type: ValueType): string {
+  if (type === 'duration') return durationJson(sql)
   return type === 'dateTimeOffset' ? `to_char(${sql} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : sql
 }
 

@@ -87,6 +87,14 @@ const CASES: [url: string, sql: string, params: unknown[], keySlots: number[]][]
     [0],
   ],
   [`Customers(${K})/Orders/$count?$filter=Total gt 100`, `select case when exists (select 1 from "Customer" p where p."Guid" = $1::uuid) then (select count(*)::text from "Order" t0  where t0."Customer_Guid" = $1::uuid and t0."Total" > $2::numeric) end as body`, [K, '100'], [0]],
+  // Date arithmetic (URL Conventions 4.01 §5.1.1.2): the duration a parameter cast to interval,
+  // its sign on each number as PostgreSQL reads ISO 8601; the date of midnight moved.
+  [
+    "Orders?$filter=OrderDate sub duration'-P1DT12H' gt 2024-01-01&$select=Number",
+    `${ROWS}, j."more" from (select case when t0."@n" <= 500 then ${OBJECT(ETAG('t0'), COLUMN('t0', 'Guid'), COLUMN('t0', 'Number'))} end as body, t0."@n" > 500 as more from (select q.*, row_number() over (order by q."@o0") as "@n" from (select t0.*, t0.xmin, t0."Guid" as "@o0" from "Order" t0  where (t0."OrderDate" - $1::interval)::date > $2::date order by t0."Guid" limit 501) q) t0 order by t0."@o0" offset 0) j`,
+    ['P-1DT-12H', '2024-01-01'],
+    [],
+  ],
 ]
 
 describe('compile: plan → SQL text and parameters', () => {
