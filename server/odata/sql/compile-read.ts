@@ -259,9 +259,9 @@ function typeMember(name: string, annotation: string | undefined): JsonMember[] 
 function computedJson(builder: SqlBuilder, expression: BoundExpression, ieee754: boolean): string {
   const joins = new JoinSet(builder)
   const value = compileExpression({ builder, joins }, expression)
-  const joined = joins.sql() ? `(select ${value} from (select) v ${joins.sql()})` : value
-  if (ieee754 && expression.type === 'decimal') return `(${joined})::text`
-  return jsonValue(joined, expression.type)
+  // Written as JSON inside the subquery: a duration's JSON reads its value more than once.
+  const json = ieee754 && expression.type === 'decimal' ? `(${value})::text` : jsonValue(value, expression.type)
+  return joins.sql() ? `(select ${json} from (select) v ${joins.sql()})` : json
 }
 
 /**

@@ -32,16 +32,18 @@ export function intervalInput(duration: string): string {
 /**
  * A duration as OData JSON writes it, an xs:dayTimeDuration (`P1DT2H`, `-PT1.5S`, `PT0S`),
  * from its seconds, a day being 24 hours; null for null. Not the session's IntervalStyle:
- * iso_8601 writes '-1 day -2 hours' as P-1DT-2H, which no OData client reads.
+ * iso_8601 writes '-1 day -2 hours' as P-1DT-2H, which no OData client reads. No subquery
+ * holds the value once: PostgreSQL refuses one over a grouped expression ($apply groupby),
+ * so the value is written once per part, each part an empty string when zero:
+ *   left('-', (s < 0)::int) || 'P' || coalesce(nullif(<days>D || coalesce('T' || nullif(<h>H<m>M<s>S, ''), ''), ''), 'T0S')
  */
 export function durationJson(sql: string): string {
-  const part = (value: string, unit: string) => `case when ${value} > 0 then trim_scale(${value})::text || '${unit}' else '' end`
-  const time = `mod("@a", 86400)`
-  const text = [
-    `case when "@s" < 0 then '-' else '' end || 'P'`,
-    part(`floor("@a" / 86400)`, 'D'),
-    `case when ${time} > 0 then 'T' || ${part(`floor(${time} / 3600)`, 'H')} || ${part(`floor(mod("@a", 3600) / 60)`, 'M')} || ${part(`mod("@a", 60)`, 'S')}`
-      + ` when "@a" = 0 then 'T0S' else '' end`,
-  ].join(' || ')
-  return `(select case when "@s" is not null then ${text} end from (select "@s", abs("@s") as "@a" from (select extract(epoch from ${sql}) as "@s") "@e") "@d")`
+  const seconds = `extract(epoch from ${sql})`
+  const part = (value: string, unit: string) => `coalesce(nullif(trim_scale(${value}), 0)::text || '${unit}', '')`
+  const abs = `abs(${seconds})`
+  const days = part(`floor(${abs} / 86400)`, 'D')
+  const time = [part(`floor(mod(${abs}, 86400) / 3600)`, 'H'), part(`floor(mod(${abs}, 3600) / 60)`, 'M'), part(`mod(${abs}, 60)`, 'S')].join(' || ')
+  // '-' when negative, '' when not, null for null: the whole is null then.
+  const sign = `left('-', (${seconds} < 0)::int)`
+  return `(${sign} || 'P' || coalesce(nullif(${days} || coalesce('T' || nullif(${time}, ''), ''), ''), 'T0S'))`
 }

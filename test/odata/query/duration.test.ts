@@ -116,6 +116,13 @@ describe('date and duration arithmetic', () => {
     expect(expected.some((e) => e.Since?.startsWith('-P')) && expected.some((e) => e.Since?.startsWith('P'))).toBe(true)
   })
 
+  it('computes a duration through a reference, and a null one where the reference is missing', async () => {
+    const gap = (e: Employee) => (e.Manager?.LastLogin && e.LastLogin ? iso(ms(e.Manager.LastLogin) - ms(e.LastLogin)) : null)
+    const expected = sortRows(E).map((e) => ({ Guid: e.Guid, Gap: gap(e) }))
+    expect(expected.filter((e) => e.Gap !== null).length).toBeGreaterThan(3)
+    await expectValue(server, valueCase(url('Employees', { $compute: 'Manager/LastLogin sub LastLogin as Gap', $select: 'Guid,Gap' }), expected))
+  })
+
   it('writes a literal duration as given, normalised to days of 24 hours', async () => {
     const compute = "duration'PT36H' as A,duration'-p2dt3h4m5.678s' as B,duration'PT0S' as C,duration'P0DT90M' as D,duration'PT0.000001S' as F"
     const answer = await server.get(url(`Employees(${ada.Guid})`, { $compute: compute, $select: 'A,B,C,D,F' }))
@@ -140,6 +147,15 @@ describe('date and duration arithmetic', () => {
     const spans = rows.map((e) => ms(e.LastLogin!) - ms('2024-01-01T00:00:00Z'))
     const apply = `filter(HireDate add duration'P1D' gt 2015-01-01 and LastLogin ne null)/compute(LastLogin sub 2024-01-01T00:00:00Z as D)/aggregate(D with max as Longest,D with min as Shortest)`
     await expectValue(server, valueCase(url('Employees', { $apply: apply }), [{ '@odata.id': null, Longest: iso(Math.max(...spans)), Shortest: iso(Math.min(...spans)) }]))
+  })
+
+  it('groups by a computed duration, written as ISO 8601 in each group', async () => {
+    const apply = `compute(HireDate sub duration'PT1H' sub HireDate as Back)/groupby((Back),aggregate($count as N))`
+    const nulls = E.filter((e) => e.HireDate === null).length
+    await expectValue(server, valueCase(url('Employees', { $apply: apply }), [
+      { '@odata.id': null, Back: null, N: nulls },
+      { '@odata.id': null, Back: '-P1D', N: E.length - nulls },
+    ]))
   })
 
   it('answers 400, never 500, for a sum that leaves the range of timestamps', async () => {
