@@ -41,6 +41,11 @@ describe('bindTargetRead: URL → bound read', () => {
     [`Orders(${K})?$select=Number,Total&$expand=Customer($select=Name)`, `Orders(${K}) r0 {Guid,Number,Total} expand[Customer: r1 {Guid,Name}]`],
     [`Orders(${K})/Customer`, `Orders(${K})/Customer → Customers r0 {Guid}`],
     ['Orders?$skiptoken=500', 'Orders r0 {Guid} skip 500'],
+    // Date and duration arithmetic: a duration literal upper-cased, a prefix-less one beside a date read as a duration.
+    [
+      "Orders?$filter=OrderDate sub duration'-pt1h' gt 2024-01-01 and OrderDate add 'P1D' lt now()",
+      "Orders r0 {Guid} filter (((r0.OrderDate sub '-PT1H':duration) gt '2024-01-01':date) and ((r0.OrderDate add 'P1D':duration) lt now()))",
+    ],
   ])('%s', (url, expected) => {
     expect(boundRead(bindUrl(model, url))).toBe(expected)
   })
