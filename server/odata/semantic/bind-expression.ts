@@ -396,6 +396,7 @@ const CAST_TYPES: Record<string, ValueType> = {
   'Edm.String': 'string', 'Edm.Int32': 'int', 'Edm.Int64': 'int', 'Edm.Int16': 'int', 'Edm.Byte': 'int',
   'Edm.Decimal': 'decimal', 'Edm.Double': 'double', 'Edm.Single': 'double', 'Edm.Boolean': 'boolean',
   'Edm.Date': 'date', 'Edm.DateTimeOffset': 'dateTimeOffset', 'Edm.TimeOfDay': 'timeOfDay', 'Edm.Guid': 'guid',
+  'Edm.Duration': 'duration',
 }
 
 function bindCall(context: BindContext, scope: ExpressionScope, syntax: CallSyntax): BoundExpression {
@@ -444,7 +445,7 @@ function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSynt
     return { kind: 'literal', type: 'boolean', value: operand.type === target || (NUMERIC.has(operand.type) && NUMERIC.has(target) && operand.type === 'int') }
   }
   if (!castable(operand.type, target)) {
-    throw QueryError.invalid(`In ${scope.option}, a ${operand.type} value cannot be cast to ${typeArg.name}; a value casts to its own type, to Edm.String, a number to another number, an Edm.String to any type, an Edm.Date to Edm.DateTimeOffset and an Edm.DateTimeOffset to Edm.Date or Edm.TimeOfDay.`)
+    throw QueryError.invalid(`In ${scope.option}, a ${operand.type} value cannot be cast to ${typeArg.name}; a value casts to its own type, to Edm.String, a number to another number, an Edm.String to any type, an Edm.Date to Edm.DateTimeOffset and an Edm.DateTimeOffset to Edm.Date or Edm.TimeOfDay (an Edm.Duration to Edm.String alone).`)
   }
   if (operand.type === 'null') return typedNull(target)
   return { kind: 'call', name: 'cast', args: [operand, { kind: 'literal', type: 'string', value: target }], type: target }
@@ -456,7 +457,6 @@ function bindCast(context: BindContext, scope: ExpressionScope, syntax: CallSynt
  * comparisons meet them. A value that does not convert (`cast('abc',Edm.Int32)`) is null.
  */
 function castable(from: ValueType, to: ValueType): boolean {
-  if (from === 'duration') return false
   if (from === 'null' || from === to || from === 'string' || to === 'string') return true
   if (NUMERIC.has(from)) return NUMERIC.has(to)
   if (from === 'date') return to === 'dateTimeOffset'

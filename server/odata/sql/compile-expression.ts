@@ -245,7 +245,7 @@ function successor(prefix: string): string | undefined {
  */
 function compileCast(sql: string, from: ValueType, to: ValueType): string {
   if (from === to) return sql
-  if (to === 'string') return from === 'dateTimeOffset' ? jsonValue(sql, from) : `(${sql})::text`
+  if (to === 'string') return from === 'dateTimeOffset' || from === 'duration' ? jsonValue(sql, from) : `(${sql})::text`
   if (from === 'string') return castText(sql, to)
   if (from === 'dateTimeOffset') return `(${sql} at time zone 'UTC')::${sqlType(to)}`
   if (from === 'date') return `(${sql}::timestamp at time zone 'UTC')`
@@ -261,6 +261,8 @@ const NUMBER_TEXT = '^[+-]?[0-9]{1,200}(\\.[0-9]{1,200})?([eE][+-]?[0-9]{1,2})?$
 const DATE_TEXT = '(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])'
 const TIME_TEXT = '([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,12})?)?'
 const GUID_TEXT = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+// A duration literal's text (bind-temporal.ts): a number at least, and after T one at least.
+const DURATION_TEXT = '^-?P(?=[0-9T])([0-9]{1,9}D)?(T(?=[0-9])([0-9]{1,9}H)?([0-9]{1,9}M)?([0-9]{1,9}(\\.[0-9]+)?S)?)?$'
 
 /** `cast('42',Edm.Int32)`: the string's value when it is a literal of the type, else null. */
 function castText(sql: string, to: ValueType): string {
@@ -273,6 +275,8 @@ function castText(sql: string, to: ValueType): string {
     case 'double': return matching(NUMBER_TEXT, `(${sql})::float8`)
     case 'boolean': return `case lower(${sql}) when 'true' then true when 'false' then false end`
     case 'guid': return matching(GUID_TEXT, `(${sql})::uuid`)
+    // PostgreSQL reads `P1D`, not `-P1D`: the sign is taken off, and given back to the interval.
+    case 'duration': return `case when upper(${sql}) ~ '${DURATION_TEXT}' then case when left(${sql}, 1) = '-' then -(upper(substr(${sql}, 2))::interval) else upper(${sql})::interval end end`
     case 'timeOfDay': return matching(`^${TIME_TEXT}$`, `(${sql})::time`)
     case 'date': return matching(`^${DATE_TEXT}$`, `case when ${dayExists} then (${sql})::date end`)
     case 'dateTimeOffset':

@@ -158,6 +158,19 @@ describe('date and duration arithmetic', () => {
     ]))
   })
 
+  it('casts a duration to Edm.String as ISO 8601, and a string to Edm.Duration when it is one', async () => {
+    const compute = [
+      `cast(LastLogin sub ${JUNE},Edm.String) as Text`,
+      `cast('-p1dt2h',Edm.Duration) as Parsed`,
+      `cast('P1M',Edm.Duration) as Months`,
+      `cast('PT',Edm.Duration) as Empty`,
+      `isof(LastLogin sub ${JUNE},Edm.Duration) as Is`,
+    ].join(',')
+    const answer = await server.get(url(`Employees(${ada.Guid})`, { $compute: compute, $select: 'Text,Parsed,Months,Empty,Is' }))
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body).toMatchObject({ Text: iso(sinceJune(ada)!), Parsed: '-P1DT2H', Months: null, Empty: null, Is: true })
+  })
+
   it('answers 400, never 500, for a sum that leaves the range of timestamps', async () => {
     const answer = await server.get(url('Employees', { $filter: `LastLogin add duration'P999999999D' gt now()` }))
     expect(answer.status, answer.text).toBe(400)

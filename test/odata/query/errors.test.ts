@@ -156,7 +156,7 @@ const options: ErrorCase[] = [
   ["Employees?$filter=LastLogin sub LastLogin eq 2024-01-01", q, ['"2024-01-01" is not a valid Edm.Duration value']],
   ['Employees?$orderby=-HireDate', q, ["'-' needs a number or a duration, not an Edm.Date"]],
   ['Employees?$apply=compute(LastLogin sub LastLogin as D)/aggregate(D with sum as S)', q, ['sum needs a number, not an Edm.Duration']],
-  ["Employees?$compute=cast(duration'P1D',Edm.String) as D", q, ['cannot be cast to Edm.String']],
+  ["Employees?$compute=cast(duration'P1D',Edm.Date) as D", q, ['a duration value cannot be cast to Edm.Date']],
   // An alias given no value is null (OData 4.01 Part 1, Parameter Aliases), where null is refused.
   ['Employees?$orderby=@x', q, ['Parameter alias @x has no value in the query, so it is null']],
   ['Employees?$compute=@x as X', q, ['Parameter alias @x has no value in the query, so it is null']],
@@ -296,8 +296,8 @@ describe('malformed and illegal queries', () => {
 
   // A property of every type, cast to every type: each pair is a value (null when it does not
   // convert) or a 400 from the binder, never a database error.
-  const CAST_SOURCES = ['Name', 'Age', 'Salary', 'Rating', 'Active', 'HireDate', 'LastLogin', 'StartTime', 'Guid', 'MentorGuid', "'abc'", "'2024-02-30'", 'null']
-  const CAST_TARGETS = ['Edm.String', 'Edm.Int32', 'Edm.Int64', 'Edm.Decimal', 'Edm.Double', 'Edm.Boolean', 'Edm.Date', 'Edm.DateTimeOffset', 'Edm.TimeOfDay', 'Edm.Guid']
+  const CAST_SOURCES = ['Name', 'Age', 'Salary', 'Rating', 'Active', 'HireDate', 'LastLogin', 'StartTime', 'Guid', 'MentorGuid', "'abc'", "'2024-02-30'", 'null', 'LastLogin sub LastLogin', "'-p1dt2h'", "'P1M'", "'PT'", "'P9999999999D'"]
+  const CAST_TARGETS = ['Edm.String', 'Edm.Int32', 'Edm.Int64', 'Edm.Decimal', 'Edm.Double', 'Edm.Boolean', 'Edm.Date', 'Edm.DateTimeOffset', 'Edm.TimeOfDay', 'Edm.Guid', 'Edm.Duration']
   it.each(CAST_SOURCES.flatMap((source) => CAST_TARGETS.map((type) => [source, type])))('cast(%s,%s) is a value or a 400', async (source, type) => {
     const response = await server.get(`Employees/$count?$filter=cast(${source},${type}) eq null`.replaceAll(' ', '%20'))
     expect([200, 400], response.text).toContain(response.status)
