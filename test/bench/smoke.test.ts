@@ -1,6 +1,6 @@
-// `npm run bench -- --smoke` from the test suite: the whole benchmark chain (dataset, both
-// databases, the floor and a real entityctl, answer checks, statement counting, a second of
-// load each) must work, every answer must match the expected results, and the statement
+// `npm run bench -- --smoke --stack-floor` from the test suite: the whole benchmark chain
+// (dataset, both databases, the floor, the stack floor and a real entityctl, answer checks,
+// statement counting, a second of load each) must work, every answer must match the expected results, and the statement
 // targets of the performance issue must hold: one per read, at most four per write. Speed is
 // not judged here (this machine is shared and the other test files run beside it); the ratios
 // are for `npm run bench`. It runs on the benchmark's own plugin (test/bench/plugin, the demo
@@ -24,13 +24,13 @@ interface SystemResult {
   readonly load: { readonly errors: number; readonly timeouts: number; readonly non2xx: number } | null
 }
 
-it('runs every operation on the floor and entityctl with the right answers and statement counts', async () => {
+it('runs every operation on the floor, the stack floor and entityctl with the right answers and statement counts', async () => {
   const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     // The statement targets are the shapes'. A heavy read planned for its values (after three
     // runs over 30 ms each, which a machine busy with the other test files can make of any read)
     // runs in a transaction of its own, two statements more: test/persistence/plan-choice.test.ts.
     const env = { ...process.env, Database__PlanForValuesAfterMs: '0' }
-    execFile(process.execPath, ['test/bench/run.ts', '--smoke', '--database-url', TEST_DATABASE_URL, '--tenant', SMOKE_TENANT], { cwd: root, env, maxBuffer: 16 << 20 }, (error, out, err) =>
+    execFile(process.execPath, ['test/bench/run.ts', '--smoke', '--stack-floor', '--database-url', TEST_DATABASE_URL, '--tenant', SMOKE_TENANT], { cwd: root, env, maxBuffer: 16 << 20 }, (error, out, err) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout: out, stderr: err }),
     )
   })
@@ -40,7 +40,7 @@ it('runs every operation on the floor and entityctl with the right answers and s
   const report = JSON.parse(readFileSync(saved!, 'utf8')) as { operations: { id: string; systems: Record<string, SystemResult> }[] }
   expect(report.operations.map((o) => o.id)).toEqual(['Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6', 'Q7', 'W1', 'W2'])
   for (const { id, systems } of report.operations) {
-    for (const name of ['floor', 'entityctl']) {
+    for (const name of ['floor', 'stack floor', 'entityctl']) {
       const result = systems[name]
       expect(result.check, `${id} ${name}`).toEqual(expect.objectContaining({ ok: true, problems: [] }))
       expect(result.load, `${id} ${name}`).toEqual(expect.objectContaining({ errors: 0, timeouts: 0, non2xx: 0 }))
