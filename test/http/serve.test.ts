@@ -200,12 +200,18 @@ describe('entityctl serve', () => {
       writeFileSync(configPath, content)
       served.process.kill('SIGHUP')
       expect(await served.line((entry) => entry.config === configPath, warned)).toMatchObject({ level: 30, msg: 'config file loads again' })
-      // Once: a reload of a file that loaded before says nothing.
+      // Once: a reload of a file that loaded before says nothing. Reloads run one at a time, in
+      // order, so the warning of one asked after it (the file broken again) marks it done.
       const healed = served.lines.length
       served.process.kill('SIGHUP')
       await served.line((entry) => entry.signal === 'SIGHUP', healed)
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      expect(served.lines.slice(healed).filter((entry) => entry.config === configPath)).toEqual([])
+      writeFileSync(configPath, JSON.stringify(broken))
+      served.process.kill('SIGHUP')
+      const brokenAgain = await served.line((entry) => entry.config === configPath, healed)
+      expect(brokenAgain).toMatchObject({ level: 40, msg: 'config file changed but does not load; tenants unchanged' })
+      // (The file's watch may warn of it a second time, later.)
+      const untilWarned = served.lines.indexOf(brokenAgain) + 1
+      expect(served.lines.slice(healed, untilWarned).filter((entry) => entry.config === configPath)).toEqual([brokenAgain])
     } finally {
       await served.stop()
       rmSync(dir, { recursive: true, force: true })
