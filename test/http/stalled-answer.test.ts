@@ -3,7 +3,7 @@
 // never started for a client that left before its answer (its 'close' has passed).
 
 import { once } from 'node:events'
-import { request, type Server } from 'node:http'
+import { request, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa from 'koa'
 import { afterEach, expect, it, vi } from 'vitest'
@@ -20,7 +20,7 @@ afterEach(async () => {
  * A server whose answer waits for `ready`, and tells when the watch's middleware has finished
  * with the request; the intervals it starts and stops are counted.
  */
-async function watchedServer(ready: (res: import('node:http').ServerResponse) => Promise<void>) {
+async function watchedServer(ready: (res: ServerResponse) => Promise<void>) {
   const started = vi.spyOn(globalThis, 'setInterval')
   const stopped = vi.spyOn(globalThis, 'clearInterval')
   let done!: () => void
