@@ -27,10 +27,10 @@
 //   await unit.flush()
 
 import { validationFailed } from '../errors.ts'
-import type { CollectionProperty, EntityModel, Model, ReferenceProperty } from '../model/model.ts'
+import type { CollectionProperty, EntityModel, Model, ReferenceProperty, ScalarProperty } from '../model/model.ts'
 import { KEY } from '../model/model.ts'
 import type { PropertyCipher } from '../tenancy/property-encryption.ts'
-import { columnsOf, decodeRow, selectList, XMIN } from './entity-columns.ts'
+import { columnsOf, decodeRow, selectList, XMIN, type Column } from './entity-columns.ts'
 import { naturalKeyTaken } from './database-errors.ts'
 import { newGuid } from './guid.ts'
 import { RememberedRows } from './remembered-rows.ts'
@@ -251,6 +251,10 @@ export class UnitOfWork {
   /** Stored members of collections loaded so far, per parent and navigation. */
   readonly #members = new Map<Entry, Map<string, Entry[]>>()
   readonly #touched = new Set<Entry>()
+  /** Sums the rules moved by their members' change (moveSum), per entry: written as that change when no plugin code read them. */
+  readonly #movedSums = new Map<Entry, Set<string>>()
+  /** Entries written over the version read, whatever the rules moved: touched, or a sum plugin code read (sumRead). */
+  readonly #overVersion = new Set<Entry>()
   /** Entries whose every derived value the flush hook computes again (recomputeAll). */
   readonly #recomputed = new Set<Entry>()
   /** Where in the request's body new entries were written (`Lines/1`), for the targets of their errors. */
@@ -341,7 +345,28 @@ export class UnitOfWork {
 
   /** The row is written (its version checked and raised) even if none of its values changes. */
   touch(entry: Entry): void {
-    if (entry.state === 'loaded') this.#touched.add(entry)
+    if (entry.state !== 'loaded') return
+    this.#touched.add(entry)
+    this.#overVersion.add(entry)
+  }
+
+  /**
+   * The rules moved the sum `name` of `entry` by what its members changed (rules/moved-sums.ts).
+   * Unless plugin code read the sum (sumRead) or the row is touched, the flush adds that change
+   * to the stored sum in SQL, without the version read: concurrent writers of its members wait
+   * for its row lock instead of losing to each other. Otherwise the row is written as touched.
+   */
+  moveSum(entry: Entry, name: string): void {
+    if (entry.state !== 'loaded') return
+    this.#touched.add(entry)
+    const names = this.#movedSums.get(entry)
+    if (names) names.add(name)
+    else this.#movedSums.set(entry, new Set([name]))
+  }
+
+  /** Plugin code read a sum of `entry` (rules/entity-view.ts): what it read must be what is stored when the write commits. */
+  sumRead(entry: Entry): void {
+    if (entry.state === 'loaded') this.#overVersion.add(entry)
   }
 
   /**
@@ -592,7 +617,7 @@ export class UnitOfWork {
     this.#options.onFlush?.(rows.map(flushedRow))
     // Read before #settle, which forgets the members the unit knows.
     const memberSets = this.#remembered.memberSets(rows)
-    this.#settle(rows.map((row) => row.entry), result![WRITTEN_XMIN] as string | undefined)
+    this.#settle(rows, result![WRITTEN_XMIN] as string | undefined)
     this.#remembered.rememberWritten(rows, statement.returned, result!, memberSets)
   }
 
@@ -673,6 +698,8 @@ export class UnitOfWork {
     for (const entry of pending) if (entry.removed && entry.state === 'new') this.#forget(entry)
     // The stored members stay valid: nothing was written.
     this.#touched.clear()
+    this.#movedSums.clear()
+    this.#overVersion.clear()
     this.#recomputed.clear()
     this.#fresh.clear()
     this.#dirty.clear()
@@ -807,9 +834,32 @@ export class UnitOfWork {
       }
       const changed = new Set(this.changes(entry))
       if (changed.size === 0 && !this.#touched.has(entry)) continue
-      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns: columnsOf(entry.entity).filter((c) => changed.has(c.property)) })
+      const columns = columnsOf(entry.entity).filter((c) => changed.has(c.property))
+      const increments = this.#increments(entry, columns)
+      if (increments?.size === 0) continue
+      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns, ...(increments ? { increments } : {}) })
     }
     return rows
+  }
+
+  /**
+   * What the flush adds to the stored values of `entry` when it writes only sums the rules
+   * moved (moveSum), none of them read by plugin code, the row neither touched nor read from,
+   * outside a workflow (whose steps number versions of their own): each column's change, by
+   * column property; none changed: nothing to write. undefined: the row is written over its version.
+   */
+  #increments(entry: Entry, columns: readonly Column[]): Map<string, number> | undefined {
+    const moved = this.#movedSums.get(entry)
+    if (!moved || this.#overVersion.has(entry) || this.#readFrom.has(entry) || this.#options.pending || this.#watching) return undefined
+    if (!columns.every((column) => moved.has(column.property))) return undefined
+    const increments = new Map<string, number>()
+    for (const column of columns) {
+      const property = entry.entity.properties.get(column.property) as ScalarProperty
+      const change = Number(entry.values[column.property]) - Number(entry.original![column.property])
+      // The change of two-decimal sums, as exact as they are (14.85 → 19.8 is 4.95, not 4.950000000000001).
+      increments.set(column.property, property.type === 'Decimal' ? Number(change.toFixed(property.decl.scale ?? 2)) : change)
+    }
+    return increments
   }
 
   /**
@@ -844,10 +894,14 @@ export class UnitOfWork {
     return rows
   }
 
-  /** After a successful write the unit holds what is stored: `written` as the statement left them, by the transaction `xmin`. */
-  #settle(written: readonly Entry[], xmin: string | undefined): void {
-    for (const entry of written) {
-      if (entry.removed) {
+  /**
+   * After a successful write the unit holds what is stored: the rows `written` as the statement
+   * left them, by the transaction `xmin`. A sum moved in SQL holds what other writers added
+   * too: its entry is forgotten, and loaded again if asked for.
+   */
+  #settle(written: readonly PendingRow[], xmin: string | undefined): void {
+    for (const { entry, increments } of written) {
+      if (entry.removed || increments) {
         this.#forget(entry)
         continue
       }
@@ -859,6 +913,8 @@ export class UnitOfWork {
     // Created and then removed in the same unit: never stored, gone all the same.
     for (const entry of this.entries()) if (entry.removed && entry.state === 'new') this.#forget(entry)
     this.#touched.clear()
+    this.#movedSums.clear()
+    this.#overVersion.clear()
     this.#recomputed.clear()
     this.#members.clear()
     this.#readFrom.clear()

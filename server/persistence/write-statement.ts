@@ -8,11 +8,14 @@
 // returns the xmin of each row it wrote (a delete: 1 a row), or the rows it wrote with their
 // xmin: for the reply to read one (RowReadBack), or when the unit remembers what it writes;
 // the SELECT then carries them too, and the xmin the written rows got (their new ETag).
+// A sum moved by its members' change is added to whatever is stored, over no version
+// (PendingRow.increments): its writers wait for each other's row lock instead.
 //
 //   with "w0" as (update "OrderLine" t set "Quantity" = v."Quantity", … from (values ($1, $2, $3, $4)) as v(…)
 //                 where t."Guid" = v."Guid" and t."_Version" = v."_Version" and (v."_xmin" is null or t.xmin = v."_xmin")
 //                 returning t.xmin as "xmin"),
-//        "w1" as (update "Order" t set "Total" = v."Total", … returning t.xmin as "xmin")
+//        "w1" as (update "Order" t set "Total" = t."Total" + v."Total", … where t."Guid" = v."Guid" and t."Total" is not null
+//                 returning t.xmin as "xmin")
 //   select case when (select count(*) from "w0") + (select count(*) from "w1") = $7 then 0
 //               else "_conflict"('a row changed since it was read') end as "ok",
 //          (select "xmin" from "w0" limit 1) as "_written_xmin"
@@ -45,6 +48,11 @@ export interface PendingRow {
   readonly expectedXmin?: string
   /** Set by a net write: the version the steps left (otherwise 1 for an insert, one more for an update). */
   readonly next?: number
+  /**
+   * Set on an update that adds these changes to the stored values (by column property), over
+   * whatever version the row has by then: sums no plugin code read (UnitOfWork.moveSum).
+   */
+  readonly increments?: ReadonlyMap<string, number>
 }
 
 /**
@@ -107,8 +115,8 @@ export function writeStatement(
   }
   const byKind = Map.groupBy(rows, (row) => row.kind)
   const inserts = Map.groupBy(byKind.get('insert') ?? [], (row) => row.entry.entity)
-  // Updates of one table that set the same columns share a step.
-  const updates = Map.groupBy(byKind.get('update') ?? [], (row) => `${row.entry.entity.name}:${row.columns!.map((c) => c.column).join(',')}`)
+  // Updates of one table that set (or add to) the same columns share a step.
+  const updates = Map.groupBy(byKind.get('update') ?? [], (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}`)
   const deletes = Map.groupBy(byKind.get('delete') ?? [], (row) => row.entry.entity)
   const checked: string[] = []
   const written: WrittenRow[] = []
@@ -118,6 +126,7 @@ export function writeStatement(
   const same = `t.${quote(KEY)} = v.${quote(KEY)} and t.${quote(VERSION_COLUMN)} = v.${quote(VERSION_COLUMN)} and (v."_xmin" is null or t.xmin = v."_xmin")`
   const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
   const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
+  const increment = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => r.increments!.get(c.property) })
   const net = versioning === 'net'
   for (const [entity, inserted] of inserts) {
     const columns = columnsOf(entity)
@@ -134,11 +143,22 @@ export function writeStatement(
     // In SQL, as nextVersion says.
     const raised = versioning === 'pending' ? `-(abs(t.${quote(VERSION_COLUMN)}) + 1)` : `t.${quote(VERSION_COLUMN)} + 1`
     const version = net ? `v.${quote('_next')}` : raised
-    const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
     checked.push(`"w${steps.length}"`)
-    steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
+    if (updated[0].increments) {
+      // Sums moved by their members' change: the row lock orders concurrent writers, and each
+      // adds its own. A sum stored empty (a row older than its rule) is no sum to move: the
+      // row counts as changed, and the unit runs again to add up the members.
+      const assignments = [...columns.map((c) => `${quote(c.column)} = t.${quote(c.column)} + v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${raised}`]
+      const stored = columns.map((c) => ` and t.${quote(c.column)} is not null`).join('')
+      steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
+        from ${rowSource(params, updated, [key, ...columns.map(increment)])}
+        where t.${quote(KEY)} = v.${quote(KEY)}${stored} ${returning(updated, 't.*')}`)
+    } else {
+      const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
+      steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
         from ${rowSource(params, updated, [key, expected, expectedXmin, ...(net ? [next] : []), ...columns.map(stored)])}
         where ${same} ${returning(updated, 't.*')}`)
+    }
     for (const r of updated) written.push([entity.name, r.entry.key, r.expected!])
   }
   for (const [entity, deleted] of deletes) {

@@ -20,7 +20,7 @@ import { findViews } from './find.ts'
 import { awaitPlugin, callPlugin, pluginValue } from './plugin-call.ts'
 import { changesRoleTree, checkRestrictedDeletes, runRoleRules } from './system-rules.ts'
 import { dependenciesOn, parentsReachedBy, readsMembers } from './dependencies.ts'
-import { movedSum } from './moved-sums.ts'
+import { movedSum, sumsMovedInSql } from './moved-sums.ts'
 
 interface Pending {
   readonly entry: Entry
@@ -85,7 +85,8 @@ export async function applyRules(unit: UnitOfWork): Promise<void> {
   for (const item of touched.values()) {
     if (item.entry.removed) continue
     const view = scope.view(item.entry)
-    for (const failure of checkFieldConstraints(item.entry.entity, view, (name) => unit.publicName(name))) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
+    const constraintFailures = scope.unobserved(() => checkFieldConstraints(item.entry.entity, view, (name) => unit.publicName(name)))
+    for (const failure of constraintFailures) failures.push({ ...failure, target: unit.targetOf(item.entry, failure.target!) })
     const before = item.created ? undefined : originalView(item.entry)
     for (const [property, validate] of item.entry.entity.rules.validations) {
       const what = `validation ${item.entry.entity.name}.${property}`
@@ -164,8 +165,10 @@ async function runEntityRules(unit: UnitOfWork, scope: ViewScope, item: Pending,
     const what = `computed ${meta.name}.${name}`
     const moved = rule.sumOf && !item.replaced ? movedSum(unit, entry, name, rule.sumOf) : undefined
     if (moved !== undefined) {
-      // Written even if the sum stays, as a parent computed from its members is (loadForComputed).
-      unit.touch(entry)
+      // Moved in SQL by the change when no plugin code reads it; otherwise written over the
+      // version read even if the sum stays, as a parent computed from its members is (loadForComputed).
+      if (sumsMovedInSql(meta).has(name)) unit.moveSum(entry, name)
+      else unit.touch(entry)
       set(name, moved, what)
       continue
     }

@@ -36,9 +36,27 @@ export class ViewScope {
   readonly #views = new WeakMap<Entry, EntityView>()
   readonly #collections = new WeakMap<Entry, Map<string, readonly Entry[]>>()
 
+  /** Set while the rules engine reads through the views itself (unobserved): what it reads is no plugin code's. */
+  #unobserved = false
+
   constructor(unit: UnitOfWork, writer?: ViewWriter) {
     this.unit = unit
     this.#writer = writer
+  }
+
+  /** Runs `read`, the rules engine's own reading (the declared constraints), without telling the unit what it read. */
+  unobserved<T>(read: () => T): T {
+    this.#unobserved = true
+    try {
+      return read()
+    } finally {
+      this.#unobserved = false
+    }
+  }
+
+  /** Plugin code read a sum of `entry` (a sumOf): the unit writes it over the version read (UnitOfWork.sumRead). */
+  readSum(entry: Entry): void {
+    if (!this.#unobserved) this.unit.sumRead(entry)
   }
 
   /** Records who set the reference `property` of `entry` through a view (`what`: as a fault would name the setting). */
@@ -78,7 +96,10 @@ function viewOf(scope: ViewScope, entry: Entry): EntityView {
       if (typeof key !== 'string') return undefined
       const property = meta.properties.get(key)
       if (!property) return undefined
-      if (property.kind === 'scalar') return toRuleValue(property, entry.values[property.foreignKeyOf?.name ?? key])
+      if (property.kind === 'scalar') {
+        if (meta.rules.computed.get(key)?.sumOf) scope.readSum(entry)
+        return toRuleValue(property, entry.values[property.foreignKeyOf?.name ?? key])
+      }
       if (property.kind === 'reference') {
         const targetKey = entry.values[key]
         if (typeof targetKey !== 'string') return undefined

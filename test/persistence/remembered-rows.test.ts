@@ -78,9 +78,9 @@ describe('a write with rows remembered from earlier writes', () => {
     expect(result.status, result.text).toBe(204)
     expect(statements).toHaveLength(1)
     expect(statements[0]).toMatch(/update "OrderLine" t set/)
-    expect(statements[0]).toMatch(/update "Order" t set "Total" = v\."Total"/)
-    // The order's sum moves (sumOf): its other lines are neither taken nor counted, and the
-    // line and the order, both written, are checked by their own updates.
+    expect(statements[0]).toMatch(/update "Order" t set "Total" = t\."Total" \+ v\."Total"/)
+    // The order's sum moves (sumOf): its other lines are neither taken nor counted, the line
+    // is checked by its own update, and the order's total is added to as stored.
     expect(statements[0]).not.toMatch(/count\(\*\) as n from "OrderLine"/)
     expect(statements[0]).not.toMatch(/select 1 from "(Order|OrderLine)" t join \(values/)
     expect(await total(order)).toBe(300.12) // 7 × 12.99 + 3 × 63.78 + 5 × 3.57

@@ -124,7 +124,8 @@ describe('a write is its loads and one statement', () => {
     // The total is a sumOf: moved by the line's change, the order's other lines unread.
     expect(statements[0]).not.toMatch(/from "OrderLine" t where t\."Order_Guid" =/)
     expect(statements[1]).toMatch(/update "OrderLine" t set "Quantity" = v\."Quantity", "LineTotal" = v\."LineTotal"/)
-    expect(statements[1]).toMatch(/update "Order" t set "Total" = v\."Total"/)
+    // Added to the stored total, over no version: writers of the order's lines wait for each other.
+    expect(statements[1]).toMatch(/update "Order" t set "Total" = t\."Total" \+ v\."Total"/)
     expect(await total(order)).toBe(300.12)
   })
 
@@ -239,13 +240,23 @@ describe('optimistic concurrency', () => {
     const { order, lines } = await newOrder()
     const { unit, line } = await loadLine(lines[0])
     line.values.Quantity = 9
-    // Someone else changes another line of the same order: the order's total (and version) moves.
-    expect((await call(`${server.api}/OrderLines(${lines[1]})`, { method: 'PATCH', token, body: { Quantity: 4 } })).status).toBe(204)
+    // Someone else changes the same line: its version moves.
+    expect((await call(`${server.api}/OrderLines(${lines[0]})`, { method: 'PATCH', token, body: { Quantity: 4 } })).status).toBe(204)
     const failure = await unit.flush().then(() => undefined, (error: unknown) => error)
     expect(isWriteConflict(failure)).toBe(true)
     const stored = (await call(`${server.api}/OrderLines(${lines[0]})?$select=Quantity`, { token })).body
-    expect(stored.Quantity).toBe(2)
-    expect(await total(order)).toBe(298.95) // 2 × 12.99 + 4 × 63.78 + 5 × 3.57
+    expect(stored.Quantity).toBe(4)
+    expect(await total(order)).toBe(261.15) // 4 × 12.99 + 3 × 63.78 + 5 × 3.57
+  })
+
+  it("adds its change to the order's total when another line of the order changed before its flush: no conflict, both count", async () => {
+    const { order, lines } = await newOrder()
+    const { unit, line } = await loadLine(lines[0])
+    line.values.Quantity = 9
+    // Someone else changes another line of the same order: the order's total (and version) moves.
+    expect((await call(`${server.api}/OrderLines(${lines[1]})`, { method: 'PATCH', token, body: { Quantity: 4 } })).status).toBe(204)
+    await unit.flush()
+    expect(await total(order)).toBe(389.88) // 9 × 12.99 + 4 × 63.78 + 5 × 3.57
   })
 
   it('writes nothing when a row it read was deleted and its key created again before its flush, at the same version (40001)', async () => {
@@ -297,13 +308,42 @@ describe('optimistic concurrency', () => {
       attempts++
       const [line] = await unit.load([{ entity: OrderLine(), key: lines[0], parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }])
       if (attempts === 1) {
-        const concurrent = await call(`${server.api}/OrderLines(${lines[1]})`, { method: 'PATCH', token, body: { Quantity: 4 } })
+        const concurrent = await call(`${server.api}/OrderLines(${lines[0]})`, { method: 'PATCH', token, body: { Quantity: 4 } })
         expect(concurrent.status).toBe(204)
       }
       line.values.Quantity = 9
     })
     expect(attempts).toBe(2)
-    expect(await total(order)).toBe(389.88) // 9 × 12.99 + 4 × 63.78 + 5 × 3.57
+    expect(await total(order)).toBe(326.1) // 9 × 12.99 + 3 × 63.78 + 5 × 3.57
+  })
+
+  it("lets writers of one order's lines write at once: each adds its change to the total, none runs again", async () => {
+    const lines = Array.from({ length: 8 }, () => randomUUID())
+    const order = randomUUID()
+    await post('Orders', {
+      Guid: order,
+      Number: number++,
+      'Customer@odata.bind': `Customers(${customer})`,
+      Lines: lines.map((Guid) => ({ Guid, 'Product@odata.bind': `Products(${products[2]})`, Quantity: 1 })),
+    })
+    // Every writer has read its line and the order before any of them writes.
+    let loaded = 0
+    const allLoaded = Promise.withResolvers<void>()
+    const attempts = await Promise.all(
+      lines.map(async (key) => {
+        let attempt = 0
+        await poolSession(db).write(async (unit) => {
+          attempt++
+          const [line] = await unit.load([{ entity: OrderLine(), key, parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }])
+          if (++loaded === lines.length) allLoaded.resolve()
+          await allLoaded.promise
+          line.values.Quantity = 2
+        })
+        return attempt
+      }),
+    )
+    expect(attempts).toEqual(Array(lines.length).fill(1))
+    expect(await total(order)).toBe(57.12) // 8 × 2 × 3.57
   })
 
   it('keeps every one of many concurrent changes to lines of one order', async () => {
@@ -343,8 +383,8 @@ describe('optimistic concurrency', () => {
       free.push(await orderIsFree())
       const [line] = await unit.load([{ entity: OrderLine(), key: lines[0], parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }])
       if (attempts <= 3) {
-        // Someone else changes another line of the order between this load and the flush.
-        const concurrent = await call(`${server.api}/OrderLines(${lines[1]})`, { method: 'PATCH', token, body: { Quantity: 3 + attempts } })
+        // Someone else changes the line between this load and the flush.
+        const concurrent = await call(`${server.api}/OrderLines(${lines[0]})`, { method: 'PATCH', token, body: { Quantity: 3 + attempts } })
         expect(concurrent.status).toBe(204)
       }
       line.values.Quantity = 9
@@ -352,7 +392,7 @@ describe('optimistic concurrency', () => {
     expect(attempts).toBe(4)
     expect(free).toEqual([true, true, true, false])
     expect(await orderIsFree()).toBe(true)
-    expect(await total(order)).toBe(517.44) // 9 × 12.99 + 6 × 63.78 + 5 × 3.57
+    expect(await total(order)).toBe(326.1) // 9 × 12.99 + 3 × 63.78 + 5 × 3.57
   })
 })
 

@@ -9,6 +9,7 @@ import { buildModel } from '../../server/model/build-model.ts'
 import type { EntityData, EntityDecl } from '../../server/model/declarations.ts'
 import { entity, p, plugin, sum, sumOf } from '../../server/plugin.ts'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
+import { sumsMovedInSql } from '../../server/rules/moved-sums.ts'
 import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
@@ -130,5 +131,18 @@ describe('sumOf in a plugin', () => {
     const [members] = parentsReachedBy(both, both.entities.get('Item')!, ['Price'])
     expect(members.withMembers).toBe(true)
     expect(sum([{ Price: 0.1 }, { Price: 0.2 }], (i) => i.Price)).toBe(0.3)
+  })
+
+  it('moves a sum in SQL unless what no view shows needs the stored value: a validation of the parent, a range, encryption', () => {
+    const movedIn = (declared: EntityDecl) => [...sumsMovedInSql(build(declared, item).entities.get('Basket')!)]
+    expect(movedIn(basket({ Total: sumOf('Items', 'Price') }))).toEqual(['Total'])
+    const checked = entity('Basket', {
+      properties: { Total: p.decimal(12, 2), Items: p.many('Item').via('Basket') },
+      computed: { Total: sumOf('Items', 'Price') },
+      validations: { Total: (basket) => basket.Total < 100 || 'too dear' },
+    })
+    expect(movedIn(checked)).toEqual([])
+    expect(movedIn(basket({ Total: sumOf('Items', 'Price') }, p.decimal(12, 2).max(100)))).toEqual([])
+    expect(movedIn(basket({ Total: sumOf('Items', 'Price') }, p.decimal(12, 2).encrypted()))).toEqual([])
   })
 })

@@ -1,0 +1,92 @@
+// A sum that plugin code reads is written over the version read, not added to in SQL
+// (rules/moved-sums.ts): with plugins-total-read/ a line may not take its order past 1,000,
+// a validation that reads the order's Total. Writers of one order's lines then meet on its
+// version, and the rule holds against all of them at once; the demo's total, read by no rule,
+// is added to instead (unit-of-work.test.ts).
+
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { poolSession } from '../../server/persistence/session.ts'
+import { parentsReachedBy } from '../../server/rules/dependencies.ts'
+import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
+import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+
+let server: TestServer
+let fixture: WriteFixture
+
+beforeAll(async () => {
+  server = await startTestServer({
+    pluginsDir: fileURLToPath(new URL('./plugins-total-read', import.meta.url)),
+    config: { Database: { PoolSizePerTenant: 8 } },
+  })
+  fixture = await writeFixture(server)
+})
+
+afterAll(async () => {
+  await fixture?.close()
+  await server?.stop()
+})
+
+let number = 41_000
+/** An order with one line of quantity 1 of the second product (63.78) per key in `lines`. */
+async function postOrder(lines: readonly string[]): Promise<string> {
+  const order = randomUUID()
+  const body = {
+    Guid: order,
+    Number: number++,
+    'Customer@odata.bind': `Customers(${fixture.customer})`,
+    Lines: lines.map((Guid) => ({ Guid, 'Product@odata.bind': `Products(${fixture.products[1]})`, Quantity: 1 })),
+  }
+  const response = await call(`${server.api}/Orders`, { method: 'POST', token: fixture.token, body })
+  expect(response.status, response.text).toBe(200)
+  return order
+}
+
+const total = async (order: string): Promise<number> => (await call(`${server.api}/Orders(${order})?$select=Total`, { token: fixture.token })).body.Total
+const storedSum = async (order: string): Promise<number> =>
+  Number((await fixture.db.pool.query('select sum("LineTotal") as s from "OrderLine" where "Order_Guid" = $1', [order])).rows[0].s)
+
+describe('a sum a rule reads', () => {
+  it('is set to the sum worked out, over the version read', async () => {
+    const line = randomUUID()
+    const order = await postOrder([line])
+    const { result, statements } = await fixture.recorder.during(() =>
+      call(`${server.api}/OrderLines(${line})`, { method: 'PATCH', token: fixture.token, body: { Quantity: 3 } }),
+    )
+    expect(result.status, result.text).toBe(204)
+    const write = statements.find((text) => text.includes('update "Order"'))
+    expect(write).toMatch(/update "Order" t set "Total" = v\."Total"/)
+    expect(write).toMatch(/t\."_Version" = v\."_Version"/)
+    expect(await total(order)).toBe(191.34) // 3 × 63.78
+  })
+
+  it("holds against writers of one order's lines at once: the ceiling is kept", async () => {
+    const lines = Array.from({ length: 4 }, () => randomUUID())
+    const order = await postOrder(lines) // 4 × 63.78 = 255.12
+    const OrderLine = fixture.db.model.entities.get('OrderLine')!
+    // Every writer has read its line and the order before any of them writes; each alone
+    // would keep the order under 1,000 (+ 4 × 63.78), two together too, three not.
+    let loaded = 0
+    const allLoaded = Promise.withResolvers<void>()
+    const outcomes = await Promise.all(
+      lines.map((key) =>
+        poolSession(fixture.db)
+          .write(async (unit) => {
+            const [line] = await unit.load([{ entity: OrderLine, key, parents: parentsReachedBy(fixture.db.model, OrderLine, ['Quantity']) }])
+            if (++loaded === lines.length) allLoaded.resolve()
+            await allLoaded.promise
+            line.values.Quantity = 5
+          })
+          .then(
+            () => 'written',
+            (error: Error) => error.message,
+          ),
+      ),
+    )
+    expect(outcomes.filter((outcome) => outcome === 'written')).toHaveLength(2)
+    expect(outcomes.filter((outcome) => outcome !== 'written')).toEqual(Array(2).fill('Validation failed: Quantity: The order may total at most 1000'))
+    expect(await total(order)).toBe(765.36) // 255.12 + 2 × 4 × 63.78
+    expect(await storedSum(order)).toBe(765.36)
+  })
+})
