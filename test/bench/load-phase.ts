@@ -14,9 +14,6 @@ import type { OrderLedger } from './write-requests.ts'
 /** Share of idle CPU the runner waits for (up to the quiet timeout) before measuring. */
 const IDLE_ENOUGH = 0.8
 
-/** Orders created before W2's load, whose lines it patches. */
-const W2_ORDERS = 64
-
 export type LoadPhase = {
   systems: System[]
   workload: Workload
@@ -25,6 +22,8 @@ export type LoadPhase = {
   serverUrl: string
   quietTimeoutMs: number
   ledger: OrderLedger
+  /** Orders created before W2's load, whose lines it patches (--w2-orders). */
+  w2Orders: number
   log: (line: string) => void
 }
 
@@ -43,7 +42,7 @@ export async function runLoadPhase(phase: LoadPhase, reads: ReadOperation[], wri
       if (operation.id === 'W1') {
         await measure(phase, 'W1', system, () => createOrderTarget(system, phase.workload, phase.ledger))
       } else {
-        const { lines, problems } = await prepareLinesToPatch(system, phase.workload, phase.ledger, W2_ORDERS)
+        const { lines, problems } = await prepareLinesToPatch(system, phase.workload, phase.ledger, phase.w2Orders)
         phase.results.get('W2')!.systems[system.name]!.notes.push(...problems)
         if (lines.length > 0) await measure(phase, 'W2', system, () => patchLineTarget(system, phase.workload, lines))
       }

@@ -50,6 +50,8 @@ export type Options = {
   workflow: boolean
   /** Workflows of the workflow run, whose per-request times are taken the median of. */
   workflowRuns: number
+  /** Orders whose lines W2 patches: 64 spreads the writers over as many orders; few puts several on each order at once. */
+  w2Orders: number
 }
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
@@ -77,6 +79,9 @@ const USAGE = `npm run bench -- [options]
   --pool-size <n>          PostgreSQL connections per system: floor pool, entityctl PoolSizePerTenant
                            (default 8; with --tenants, entityctl's own default)
   --keep-databases         do not drop the bench_ databases at the end
+  --w2-orders <n>          orders whose lines W2 patches, 3 lines each (default 64: the 16 writers
+                           on 16 orders at a time); 6 puts two or three writers on the lines of
+                           each order at once (contended writes)
   --scale <n>              the dataset n times larger (10: 1,000,000 orders, ~4,000,000 lines;
                            .work/data-x<n>), answers checked against its own expected results
 
@@ -135,6 +140,7 @@ export function parseOptions(argv: string[]): Options {
       scale: { type: 'string' },
       workflow: { type: 'boolean', default: false },
       'workflow-runs': { type: 'string' },
+      'w2-orders': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   })
@@ -184,6 +190,7 @@ export function parseOptions(argv: string[]): Options {
     scale: values.scale !== undefined ? wholeScale(values.scale) : 1,
     workflow: values.workflow,
     workflowRuns: values['workflow-runs'] !== undefined ? positive(values['workflow-runs'], 'workflow-runs') : 5,
+    w2Orders: values['w2-orders'] !== undefined ? positive(values['w2-orders'], 'w2-orders') : 64,
   }
 }
 

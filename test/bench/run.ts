@@ -102,7 +102,7 @@ try {
   log(`load: ${options.connections} connections, ${options.warmupSeconds} s warm-up, ${options.durationSeconds} s measured`)
   await timed('load', () =>
     runLoadPhase({
-      systems, workload, results, ledger, log, serverUrl: options.serverUrl, quietTimeoutMs: options.quietTimeoutMs,
+      systems, workload, results, ledger, log, serverUrl: options.serverUrl, quietTimeoutMs: options.quietTimeoutMs, w2Orders: options.w2Orders,
       settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds },
     }, reads, writes))
 
