@@ -115,9 +115,19 @@ export function writeStatement(
   }
   const byKind = Map.groupBy(rows, (row) => row.kind)
   const inserts = Map.groupBy(byKind.get('insert') ?? [], (row) => row.entry.entity)
-  // Updates of one table that set (or add to) the same columns share a step.
-  const updates = Map.groupBy(byKind.get('update') ?? [], (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}`)
-  const deletes = Map.groupBy(byKind.get('delete') ?? [], (row) => row.entry.entity)
+  // Updates of one table that set (or add to) the same columns share a step. Rows are updated
+  // and deleted table by table in name order and key by key, the order a writer that keeps
+  // losing locks them in (UnitOfWork.lock): in any other, it and the writers it waits for held
+  // what the other wanted, and PostgreSQL took a second (deadlock_timeout) to tell them.
+  const inLockOrder = [...(byKind.get('update') ?? []), ...(byKind.get('delete') ?? [])].sort(byTableAndKey)
+  const updates = Map.groupBy(
+    inLockOrder.filter((row) => row.kind === 'update'),
+    (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}`,
+  )
+  const deletes = Map.groupBy(
+    inLockOrder.filter((row) => row.kind === 'delete'),
+    (row) => row.entry.entity,
+  )
   const checked: string[] = []
   const written: WrittenRow[] = []
   const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
@@ -197,6 +207,13 @@ export function writeStatement(
       ${select}`
   const read = held.map((row): WrittenRow => [row.entity.name, row.key, row.version])
   return { text, params: params.values, written, read, readsBack: readRelation !== undefined, returned }
+}
+
+/** Table by table in name order (as UnitOfWork.lock sorts them), key by key within a table. */
+function byTableAndKey(a: PendingRow, b: PendingRow): number {
+  const [x, y] = [a.entry.entity.name, b.entry.entity.name]
+  if (x !== y) return x < y ? -1 : 1
+  return a.entry.key < b.entry.key ? -1 : a.entry.key > b.entry.key ? 1 : 0
 }
 
 /** A stored row the rules read a value from without writing it: the version they read, and its xmin when known. */

@@ -6,6 +6,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { poolSession } from '../../server/persistence/session.ts'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
@@ -47,6 +48,15 @@ const total = async (order: string): Promise<number> => (await call(`${server.ap
 const storedSum = async (order: string): Promise<number> =>
   Number((await fixture.db.pool.query('select sum("LineTotal") as s from "OrderLine" where "Order_Guid" = $1', [order])).rows[0].s)
 
+/** Until a session other than `client`'s waits for a lock on the tenant's database. */
+async function untilWaitingForLock(client: pg.PoolClient): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'")
+    if (rows[0].n > 0) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
 describe('a sum a rule reads', () => {
   it('is set to the sum worked out, over the version read', async () => {
     const line = randomUUID()
@@ -59,6 +69,27 @@ describe('a sum a rule reads', () => {
     expect(write).toMatch(/update "Order" t set "Total" = v\."Total"/)
     expect(write).toMatch(/t\."_Version" = v\."_Version"/)
     expect(await total(order)).toBe(191.34) // 3 × 63.78
+  })
+
+  it("takes the order's row before the line's, in the order a writer that keeps losing locks them (UnitOfWork.lock): they queue, never deadlock", async () => {
+    const line = randomUUID()
+    await postOrder([line])
+    const order = (await fixture.db.pool.query('select "Order_Guid" as o from "OrderLine" where "Guid" = $1', [line])).rows[0].o
+    const loser = await fixture.db.pool.connect()
+    try {
+      // A writer that lost three times locks table by table in name order: the order first.
+      await loser.query('begin')
+      await loser.query('select 1 from "Order" where "Guid" = $1 for update', [order])
+      const patch = call(`${server.api}/OrderLines(${line})`, { method: 'PATCH', token: fixture.token, body: { Quantity: 2 } })
+      await untilWaitingForLock(loser)
+      // The PATCH waits for the order holding nothing yet: the loser's next lock, the line's, is free.
+      await loser.query('select 1 from "OrderLine" where "Guid" = $1 for update nowait', [line])
+      await loser.query('commit')
+      expect((await patch).status).toBe(204)
+    } finally {
+      await loser.query('rollback')
+      loser.release()
+    }
   })
 
   it("holds against writers of one order's lines at once: the ceiling is kept", async () => {
