@@ -276,7 +276,7 @@ export class UnitOfWork {
   /** What the unit took from the rows earlier writes remembered, and what it leaves there (remembered-rows.ts). */
   readonly #remembered: RememberedRows
   /** Stored rows the rules computed values from, with the version and xmin read (readFrom). */
-  readonly #readFrom = new Map<Entry, { readonly version: number; readonly xmin: string | undefined }>()
+  readonly #readFrom = new Map<Entry, { readonly version: number; readonly xmin: string | undefined; readonly properties: Set<string> }>()
   /** Rows locked for the rules to find what reads them (lockForDependents). */
   readonly #lockedForDependents = new Set<Entry>()
 
@@ -374,10 +374,15 @@ export class UnitOfWork {
    * product's Code) without changing it: the flush's statement checks the row still has the
    * version and xmin read (a key deleted and created again meanwhile is at the version again)
    * and holds it (FOR KEY SHARE) until it commits. A write changing the row waits for this one
-   * before it looks for what reads it (lockForDependents), or makes it lose.
+   * before it looks for what reads it (lockForDependents), or makes it lose. A row the write
+   * adds to a moved sum of (moveSum) is checked instead by the `property` values read, in the
+   * update that adds: other writers' sums move its version, not what was read.
    */
-  readFrom(entry: Entry): void {
-    if (entry.state === 'loaded' && !this.#readFrom.has(entry)) this.#readFrom.set(entry, { version: entry.version!, xmin: entry.xmin })
+  readFrom(entry: Entry, property: string): void {
+    if (entry.state !== 'loaded') return
+    const read = this.#readFrom.get(entry)
+    if (read) read.properties.add(property)
+    else this.#readFrom.set(entry, { version: entry.version!, xmin: entry.xmin, properties: new Set([property]) })
   }
 
   /**
@@ -837,7 +842,9 @@ export class UnitOfWork {
       const columns = columnsOf(entry.entity).filter((c) => changed.has(c.property))
       const increments = this.#increments(entry, columns)
       if (increments?.size === 0) continue
-      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns, ...(increments ? { increments } : {}) })
+      const read = increments && this.#readFrom.get(entry)
+      const stillRead = read ? { stillRead: [...read.properties].sort().map((property) => columnsOf(entry.entity).find((c) => c.property === property)!) } : {}
+      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns, ...(increments ? { increments, ...stillRead } : {}) })
     }
     return rows
   }
@@ -850,8 +857,11 @@ export class UnitOfWork {
    */
   #increments(entry: Entry, columns: readonly Column[]): Map<string, number> | undefined {
     const moved = this.#movedSums.get(entry)
-    if (!moved || this.#overVersion.has(entry) || this.#readFrom.has(entry) || this.#options.pending || this.#watching) return undefined
+    if (!moved || this.#overVersion.has(entry) || this.#options.pending || this.#watching) return undefined
     if (!columns.every((column) => moved.has(column.property))) return undefined
+    // What the rules read of the row is compared by value: stored, not encrypted.
+    const read = this.#readFrom.get(entry)?.properties ?? []
+    if (![...read].every((property) => columnsOf(entry.entity).some((c) => c.property === property && !c.encrypted))) return undefined
     const increments = new Map<string, number>()
     for (const column of columns) {
       const property = entry.entity.properties.get(column.property) as ScalarProperty

@@ -53,6 +53,11 @@ export interface PendingRow {
    * whatever version the row has by then: sums no plugin code read (UnitOfWork.moveSum).
    */
   readonly increments?: ReadonlyMap<string, number>
+  /**
+   * With `increments`: columns the rules read from the row (UnitOfWork.readFrom), which must
+   * still hold the values loaded; the update holds the row until it commits.
+   */
+  readonly stillRead?: readonly Column[]
 }
 
 /**
@@ -122,7 +127,7 @@ export function writeStatement(
   const inLockOrder = [...(byKind.get('update') ?? []), ...(byKind.get('delete') ?? [])].sort(byTableAndKey)
   const updates = Map.groupBy(
     inLockOrder.filter((row) => row.kind === 'update'),
-    (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}`,
+    (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}:${row.stillRead?.map((c) => c.column).join(',') ?? ''}`,
   )
   const deletes = Map.groupBy(
     inLockOrder.filter((row) => row.kind === 'delete'),
@@ -137,6 +142,7 @@ export function writeStatement(
   const next: RowColumn = { name: '_next', type: 'int', value: (r) => r.next }
   const stored = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => encodeValue(c, r.entry.values[c.property], cipher) })
   const increment = (c: Column): RowColumn => ({ name: c.column, type: c.sqlType, value: (r) => r.increments!.get(c.property) })
+  const readValue = (c: Column): RowColumn => ({ name: `${c.column}${READ_SUFFIX}`, type: c.sqlType, value: (r) => encodeValue(c, r.entry.original?.[c.property], cipher) })
   const net = versioning === 'net'
   for (const [entity, inserted] of inserts) {
     const columns = columnsOf(entity)
@@ -160,9 +166,11 @@ export function writeStatement(
       // row counts as changed, and the unit runs again to add up the members.
       const assignments = [...columns.map((c) => `${quote(c.column)} = t.${quote(c.column)} + v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${raised}`]
       const stored = columns.map((c) => ` and t.${quote(c.column)} is not null`).join('')
+      const read = updated[0].stillRead ?? []
+      const asRead = read.map((c) => ` and t.${quote(c.column)} is not distinct from v.${quote(`${c.column}${READ_SUFFIX}`)}`).join('')
       steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
-        from ${rowSource(params, updated, [key, ...columns.map(increment)])}
-        where t.${quote(KEY)} = v.${quote(KEY)}${stored} ${returning(updated, 't.*')}`)
+        from ${rowSource(params, updated, [key, ...columns.map(increment), ...read.map(readValue)])}
+        where t.${quote(KEY)} = v.${quote(KEY)}${stored}${asRead} ${returning(updated, 't.*')}`)
     } else {
       const assignments = [...columns.map((c) => `${quote(c.column)} = v.${quote(c.column)}`), `${quote(VERSION_COLUMN)} = ${version}`]
       steps.push(`update ${quote(entity.table)} t set ${assignments.join(', ')}
@@ -208,6 +216,9 @@ export function writeStatement(
   const read = held.map((row): WrittenRow => [row.entity.name, row.key, row.version])
   return { text, params: params.values, written, read, readsBack: readRelation !== undefined, returned }
 }
+
+/** Names a column of the values a row must still hold beside the one of its change (`Total`, `Title_read`). */
+const READ_SUFFIX = '_read'
 
 /** Table by table in name order (as UnitOfWork.lock sorts them), key by key within a table. */
 function byTableAndKey(a: PendingRow, b: PendingRow): number {

@@ -317,7 +317,7 @@ async function loadForComputed(unit: UnitOfWork, scope: ViewScope, entry: Entry,
       const target = unit.reference(navigation.target, key)
       if (target.state === 'stub') await unit.load([{ entity: navigation.target, key }])
       // The value rests on the target's stored properties: the write holds them as read.
-      if (source !== head) unit.readFrom(target)
+      if (source !== head) unit.readFrom(target, source.slice(head.length + 1))
       continue
     }
     unit.touch(entry)

@@ -346,6 +346,47 @@ describe('optimistic concurrency', () => {
     expect(await total(order)).toBe(57.12) // 8 × 2 × 3.57
   })
 
+  it("lets writers adding lines to one order write at once: the order's title they read is checked by value, its total added to", async () => {
+    const { order } = await newOrder()
+    const lines = Array.from({ length: 8 }, () => randomUUID())
+    let loaded = 0
+    const allLoaded = Promise.withResolvers<void>()
+    const attempts = await Promise.all(
+      lines.map(async (key) => {
+        let attempt = 0
+        await poolSession(db).write(async (unit) => {
+          attempt++
+          await unit.load([{ entity: db.model.entities.get('Order')!, key: order }])
+          if (++loaded === lines.length) allLoaded.resolve()
+          await allLoaded.promise
+          Object.assign(unit.create(OrderLine(), key).values, { Order: order, Product: products[2], Quantity: 1 })
+        })
+        return attempt
+      }),
+    )
+    expect(attempts).toEqual(Array(lines.length).fill(1))
+    expect(await total(order)).toBe(263.73) // 235.17 + 8 × 3.57
+  })
+
+  it("runs again when the order's title it read changed before its flush: the new line reads the new one", async () => {
+    const { order } = await newOrder()
+    const line = randomUUID()
+    let attempts = 0
+    await poolSession(db).write(async (unit) => {
+      attempts++
+      await unit.load([{ entity: db.model.entities.get('Order')!, key: order }])
+      if (attempts === 1) {
+        const renumbered = await call(`${server.api}/Orders(${order})`, { method: 'PATCH', token, body: { Number: 7_000_000 + number } })
+        expect(renumbered.status, renumbered.text).toBe(204)
+      }
+      Object.assign(unit.create(OrderLine(), line).values, { Order: order, Product: products[2], Quantity: 1 })
+    })
+    expect(attempts).toBe(2)
+    const stored = (await call(`${server.api}/OrderLines(${line})?$select=Title`, { token })).body
+    expect(stored.Title).toBe(`Order ${7_000_000 + number} / P3`)
+    expect(await total(order)).toBe(238.74) // 235.17 + 3.57
+  })
+
   it('keeps every one of many concurrent changes to lines of one order', async () => {
     const { order, lines } = await newOrder()
     const patches = Array.from({ length: 40 }, (_, i) =>
