@@ -840,28 +840,31 @@ export class UnitOfWork {
       const changed = new Set(this.changes(entry))
       if (changed.size === 0 && !this.#touched.has(entry)) continue
       const columns = columnsOf(entry.entity).filter((c) => changed.has(c.property))
-      const increments = this.#increments(entry, columns)
-      if (increments?.size === 0) continue
-      const read = increments && this.#readFrom.get(entry)
-      const stillRead = read ? { stillRead: [...read.properties].sort().map((property) => columnsOf(entry.entity).find((c) => c.property === property)!) } : {}
-      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns, ...(increments ? { increments, ...stillRead } : {}) })
+      const added = this.#addedInSql(entry, columns)
+      if (added?.increments.size === 0) continue
+      rows.push({ entry, kind: 'update', expected: entry.version, expectedXmin: entry.xmin, columns, ...added })
     }
     return rows
   }
 
   /**
-   * What the flush adds to the stored values of `entry` when it writes only sums the rules
-   * moved (moveSum), none of them read by plugin code, the row neither touched nor read from,
-   * outside a workflow (whose steps number versions of their own): each column's change, by
-   * column property; none changed: nothing to write. undefined: the row is written over its version.
+   * How the flush writes `entry` when it changes only sums the rules moved (moveSum), none of
+   * them read by plugin code, the row not touched, outside a workflow (whose steps number
+   * versions of their own): it adds each column's change (`increments`, by column property;
+   * none: nothing to write) and checks by value the columns the rules read of it (`stillRead`,
+   * readFrom). undefined: the row is written over the version read.
    */
-  #increments(entry: Entry, columns: readonly Column[]): Map<string, number> | undefined {
+  #addedInSql(entry: Entry, columns: readonly Column[]): { increments: Map<string, number>; stillRead: Column[] } | undefined {
     const moved = this.#movedSums.get(entry)
     if (!moved || this.#overVersion.has(entry) || this.#options.pending || this.#watching) return undefined
     if (!columns.every((column) => moved.has(column.property))) return undefined
-    // What the rules read of the row is compared by value: stored, not encrypted.
-    const read = this.#readFrom.get(entry)?.properties ?? []
-    if (![...read].every((property) => columnsOf(entry.entity).some((c) => c.property === property && !c.encrypted))) return undefined
+    const stillRead: Column[] = []
+    for (const property of [...(this.#readFrom.get(entry)?.properties ?? [])].sort()) {
+      // Compared by value in SQL: a stored column, not encrypted.
+      const column = columnsOf(entry.entity).find((c) => c.property === property && !c.encrypted)
+      if (!column) return undefined
+      stillRead.push(column)
+    }
     const increments = new Map<string, number>()
     for (const column of columns) {
       const property = entry.entity.properties.get(column.property) as ScalarProperty
@@ -869,7 +872,7 @@ export class UnitOfWork {
       // The change of two-decimal sums, as exact as they are (14.85 → 19.8 is 4.95, not 4.950000000000001).
       increments.set(column.property, property.type === 'Decimal' ? Number(change.toFixed(property.decl.scale ?? 2)) : change)
     }
-    return increments
+    return { increments, stillRead }
   }
 
   /**

@@ -127,7 +127,7 @@ export function writeStatement(
   const inLockOrder = [...(byKind.get('update') ?? []), ...(byKind.get('delete') ?? [])].sort(byTableAndKey)
   const updates = Map.groupBy(
     inLockOrder.filter((row) => row.kind === 'update'),
-    (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}:${row.stillRead?.map((c) => c.column).join(',') ?? ''}`,
+    (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}:${(row.stillRead ?? []).map((c) => c.column).join(',')}`,
   )
   const deletes = Map.groupBy(
     inLockOrder.filter((row) => row.kind === 'delete'),
