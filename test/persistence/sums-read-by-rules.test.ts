@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { poolSession } from '../../server/persistence/session.ts'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
 import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
+import { writersAtOnce } from '../support/writers-at-once.ts'
 
 let server: TestServer
 let fixture: WriteFixture
@@ -98,25 +98,16 @@ describe('a sum a rule reads', () => {
     const OrderLine = fixture.db.model.entities.get('OrderLine')!
     // Every writer has read its line and the order before any of them writes; each alone
     // would keep the order under 1,000 (+ 4 × 63.78), two together too, three not.
-    let loaded = 0
-    const allLoaded = Promise.withResolvers<void>()
-    const outcomes = await Promise.all(
-      lines.map((key) =>
-        poolSession(fixture.db)
-          .write(async (unit) => {
-            const [line] = await unit.load([{ entity: OrderLine, key, parents: parentsReachedBy(fixture.db.model, OrderLine, ['Quantity']) }])
-            if (++loaded === lines.length) allLoaded.resolve()
-            await allLoaded.promise
-            line.values.Quantity = 5
-          })
-          .then(
-            () => 'written',
-            (error: Error) => error.message,
-          ),
-      ),
+    const outcomes = await writersAtOnce(
+      fixture.db,
+      lines,
+      (unit, key) => unit.load([{ entity: OrderLine, key, parents: parentsReachedBy(fixture.db.model, OrderLine, ['Quantity']) }]),
+      ([line]) => {
+        line.values.Quantity = 5
+      },
     )
-    expect(outcomes.filter((outcome) => outcome === 'written')).toHaveLength(2)
-    expect(outcomes.filter((outcome) => outcome !== 'written')).toEqual(Array(2).fill('Validation failed: Quantity: The order may total at most 1000'))
+    const refusals = outcomes.flatMap(({ error }) => (error ? [error.message] : []))
+    expect(refusals).toEqual(Array(2).fill('Validation failed: Quantity: The order may total at most 1000'))
     expect(await total(order)).toBe(765.36) // 255.12 + 2 × 4 × 63.78
     expect(await storedSum(order)).toBe(765.36)
   })

@@ -14,6 +14,7 @@ import type { TenantDatabase } from '../../server/tenancy/tenant-database.ts'
 import type { StatementRecorder } from '../support/statement-recorder.ts'
 import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
 import { etagAt } from '../support/entity-tags.ts'
+import { writersAtOnce } from '../support/writers-at-once.ts'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 
 let server: TestServer
@@ -327,44 +328,30 @@ describe('optimistic concurrency', () => {
       Lines: lines.map((Guid) => ({ Guid, 'Product@odata.bind': `Products(${products[2]})`, Quantity: 1 })),
     })
     // Every writer has read its line and the order before any of them writes.
-    let loaded = 0
-    const allLoaded = Promise.withResolvers<void>()
-    const attempts = await Promise.all(
-      lines.map(async (key) => {
-        let attempt = 0
-        await poolSession(db).write(async (unit) => {
-          attempt++
-          const [line] = await unit.load([{ entity: OrderLine(), key, parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }])
-          if (++loaded === lines.length) allLoaded.resolve()
-          await allLoaded.promise
-          line.values.Quantity = 2
-        })
-        return attempt
-      }),
+    const outcomes = await writersAtOnce(
+      db,
+      lines,
+      (unit, key) => unit.load([{ entity: OrderLine(), key, parents: parentsReachedBy(db.model, OrderLine(), ['Quantity']) }]),
+      ([line]) => {
+        line.values.Quantity = 2
+      },
     )
-    expect(attempts).toEqual(Array(lines.length).fill(1))
+    expect(outcomes).toEqual(Array(lines.length).fill({ attempts: 1 }))
     expect(await total(order)).toBe(57.12) // 8 × 2 × 3.57
   })
 
   it("lets writers adding lines to one order write at once: the order's title they read is checked by value, its total added to", async () => {
     const { order } = await newOrder()
     const lines = Array.from({ length: 8 }, () => randomUUID())
-    let loaded = 0
-    const allLoaded = Promise.withResolvers<void>()
-    const attempts = await Promise.all(
-      lines.map(async (key) => {
-        let attempt = 0
-        await poolSession(db).write(async (unit) => {
-          attempt++
-          await unit.load([{ entity: db.model.entities.get('Order')!, key: order }])
-          if (++loaded === lines.length) allLoaded.resolve()
-          await allLoaded.promise
-          Object.assign(unit.create(OrderLine(), key).values, { Order: order, Product: products[2], Quantity: 1 })
-        })
-        return attempt
-      }),
+    const outcomes = await writersAtOnce(
+      db,
+      lines,
+      (unit) => unit.load([{ entity: db.model.entities.get('Order')!, key: order }]),
+      (_, unit, key) => {
+        Object.assign(unit.create(OrderLine(), key).values, { Order: order, Product: products[2], Quantity: 1 })
+      },
     )
-    expect(attempts).toEqual(Array(lines.length).fill(1))
+    expect(outcomes).toEqual(Array(lines.length).fill({ attempts: 1 }))
     expect(await total(order)).toBe(263.73) // 235.17 + 8 × 3.57
   })
 
