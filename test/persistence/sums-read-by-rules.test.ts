@@ -6,7 +6,6 @@
 
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parentsReachedBy } from '../../server/rules/dependencies.ts'
 import { writeFixture, type WriteFixture } from '../support/write-fixture.ts'
@@ -48,10 +47,13 @@ const total = async (order: string): Promise<number> => (await call(`${server.ap
 const storedSum = async (order: string): Promise<number> =>
   Number((await fixture.db.pool.query('select sum("LineTotal") as s from "OrderLine" where "Order_Guid" = $1', [order])).rows[0].s)
 
-/** Until a session other than `client`'s waits for a lock on the tenant's database. */
-async function untilWaitingForLock(client: pg.PoolClient): Promise<void> {
+/**
+ * Until a session waits for a lock on the tenant's database. Asked on a connection of its own,
+ * outside the holder's transaction, whose view of pg_stat_activity would stay as first read.
+ */
+async function untilWaitingForLock(): Promise<void> {
   for (;;) {
-    const { rows } = await client.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'")
+    const { rows } = await fixture.db.pool.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")
     if (rows[0].n > 0) return
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
@@ -81,7 +83,7 @@ describe('a sum a rule reads', () => {
       await loser.query('begin')
       await loser.query('select 1 from "Order" where "Guid" = $1 for update', [order])
       const patch = call(`${server.api}/OrderLines(${line})`, { method: 'PATCH', token: fixture.token, body: { Quantity: 2 } })
-      await untilWaitingForLock(loser)
+      await untilWaitingForLock()
       // The PATCH waits for the order holding nothing yet: the loser's next lock, the line's, is free.
       await loser.query('select 1 from "OrderLine" where "Guid" = $1 for update nowait', [line])
       await loser.query('commit')

@@ -30,14 +30,26 @@ async function saveOrder(number: number, code: string): Promise<{ product: strin
   return { product, order }
 }
 
-/** Runs `during` while an outside transaction holds the product's row, then lets it go. */
-async function holdingRow(product: string, during: () => Promise<void>): Promise<void> {
+/**
+ * Runs `during` while an outside transaction holds the product's row, then lets it go.
+ * `during` is given a wait for the moment `n` sessions wait for a lock (on the product's row,
+ * or behind one that does), or `settled` has, whichever comes first.
+ */
+async function holdingRow(product: string, during: (waiting: (n: number, settled: Promise<unknown>) => Promise<void>) => Promise<void>): Promise<void> {
   const pool = tenantPool(server)
   const holder = await pool.connect()
+  const waiting = async (n: number, settled: Promise<unknown>) => {
+    let done = false
+    void settled.finally(() => (done = true))
+    // Asked outside the holder's transaction, whose view of pg_stat_activity stays as first read.
+    while (!done && (await pool.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows[0].n < n) {
+      await delay(10)
+    }
+  }
   try {
     await holder.query('begin')
     await holder.query('select 1 from "Product" where "Guid" = $1 for no key update', [product])
-    await during()
+    await during(waiting)
     await holder.query('commit')
   } finally {
     holder.release()
@@ -52,12 +64,12 @@ describe('a value computed through a reference, under concurrent writes', () => 
     const { product, order } = await saveOrder(1, 'OLD1')
     let renamed!: Promise<Awaited<ReturnType<typeof send>>>
     let created!: Promise<Awaited<ReturnType<typeof send>>>
-    await holdingRow(product, async () => {
+    await holdingRow(product, async (waiting) => {
       // The code change waits for the row first; the line is posted while it waits.
       renamed = send('PATCH', `Products(${product})`, { Code: 'NEW1' })
-      await delay(300)
+      await waiting(1, renamed)
       created = send('POST', 'OrderLines', { 'Order@odata.bind': `Orders(${order})`, 'Product@odata.bind': `Products(${product})`, Quantity: 1 })
-      await delay(300)
+      await waiting(2, created)
     })
     expect((await renamed).status).toBe(204)
     expect((await created).status).toBe(200)
@@ -70,11 +82,11 @@ describe('a value computed through a reference, under concurrent writes', () => 
     const line = (await send('POST', 'OrderLines', { 'Order@odata.bind': `Orders(${order})`, 'Product@odata.bind': `Products(${other})`, Quantity: 1 })).body.Guid
     let renamed!: Promise<Awaited<ReturnType<typeof send>>>
     let moved!: Promise<Awaited<ReturnType<typeof send>>>
-    await holdingRow(old, async () => {
+    await holdingRow(old, async (waiting) => {
       renamed = send('PATCH', `Products(${old})`, { Code: 'NEW2' })
-      await delay(300)
+      await waiting(1, renamed)
       moved = send('PATCH', `OrderLines(${line})`, { 'Product@odata.bind': `Products(${old})` })
-      await delay(300)
+      await waiting(2, moved)
     })
     expect((await renamed).status).toBe(204)
     expect((await moved).status).toBe(204)
