@@ -153,7 +153,7 @@ describe('bounded replies', () => {
       await locker.query('begin')
       await locker.query('lock table "Customer" in access exclusive mode')
       const pending = get('Customers?$top=300&$select=Name')
-      const pid = await waitForBlockedBackend(locker)
+      const pid = await waitForBlockedBackend()
       await locker.query('select pg_terminate_backend($1)', [pid])
       const response = await pending
       expect(response.status).toBeGreaterThanOrEqual(500)
@@ -170,13 +170,16 @@ describe('bounded replies', () => {
   })
 })
 
-/** The backend of this database waiting for the lock `locker` holds. */
-async function waitForBlockedBackend(locker: pg.Client): Promise<number> {
-  for (;;) {
-    const { rows } = await locker.query<{ pid: number }>(
-      `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-    )
-    if (rows.length) return rows[0].pid
-    await locker.query('select pg_sleep(0.01)')
-  }
+/**
+ * The backend of this database waiting for a lock (the one the locker holds). Asked on a
+ * connection of its own: in the locker's transaction, pg_stat_activity is read once and kept.
+ */
+function waitForBlockedBackend(): Promise<number> {
+  return withClient(async (watcher) => {
+    for (;;) {
+      const { rows } = await watcher.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)
+      if (rows.length) return rows[0].pid
+      await watcher.query('select pg_sleep(0.01)')
+    }
+  })
 }

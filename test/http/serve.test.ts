@@ -23,14 +23,22 @@ beforeAll(async () => {
 })
 afterAll(async () => setup?.stop())
 
-/** Until a session other than `locker`'s waits for a lock on its database (the server's read). */
-async function waitForLockWaiter(locker: pg.Client): Promise<void> {
-  for (;;) {
-    const { rows } = await locker.query(
-      "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
-    )
-    if (rows[0].waiting > 0) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
+/**
+ * Until a session waits for a lock on the database of `url` (the server's read, behind the
+ * locker). Asked on a connection of its own: in the locker's transaction, pg_stat_activity is
+ * read once and kept, and a first look before the read arrived would be the only one.
+ */
+async function waitForLockWaiter(url: string): Promise<void> {
+  const watcher = new pg.Client({ connectionString: url })
+  await watcher.connect()
+  try {
+    for (;;) {
+      const { rows } = await watcher.query("select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")
+      if (rows[0].waiting > 0) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  } finally {
+    await watcher.end()
   }
 }
 
@@ -80,7 +88,7 @@ describe('entityctl serve', () => {
       await locker.query('begin')
       await locker.query('lock table "Customer" in access exclusive mode')
       const inFlight = call(`${api}/Customers?$select=Name&$expand=Orders($expand=Lines)`, { token })
-      await waitForLockWaiter(locker)
+      await waitForLockWaiter(tenantUrl)
       served.process.kill('SIGTERM')
       await served.line((entry) => entry.msg === 'shutting down: finishing in-flight requests')
       await locker.query('commit')
@@ -110,7 +118,7 @@ describe('entityctl serve', () => {
       await locker.query('begin')
       await locker.query('lock table "Customer" in access exclusive mode')
       const inFlight = call(`${served.api}/Customers?$select=Name`, { token }).catch((error: Error) => error)
-      await waitForLockWaiter(locker)
+      await waitForLockWaiter(tenantUrl)
       served.process.kill('SIGTERM')
       await served.line((entry) => entry.msg === 'shutting down: finishing in-flight requests')
       const secondAt = Date.now()

@@ -130,10 +130,9 @@ describe('a commit racing another write of its rows', () => {
       await other.query('begin')
       await other.query(`update "Customer" set "City" = 'Outside', "_Version" = "_Version" + 1 where "Guid" = $1`, [data.customer])
       const commit = workflow.commit()
+      // Watched from another connection: inside a transaction, pg_stat_activity stays as first read.
       for (;;) {
-        const { rows } = await other.query(
-          "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
-        )
+        const { rows } = await pool.query("select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")
         if (rows[0].waiting > 0) break
         await new Promise((resolve) => setTimeout(resolve, 10))
       }
