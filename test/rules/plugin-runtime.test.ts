@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, startTestServer, type TestServer } from '../support/test-server.ts'
 import { serveProcess } from '../support/serve-process.ts'
+import { freePort } from '../support/free-port.ts'
 
 const PLUGINS = fileURLToPath(new URL('./plugins', import.meta.url))
 const POOL_SIZE = 2
@@ -48,24 +49,31 @@ describe('plugin code that never settles', () => {
 
 describe('entityctl serve with plugin code that never settles and no PluginTimeoutSeconds', () => {
   it('gives the connection back when the client goes, and stops after ShutdownTimeoutSeconds', async () => {
+    const metricsPort = await freePort()
     const served = await serveProcess(server.configPath, {
       ApiOptions__PluginTimeoutSeconds: '0',
       Server__ShutdownTimeoutSeconds: '1',
+      Server__MetricsPort: String(metricsPort),
       Database__PoolSizePerTenant: String(POOL_SIZE),
       Database__AcquireTimeoutSeconds: '2',
     })
+    /** Until the tenant's pool has `n` connections checked out (the hanging calls hold them). */
+    const untilInUse = async (n: number) => {
+      const inUse = new RegExp(`^entityctl_pool_connections_in_use\\{tenant="${server.tenants[0]}"\\} ${n}$`, 'm')
+      while (!inUse.test(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text())) await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     try {
       const bearer = token
       const hangs = `${served.api}/Depts(${dept.Guid})/Hangs()`
       const leaving = Array.from({ length: POOL_SIZE }, () => new AbortController())
       const calls = leaving.map((client) => fetch(hangs, { headers: { Authorization: `Bearer ${bearer}` }, signal: client.signal }).catch(() => undefined))
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await untilInUse(POOL_SIZE)
       for (const client of leaving) client.abort()
       await Promise.all(calls)
       expect((await call(`${served.api}/Depts(${dept.Guid})?$select=Name`, { token: bearer })).status).toBe(200)
 
       void fetch(hangs, { headers: { Authorization: `Bearer ${bearer}` } }).catch(() => undefined)
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await untilInUse(1)
       const signalled = Date.now()
       served.process.kill('SIGTERM')
       expect(await served.exited).toBe(0)
