@@ -6,12 +6,15 @@
 // Concurrency is optimistic: every row updated or deleted must still carry the version it
 // was loaded with, and a parent recomputed from its members (an order's total) is always
 // written, so two writes feeding it are ordered on its row. A stale version aborts the whole
-// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. Rows
+// statement with SQLSTATE 40001 (isWriteConflict); the session runs the unit again. A sum
+// moved by its members' change that no plugin code read is the exception (moveSum): the
+// statement adds the change to whatever is stored, and its writers wait for the row lock. Rows
 // and members earlier writes loaded or wrote may be taken from what the server remembers
 // instead (row-cache.ts; what a unit takes and leaves there: remembered-rows.ts); the flush's
 // statement checks them too, with the same outcome.
 // A row a computed value reads through a reference (the product of a line's Title) is not
-// written: the statement checks its version and xmin and holds it (readFrom), and a change
+// written: the statement checks its version and xmin (or, on a row it adds a sum to, the
+// values read) and holds it (readFrom), and a change
 // of it that the rules carry to its readers locks it before they are looked for
 // (lockForDependents).
 //
