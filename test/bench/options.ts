@@ -190,7 +190,7 @@ export function parseOptions(argv: string[]): Options {
     scale: values.scale !== undefined ? wholeScale(values.scale) : 1,
     workflow: values.workflow,
     workflowRuns: values['workflow-runs'] !== undefined ? positive(values['workflow-runs'], 'workflow-runs') : 5,
-    w2Orders: values['w2-orders'] !== undefined ? positive(values['w2-orders'], 'w2-orders') : 64,
+    w2Orders: values['w2-orders'] !== undefined ? wholePositive(values['w2-orders'], 'w2-orders') : 64,
   }
 }
 
@@ -209,6 +209,12 @@ function withSoakValue(argv: string[]): string[] {
 function positive(text: string, name: string): number {
   const value = Number(text)
   if (!(value > 0)) throw new Error(`--${name} must be a positive number, not "${text}"`)
+  return value
+}
+
+function wholePositive(text: string, name: string): number {
+  const value = positive(text, name)
+  if (!Number.isInteger(value)) throw new Error(`--${name} must be a whole number, not "${text}"`)
   return value
 }
 
