@@ -14,5 +14,8 @@ export async function findViews(unit: UnitOfWork, scope: ViewScope, entity: stri
     const hint = closestName(entity, unit.model.entities.keys())
     throw new Error(`find('${entity}') names no entity${hint ? `; did you mean '${hint}'?` : ''}`)
   }
-  return (await unit.find(meta, where)).map((entry) => scope.view(entry))
+  const found = await unit.find(meta, where)
+  // A filter on a sum reads it of every entity of the type the unit holds, matched or not.
+  if (Object.keys(where).some((name) => meta.rules.computed.get(name)?.sumOf)) for (const entry of unit.entriesOf(meta)) scope.readSum(entry)
+  return found.map((entry) => scope.view(entry))
 }

@@ -1,8 +1,9 @@
 // A sum that plugin code reads is written over the version read, not added to in SQL
-// (rules/moved-sums.ts): with plugins-total-read/ a line may not take its order past 1,000,
-// a validation that reads the order's Total. Writers of one order's lines then meet on its
-// version, and the rule holds against all of them at once; the demo's total, read by no rule,
-// is added to instead (unit-of-work.test.ts).
+// (rules/moved-sums.ts): a line may not take its order past 1,000, a validation that reads
+// the order's Total through its view (plugins-total-read/) or filters orders on it with find
+// (plugins-total-found/). Writers of one order's lines then meet on its version, and the rule
+// holds against all of them at once; the demo's total, read by no rule, is added to instead
+// (unit-of-work.test.ts).
 
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
@@ -15,18 +16,17 @@ import { writersAtOnce } from '../support/writers-at-once.ts'
 let server: TestServer
 let fixture: WriteFixture
 
-beforeAll(async () => {
-  server = await startTestServer({
-    pluginsDir: fileURLToPath(new URL('./plugins-total-read', import.meta.url)),
-    config: { Database: { PoolSizePerTenant: 8 } },
+/** A test server with the plugins of `folder` (beside this file) for the tests of one describe. */
+function serving(folder: string): void {
+  beforeAll(async () => {
+    server = await startTestServer({ pluginsDir: fileURLToPath(new URL(`./${folder}`, import.meta.url)), config: { Database: { PoolSizePerTenant: 8 } } })
+    fixture = await writeFixture(server)
   })
-  fixture = await writeFixture(server)
-})
-
-afterAll(async () => {
-  await fixture?.close()
-  await server?.stop()
-})
+  afterAll(async () => {
+    await fixture?.close()
+    await server?.stop()
+  })
+}
 
 let number = 41_000
 /** An order with one line of quantity 1 of the second product (63.78) per key in `lines`. */
@@ -59,7 +59,12 @@ async function untilWaitingForLock(): Promise<void> {
   }
 }
 
-describe('a sum a rule reads', () => {
+describe.each([
+  ['through its view', 'plugins-total-read'],
+  ['in a find filter', 'plugins-total-found'],
+])('a sum a rule reads %s', (_, folder) => {
+  serving(folder)
+
   it('is set to the sum worked out, over the version read', async () => {
     const line = randomUUID()
     const order = await postOrder([line])
@@ -71,6 +76,26 @@ describe('a sum a rule reads', () => {
     expect(write).toMatch(/update "Order" t set "Total" = v\."Total"/)
     expect(write).toMatch(/t\."_Version" = v\."_Version"/)
     expect(await total(order)).toBe(191.34) // 3 × 63.78
+  })
+
+  it("holds against writers of one order's lines at once: the ceiling is kept", async () => {
+    const lines = Array.from({ length: 4 }, () => randomUUID())
+    const order = await postOrder(lines) // 4 × 63.78 = 255.12
+    const OrderLine = fixture.db.model.entities.get('OrderLine')!
+    // Every writer has read its line and the order before any of them writes; each alone
+    // would keep the order under 1,000 (+ 4 × 63.78), two together too, three not.
+    const outcomes = await writersAtOnce(
+      fixture.db,
+      lines,
+      (unit, key) => unit.load([{ entity: OrderLine, key, parents: parentsReachedBy(fixture.db.model, OrderLine, ['Quantity']) }]),
+      ([line]) => {
+        line.values.Quantity = 5
+      },
+    )
+    const refusals = outcomes.flatMap(({ error }) => (error ? [error.message] : []))
+    expect(refusals).toEqual(Array(2).fill('Validation failed: Quantity: The order may total at most 1000'))
+    expect(await total(order)).toBe(765.36) // 255.12 + 2 × 4 × 63.78
+    expect(await storedSum(order)).toBe(765.36)
   })
 
   it("takes the order's row before the line's, in the order a writer that keeps losing locks them (UnitOfWork.lock): they queue, never deadlock", async () => {
@@ -92,25 +117,5 @@ describe('a sum a rule reads', () => {
       await loser.query('rollback')
       loser.release()
     }
-  })
-
-  it("holds against writers of one order's lines at once: the ceiling is kept", async () => {
-    const lines = Array.from({ length: 4 }, () => randomUUID())
-    const order = await postOrder(lines) // 4 × 63.78 = 255.12
-    const OrderLine = fixture.db.model.entities.get('OrderLine')!
-    // Every writer has read its line and the order before any of them writes; each alone
-    // would keep the order under 1,000 (+ 4 × 63.78), two together too, three not.
-    const outcomes = await writersAtOnce(
-      fixture.db,
-      lines,
-      (unit, key) => unit.load([{ entity: OrderLine, key, parents: parentsReachedBy(fixture.db.model, OrderLine, ['Quantity']) }]),
-      ([line]) => {
-        line.values.Quantity = 5
-      },
-    )
-    const refusals = outcomes.flatMap(({ error }) => (error ? [error.message] : []))
-    expect(refusals).toEqual(Array(2).fill('Validation failed: Quantity: The order may total at most 1000'))
-    expect(await total(order)).toBe(765.36) // 255.12 + 2 × 4 × 63.78
-    expect(await storedSum(order)).toBe(765.36)
   })
 })
