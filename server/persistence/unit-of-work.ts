@@ -43,6 +43,7 @@ import { quoteIdentifier as quote, type Sql } from './sql.ts'
 import { EntityTagKey } from './entity-tag.ts'
 import { committedVersion, nextVersion, REMEMBERED_ROW_CHANGED, writeStatement, WRITTEN_XMIN, type PendingRow, type ReadRow } from './write-statement.ts'
 import { NO_PLUGIN_LIMITS, type PluginLimits } from '../rules/plugin-call.ts'
+import { atScale } from '../rules/values.ts'
 import { matches, whereSql, type Where } from './where.ts'
 
 /** One entity of the unit. */
@@ -873,7 +874,7 @@ export class UnitOfWork {
       const property = entry.entity.properties.get(column.property) as ScalarProperty
       const change = Number(entry.values[column.property]) - Number(entry.original![column.property])
       // The change of two-decimal sums, as exact as they are (14.85 → 19.8 is 4.95, not 4.950000000000001).
-      increments.set(column.property, property.type === 'Decimal' ? Number(change.toFixed(property.decl.scale ?? 2)) : change)
+      increments.set(column.property, property.type === 'Decimal' ? atScale(property.decl, change) : change)
     }
     return { increments, stillRead }
   }

@@ -9,7 +9,7 @@
 import { PluginError, ServiceError, shortened } from '../errors.ts'
 import { isLostConnection } from '../persistence/database-errors.ts'
 import type { ScalarDecl } from '../model/declarations.ts'
-import { parseClientValue } from './values.ts'
+import { atScale, parseClientValue } from './values.ts'
 
 /** How long one call of plugin code may keep a request waiting. */
 export interface PluginLimits {
@@ -90,7 +90,7 @@ export function pluginValue(what: string, subject: string, decl: ScalarDecl, val
   if (value === null || value === undefined) return null
   let given = value
   if (value instanceof Date && !Number.isNaN(value.getTime())) given = decl.type === 'Date' ? value.toISOString().slice(0, 10) : value.toISOString()
-  if (decl.type === 'Decimal' && typeof value === 'number' && Number.isFinite(value)) given = Number(value.toFixed(decl.scale ?? 2))
+  if (decl.type === 'Decimal' && typeof value === 'number' && Number.isFinite(value)) given = atScale(decl, value)
   const checked = parseClientValue({ type: decl.type, decl }, given)
   if ('problem' in checked) throw PluginError.fault(what, `gave a wrong value for ${subject}, which ${checked.problem}`)
   return checked.value

@@ -11,6 +11,11 @@ const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,12})?)?$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,12})?)?(Z|[+-]\d{2}:\d{2})$/i
 const INT32 = 2 ** 31
 
+/** A decimal at its property's scale, rounded as PostgreSQL rounds it (arithmetic gives 0.30000000000000004). */
+export function atScale(decl: { readonly scale?: number }, value: number): number {
+  return Number(value.toFixed(decl.scale ?? 2))
+}
+
 /** The value a rule or method reads. */
 export function toRuleValue(property: ScalarProperty, value: unknown): unknown {
   if (value === null || value === undefined) return value ?? null
