@@ -124,15 +124,12 @@ export function writeStatement(
   // and deleted table by table in name order and key by key, the order a writer that keeps
   // losing locks them in (UnitOfWork.lock): in any other, it and the writers it waits for held
   // what the other wanted, and PostgreSQL took a second (deadlock_timeout) to tell them.
-  const inLockOrder = [...(byKind.get('update') ?? []), ...(byKind.get('delete') ?? [])].sort(byTableAndKey)
+  const inLockOrder = (kind: PendingRow['kind']) => [...(byKind.get(kind) ?? [])].sort(byTableAndKey)
   const updates = Map.groupBy(
-    inLockOrder.filter((row) => row.kind === 'update'),
+    inLockOrder('update'),
     (row) => `${row.entry.entity.name}:${row.increments ? '+' : ''}${row.columns!.map((c) => c.column).join(',')}:${(row.stillRead ?? []).map((c) => c.column).join(',')}`,
   )
-  const deletes = Map.groupBy(
-    inLockOrder.filter((row) => row.kind === 'delete'),
-    (row) => row.entry.entity,
-  )
+  const deletes = Map.groupBy(inLockOrder('delete'), (row) => row.entry.entity)
   const checked: string[] = []
   const written: WrittenRow[] = []
   const key: RowColumn = { name: KEY, type: 'uuid', value: (r) => r.entry.key }
