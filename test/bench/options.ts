@@ -187,16 +187,16 @@ export function parseOptions(argv: string[]): Options {
     maxConnections: values['max-connections'] !== undefined ? positive(values['max-connections'], 'max-connections') : undefined,
     heavy: values.heavy,
     heavyOrders: values['heavy-orders'] !== undefined ? positive(values['heavy-orders'], 'heavy-orders') : 3000,
-    scale: values.scale !== undefined ? wholeScale(values.scale) : 1,
+    scale: values.scale !== undefined ? wholeNumber(values.scale, 'scale') : 1,
     workflow: values.workflow,
     workflowRuns: values['workflow-runs'] !== undefined ? positive(values['workflow-runs'], 'workflow-runs') : 5,
-    w2Orders: values['w2-orders'] !== undefined ? wholePositive(values['w2-orders'], 'w2-orders') : 64,
+    w2Orders: values['w2-orders'] !== undefined ? wholeNumber(values['w2-orders'], 'w2-orders') : 64,
   }
 }
 
-function wholeScale(text: string): number {
+function wholeNumber(text: string, name: string): number {
   const value = Number(text)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--scale must be a whole number of at least 1, not "${text}"`)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number of at least 1, not "${text}"`)
   return value
 }
 
@@ -209,12 +209,6 @@ function withSoakValue(argv: string[]): string[] {
 function positive(text: string, name: string): number {
   const value = Number(text)
   if (!(value > 0)) throw new Error(`--${name} must be a positive number, not "${text}"`)
-  return value
-}
-
-function wholePositive(text: string, name: string): number {
-  const value = positive(text, name)
-  if (!Number.isInteger(value)) throw new Error(`--${name} must be a whole number, not "${text}"`)
   return value
 }
 
